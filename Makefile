@@ -1,0 +1,46 @@
+# Everyday commands. `make run` and `make test` need only Python 3.11+, make and git.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test test-pg lint format typecheck contract bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/compliance-api migrate
+	$(BIN)/compliance-api demo
+	$(BIN)/compliance-api serve
+
+test: install
+	$(BIN)/pytest
+
+test-pg: install
+	DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379/15 $(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+typecheck: install
+	$(BIN)/mypy
+
+contract: install
+	$(BIN)/compliance-api openapi --write
+
+bench: install
+	$(BIN)/python bench/health_ratio.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from compliance_api.cli import main
+
+main()

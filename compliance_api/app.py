@@ -1,0 +1,123 @@
+"""The application factory: `create_app(settings)` wires settings, database, limiter, caches and routes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from starlette.requests import Request
+from starlette.responses import Response
+
+from compliance_api import CONTRACT_VERSION, __version__
+from compliance_api.api import API_ROUTERS
+from compliance_api.auth.cache import TokenCache
+from compliance_api.auth.gateway import ApiGateway
+from compliance_api.config import Settings
+from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.errors import install_error_handlers
+from compliance_api.health.endpoints import probes
+from compliance_api.health.probe import HealthProbe
+from compliance_api.logging import configure_logging
+from compliance_api.middleware import RequestContext
+from compliance_api.openapi.contract import build_contract
+from compliance_api.openapi.endpoints import mount_docs_assets
+from compliance_api.openapi.endpoints import router as openapi_router
+from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+
+
+@dataclass(slots=True)
+class Services:
+    """Long-lived collaborators shared by middleware and endpoints (one per app instance)."""
+
+    settings: Settings
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    redis: Redis | None
+    limiter: Limiter
+    token_cache: TokenCache
+    health: HealthProbe
+    pepper: bytes
+    base_url: str
+
+
+def build_services(settings: Settings) -> Services:
+    engine = create_engine(settings.resolved_database_url)
+    redis = (
+        Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2) if settings.redis_url else None
+    )
+    limiter: Limiter = RedisLimiter(redis) if redis is not None else MemoryLimiter()
+    return Services(
+        settings=settings,
+        engine=engine,
+        sessionmaker=create_sessionmaker(engine),
+        redis=redis,
+        limiter=limiter,
+        token_cache=TokenCache(settings.token_cache_ttl_seconds),
+        health=HealthProbe(
+            engine, redis, slow_ms=settings.health_slow_ms, interval=settings.health_probe_interval_seconds
+        ),
+        pepper=settings.secret_key_bytes(),
+        base_url=settings.public_base_url.rstrip("/"),
+    )
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    configure_logging(settings.log_level)
+    services = build_services(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await services.health.start()
+        try:
+            yield
+        finally:
+            await services.health.stop()
+            await services.limiter.close()
+            await services.engine.dispose()
+
+    app = FastAPI(
+        title="Compliance API",
+        version=CONTRACT_VERSION,
+        summary=f"compliance-api {__version__}",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
+        max_body_size=settings.max_body_bytes,
+    )
+    app.state.settings = settings
+    app.state.services = services
+    install_error_handlers(app)
+    for router in API_ROUTERS:
+        app.include_router(router)
+    app.include_router(probes)
+    app.include_router(openapi_router)
+    mount_docs_assets(app)
+    if settings.metrics_enabled:
+        app.add_route("/metrics", _metrics, include_in_schema=False)
+    _install_contract(app)
+    app.add_middleware(ApiGateway, services=services)
+    app.add_middleware(RequestContext, services=services)
+    return app
+
+
+async def _metrics(_: Request) -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def _install_contract(app: FastAPI) -> None:
+    cached: dict[str, Any] = {}
+
+    def openapi() -> dict[str, Any]:
+        if not cached:
+            cached.update(build_contract(app))
+        return cached
+
+    app.openapi = openapi  # type: ignore[method-assign]

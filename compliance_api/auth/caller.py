@@ -1,0 +1,34 @@
+"""Who is calling: what authentication leaves in the request scope for endpoints."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from compliance_api.accounts.models import Plan, UserKind
+from compliance_api.kit.environment import Environment
+from compliance_api.ratelimit.tiers import Tier
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    user_id: uuid.UUID
+    token_id: uuid.UUID
+    environment: Environment
+    plan: Plan
+    kind: UserKind
+    tier: Tier
+    token_last4: str
+
+
+def _caller(request: Request) -> Caller:
+    caller = request.scope["state"].get("caller")
+    if not isinstance(caller, Caller):  # only reachable if a /v1 route is mounted outside the gateway
+        raise RuntimeError("route reached without authentication")
+    return caller
+
+
+CurrentCaller = Annotated[Caller, Depends(_caller)]

@@ -1,0 +1,92 @@
+"""Token rules: create (shown once), list, revoke, and resolve a presented token."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts.models import Plan, User, UserKind
+from compliance_api.auth.models import ApiToken
+from compliance_api.kit import tokens
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment, scoped
+
+
+class TokenNotFound(Exception):
+    def __init__(self, token_id: uuid.UUID | str) -> None:
+        super().__init__(f"no token with id {token_id}")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """What authentication needs to know about a stored token."""
+
+    token_id: uuid.UUID
+    user_id: uuid.UUID
+    environment: Environment
+    plan: Plan
+    kind: UserKind
+    is_revoked: bool
+
+
+async def create(
+    session: AsyncSession, *, user: User, environment: Environment, name: str, pepper: bytes
+) -> tuple[ApiToken, str]:
+    """A new token row and the token itself, which exists nowhere else and is shown to the caller once."""
+    secret = tokens.generate(environment)
+    row = ApiToken(
+        user_id=user.id,
+        environment=environment,
+        name=name.strip()[:100] or "default",
+        token_hash=tokens.hash_token(secret, pepper),
+        last4=secret[-4:],
+    )
+    session.add(row)
+    await session.flush()
+    return row, secret
+
+
+async def list_for_user(
+    session: AsyncSession, *, user_id: uuid.UUID, environment: Environment | None = None
+) -> list[ApiToken]:
+    statement = select(ApiToken).where(ApiToken.user_id == user_id).order_by(ApiToken.created_at)
+    if environment is not None:
+        statement = scoped(statement, ApiToken, environment)
+    return list(await session.scalars(statement))
+
+
+async def get(session: AsyncSession, *, token_id: uuid.UUID, environment: Environment) -> ApiToken:
+    row = await session.scalar(scoped(select(ApiToken).where(ApiToken.id == token_id), ApiToken, environment))
+    if row is None:
+        raise TokenNotFound(token_id)
+    return row
+
+
+async def revoke(session: AsyncSession, *, token_id: uuid.UUID) -> ApiToken:
+    """Revoke by id (operator action); every worker stops accepting it within the token cache TTL."""
+    row = await session.get(ApiToken, token_id)
+    if row is None:
+        raise TokenNotFound(token_id)
+    if row.revoked_at is None:
+        row.revoked_at = utcnow()
+        await session.flush()
+    return row
+
+
+async def resolve(session: AsyncSession, *, token_hash: str) -> TokenRecord | None:
+    """The stored token behind a hash, with its owner's plan; also stamps `last_used_at`."""
+    row = (
+        await session.execute(
+            select(ApiToken.id, ApiToken.user_id, ApiToken.environment, ApiToken.revoked_at, User.plan, User.kind)
+            .join(User, User.id == ApiToken.user_id)
+            .where(ApiToken.token_hash == token_hash)
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    if row.revoked_at is None:
+        await session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=utcnow()))
+    return TokenRecord(row.id, row.user_id, row.environment, row.plan, row.kind, row.revoked_at is not None)

@@ -1,0 +1,50 @@
+"""What every command shares: settings, a database session, clean failures and JSON output."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, TypeVar
+
+import orjson
+import typer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts.errors import AccountError
+from compliance_api.auth.service import TokenNotFound
+from compliance_api.config import Settings
+from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.kit.environment import Environment
+
+T = TypeVar("T")
+
+EnvOption = Annotated[Environment, typer.Option("--env", help="live (production) or test (sandbox).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+
+USER_ERRORS: tuple[type[Exception], ...] = (AccountError, TokenNotFound, ValueError)
+
+
+@asynccontextmanager
+async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSession]:
+    """One session in one transaction: committed when the block ends, rolled back on any error."""
+    engine = create_engine((settings or Settings()).resolved_database_url)
+    try:
+        async with create_sessionmaker(engine).begin() as session:
+            yield session
+    finally:
+        await engine.dispose()
+
+
+def run(work: Callable[[], Awaitable[T]]) -> T:
+    """Run a command's coroutine; a user error prints `error: …` on stderr and exits with 1."""
+    try:
+        return asyncio.run(work())  # type: ignore[arg-type]
+    except USER_ERRORS as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")

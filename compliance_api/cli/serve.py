@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from compliance_api.cli.migrate import migrate_database
+from compliance_api.config import Settings
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes; more than one needs REDIS_URL.")] = 1,
+) -> None:
+    """Run the API."""
+    settings = Settings()
+    if workers > 1 and not settings.redis_url:
+        typer.echo(
+            "error: --workers > 1 needs REDIS_URL: rate limits must be shared by all workers, "
+            "and an in-process limiter per worker would multiply every limit by the number of workers.",
+            err=True,
+        )
+        raise typer.Exit(2)
+    if settings.is_sqlite:
+        asyncio.run(migrate_database(settings))
+    settings.secret_key_bytes()  # fail before forking, and create the embedded secret once
+    uvicorn.run(
+        "compliance_api.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=False,
+        server_header=False,
+        log_level="warning",
+    )

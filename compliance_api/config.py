@@ -1,0 +1,97 @@
+"""Settings: the one place that reads the environment."""
+
+from __future__ import annotations
+
+import secrets
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+PLACEHOLDER_SECRETS = frozenset({"", "changeme", "changethis", "secret", "dev"})
+
+
+class Deployment(StrEnum):
+    """`embedded`: one machine, SQLite and in-process helpers; `production`: PostgreSQL, Redis, strict checks."""
+
+    embedded = "embedded"
+    production = "production"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    deployment: Deployment = Field(
+        default=Deployment.embedded,
+        validation_alias=AliasChoices("COMPLIANCE_DEPLOYMENT"),
+    )
+    var_dir: Path = Field(default=Path("var"), validation_alias=AliasChoices("COMPLIANCE_VAR_DIR"))
+    database_url: str = Field(default="", validation_alias=AliasChoices("DATABASE_URL"))
+    redis_url: str = Field(default="", validation_alias=AliasChoices("REDIS_URL"))
+    sandbox_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=("sandbox.localhost",),
+        validation_alias=AliasChoices("COMPLIANCE_SANDBOX_HOSTS"),
+    )
+    region: str = Field(default="local", validation_alias=AliasChoices("COMPLIANCE_REGION"))
+    secret_key: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SECRET_KEY"))
+    public_base_url: str = Field(
+        default="http://127.0.0.1:8000", validation_alias=AliasChoices("COMPLIANCE_PUBLIC_BASE_URL")
+    )
+    metrics_enabled: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_METRICS_ENABLED"))
+    max_body_bytes: int = Field(default=1024 * 1024, validation_alias=AliasChoices("COMPLIANCE_MAX_BODY_BYTES"))
+    token_cache_ttl_seconds: float = Field(
+        default=4.0, gt=0, le=5.0, validation_alias=AliasChoices("COMPLIANCE_TOKEN_CACHE_TTL_SECONDS")
+    )
+    health_probe_interval_seconds: float = Field(
+        default=2.0, gt=0, validation_alias=AliasChoices("COMPLIANCE_HEALTH_PROBE_INTERVAL_SECONDS")
+    )
+    health_slow_ms: float = Field(default=250.0, gt=0, validation_alias=AliasChoices("COMPLIANCE_HEALTH_SLOW_MS"))
+    log_level: str = Field(default="info", validation_alias=AliasChoices("COMPLIANCE_LOG_LEVEL"))
+    access_log: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_ACCESS_LOG"))
+
+    @field_validator("sandbox_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(h.strip().lower() for h in value.split(",") if h.strip())
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The SQLAlchemy async URL: SQLite under `var/` when unset; drivers filled in for bare schemes."""
+        url = self.database_url or f"sqlite:///{self.var_dir / 'compliance.db'}"
+        return to_async_url(url)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_database_url.startswith("sqlite")
+
+    def secret_key_bytes(self) -> bytes:
+        """The server-side secret (token pepper); in embedded mode generated once into `var/`."""
+        value = self.secret_key.get_secret_value()
+        if value:
+            if value.lower() in PLACEHOLDER_SECRETS or len(value) < 32:
+                raise ValueError("COMPLIANCE_SECRET_KEY must be at least 32 characters and not a placeholder")
+            return value.encode()
+        if self.deployment is Deployment.production:
+            raise ValueError("COMPLIANCE_SECRET_KEY is required when COMPLIANCE_DEPLOYMENT=production")
+        path = self.var_dir / "secret_key"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        return path.read_text().strip().encode()
+
+
+def to_async_url(url: str) -> str:
+    """Map plain `sqlite://` and `postgresql://` URLs to the async drivers we ship."""
+    for plain, driver in (
+        ("sqlite://", "sqlite+aiosqlite://"),
+        ("postgresql://", "postgresql+asyncpg://"),
+        ("postgres://", "postgresql+asyncpg://"),
+    ):
+        if url.startswith(plain):
+            return driver + url[len(plain) :]
+    return url

@@ -1,0 +1,218 @@
+"""Errors: one catalogue of stable codes, one exception class tree, one RFC 9457 problem+json renderer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+PROBLEM_JSON = "application/problem+json"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSpec:
+    code: str
+    status: int
+    title: str
+    description: str
+
+
+ERROR_CATALOGUE: dict[str, ErrorSpec] = {
+    spec.code: spec
+    for spec in (
+        ErrorSpec(
+            "validation_failed",
+            400,
+            "Validation failed",
+            "The request's body, query or path is invalid; `errors` names each offending field.",
+        ),
+        ErrorSpec("malformed_body", 400, "Malformed body", "The body is not valid JSON or not in the expected shape."),
+        ErrorSpec("missing_token", 401, "Missing bearer token", "No `Authorization: Bearer <token>` header was sent."),
+        ErrorSpec(
+            "malformed_token",
+            401,
+            "Malformed bearer token",
+            "The Authorization header is not one well-formed token (bad scheme, bad characters or a wrong checksum).",
+        ),
+        ErrorSpec("invalid_token", 401, "Invalid token", "The token is well formed but unknown."),
+        ErrorSpec("revoked_token", 401, "Revoked token", "The token was revoked; create a new one."),
+        ErrorSpec(
+            "wrong_environment",
+            401,
+            "Wrong environment",
+            "`sk_live_` tokens work only on the production host, `sk_test_` tokens only on the sandbox host.",
+        ),
+        ErrorSpec("forbidden", 403, "Forbidden", "The caller is not authorised for this resource."),
+        ErrorSpec("not_found", 404, "Not found", "No such route or resource."),
+        ErrorSpec(
+            "method_not_allowed",
+            405,
+            "Method not allowed",
+            "The route exists but not for this method; see the `Allow` header.",
+        ),
+        ErrorSpec(
+            "idempotency_mismatch",
+            409,
+            "Idempotency key reused",
+            "The Idempotency-Key was used before with a different request.",
+        ),
+        ErrorSpec(
+            "idempotency_in_progress",
+            409,
+            "Idempotent request in progress",
+            "A request with this Idempotency-Key is still being processed.",
+        ),
+        ErrorSpec("payload_too_large", 413, "Payload too large", "The request body exceeds the size limit (1 MiB)."),
+        ErrorSpec("unsupported_media_type", 415, "Unsupported media type", "Send the body as `application/json`."),
+        ErrorSpec(
+            "rate_limited",
+            429,
+            "Rate limit exceeded",
+            "Too many requests; retry after `Retry-After` seconds, backing off exponentially.",
+        ),
+        ErrorSpec(
+            "internal_error", 500, "Internal error", "Something failed on our side; quote the request id to support."
+        ),
+        ErrorSpec(
+            "service_unavailable",
+            503,
+            "Service unavailable",
+            "A dependency (database) is unreachable; retry with backoff.",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    field: str
+    message: str
+
+
+class ApiError(StarletteHTTPException):
+    """An error with a stable code; subclassing HTTPException makes FastAPI re-raise it unchanged while reading bodies."""
+
+    def __init__(
+        self,
+        code: str,
+        detail: str | None = None,
+        *,
+        errors: Sequence[FieldError] = (),
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        spec = ERROR_CATALOGUE[code]
+        super().__init__(spec.status, detail or spec.description, dict(headers) if headers else None)
+        self.code = code
+        self.errors = tuple(errors)
+
+
+def problem_body(
+    code: str,
+    *,
+    request_id: str,
+    base_url: str,
+    detail: str | None = None,
+    errors: Sequence[FieldError] = (),
+) -> bytes:
+    spec = ERROR_CATALOGUE[code]
+    body: dict[str, Any] = {
+        "type": f"{base_url}/errors/{code}",
+        "title": spec.title,
+        "status": spec.status,
+        "detail": detail or spec.description,
+        "code": code,
+        "request_id": request_id,
+    }
+    if errors:
+        body["errors"] = [{"field": e.field, "message": e.message} for e in errors]
+    return orjson.dumps(body)
+
+
+def problem_response(
+    code: str,
+    *,
+    request_id: str,
+    base_url: str,
+    detail: str | None = None,
+    errors: Sequence[FieldError] = (),
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    return Response(
+        problem_body(code, request_id=request_id, base_url=base_url, detail=detail, errors=errors),
+        status_code=ERROR_CATALOGUE[code].status,
+        media_type=PROBLEM_JSON,
+        headers=dict(headers) if headers else None,
+    )
+
+
+def _request_id(request: Request) -> str:
+    return str(request.scope.get("state", {}).get("request_id", ""))
+
+
+def _base_url(request: Request) -> str:
+    return str(request.app.state.settings.public_base_url).rstrip("/")
+
+
+def _field_path(location: Sequence[int | str]) -> str:
+    parts = [str(p) for p in location]
+    if parts and parts[0] in {"body", "query", "path", "header"}:
+        parts = parts[1:] if parts[0] == "body" else parts
+    return ".".join(parts) or "body"
+
+
+def validation_errors(exc: RequestValidationError) -> list[FieldError]:
+    found: list[FieldError] = []
+    for error in exc.errors():
+        location = error.get("loc", ())
+        if error.get("type") == "json_invalid":
+            found.append(FieldError("body", "Body is not valid JSON."))
+            continue
+        found.append(FieldError(_field_path(location), str(error.get("msg", "invalid"))))
+    return found
+
+
+async def _handle_api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return problem_response(
+        exc.code,
+        request_id=_request_id(request),
+        base_url=_base_url(request),
+        detail=str(exc.detail),
+        errors=exc.errors,
+        headers=exc.headers,
+    )
+
+
+async def _handle_http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large", 415: "unsupported_media_type"}.get(
+        exc.status_code, "validation_failed" if 400 <= exc.status_code < 500 else "internal_error"
+    )
+    detail = exc.detail if isinstance(exc.detail, str) and exc.status_code not in (404, 405) else None
+    return problem_response(
+        code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, headers=exc.headers
+    )
+
+
+async def _handle_validation(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    errors = validation_errors(exc)
+    return problem_response(
+        "validation_failed",
+        request_id=_request_id(request),
+        base_url=_base_url(request),
+        detail="; ".join(f"{e.field}: {e.message}" for e in errors),
+        errors=errors,
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _handle_api_error)
+    app.add_exception_handler(StarletteHTTPException, _handle_http_exception)
+    app.add_exception_handler(RequestValidationError, _handle_validation)

@@ -1,0 +1,48 @@
+"""`GET /v1/health` (authenticated) and the unauthenticated probes `/livez` and `/readyz`."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from compliance_api import __version__
+from compliance_api.health.probe import HealthStatus
+from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut
+
+router = APIRouter(prefix="/v1", tags=["health"])
+probes = APIRouter(tags=["operations"], include_in_schema=False)
+
+
+@router.get(
+    "/health",
+    summary="Service health",
+    operation_id="health-get",
+    responses={503: {"model": HealthOut, "description": "The database cannot be reached (`status: down`)."}},
+)
+async def get_health(request: Request, response: Response) -> HealthOut:
+    """The status of the service as last probed (every few seconds): `ok`, `degraded` or `down`."""
+    services = request.app.state.services
+    status = services.health.status
+    if status is HealthStatus.down:
+        response.status_code = 503
+    return HealthOut(status=status, region=services.settings.region, version=__version__)
+
+
+@probes.get("/livez")
+async def livez() -> LiveOut:
+    """The process is up and serving."""
+    return LiveOut(status="ok")
+
+
+@probes.get("/readyz")
+async def readyz(request: Request, response: Response) -> ReadyOut:
+    """Checks the database and Redis now; 503 when the service cannot serve."""
+    health = request.app.state.services.health
+    status = await health.probe_once()
+    if status is HealthStatus.down:
+        response.status_code = 503
+    redis = health.redis
+    return ReadyOut(
+        status=status,
+        database=ReadyCheck(reachable=health.database.reachable, latency_ms=round(health.database.latency_ms, 2)),
+        redis=ReadyCheck(reachable=redis.reachable, latency_ms=round(redis.latency_ms, 2)) if redis else None,
+    )

@@ -1,0 +1,14 @@
+"""Prometheus metrics: requests, latencies, rate-limit rejections."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+REQUESTS = Counter("compliance_requests_total", "HTTP requests", ["method", "route", "status"])
+LATENCY = Histogram(
+    "compliance_request_duration_seconds",
+    "HTTP request duration",
+    ["route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+)
+RATE_LIMITED = Counter("compliance_rate_limited_total", "Requests rejected by the rate limiter", ["tier"])

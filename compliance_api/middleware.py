@@ -1,0 +1,101 @@
+"""The outermost pure ASGI middleware: request id, environment, access log, metrics, last-resort 500."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from typing import TYPE_CHECKING
+
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from compliance_api.auth.caller import Caller
+from compliance_api.errors import ERROR_CATALOGUE, PROBLEM_JSON, problem_body
+from compliance_api.kit.environment import environment_for_host
+from compliance_api.metrics import LATENCY, REQUESTS
+
+if TYPE_CHECKING:
+    from compliance_api.app import Services
+
+log = structlog.get_logger()
+access_log = structlog.get_logger("access")
+
+SANE_REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+class RequestContext:
+    def __init__(self, app: ASGIApp, services: Services) -> None:
+        self.app = app
+        self.services = services
+        self.sandbox_hosts = services.settings.sandbox_hosts
+        self.access_log = services.settings.access_log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        offered = _header(scope, b"x-request-id")
+        request_id = offered.decode() if offered and SANE_REQUEST_ID.match(offered) else "req_" + secrets.token_hex(12)
+        host = (_header(scope, b"host") or b"").decode("latin-1")
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        state["environment"] = environment_for_host(host, self.sandbox_hosts)
+        status = 500
+        response_started = False
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+                status = message["status"]
+                message["headers"] = [*message.get("headers", ()), (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        except Exception:
+            log.exception("unhandled_error", request_id=request_id, path=scope["path"])
+            if response_started:
+                raise
+            await self._send_problem(send_wrapper, state, "internal_error")
+        finally:
+            self._record(scope, state, status, time.perf_counter() - started)
+
+    async def _send_problem(self, send: Send, state: dict[str, object], code: str) -> None:
+        body = problem_body(code, request_id=str(state["request_id"]), base_url=self.services.base_url)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": ERROR_CATALOGUE[code].status,
+                "headers": [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    def _record(self, scope: Scope, state: dict[str, object], status: int, elapsed: float) -> None:
+        route = scope.get("route")
+        template = getattr(route, "path", None) or "unmatched"
+        REQUESTS.labels(scope["method"], template, str(status)).inc()
+        LATENCY.labels(template).observe(elapsed)
+        if not self.access_log:
+            return
+        caller = state.get("caller")
+        access_log.info(
+            "request",
+            request_id=state["request_id"],
+            user_id=str(caller.user_id) if isinstance(caller, Caller) else None,
+            environment=str(state["environment"]),
+            method=scope["method"],
+            route=template,
+            status=status,
+            duration_ms=round(elapsed * 1000, 3),
+        )

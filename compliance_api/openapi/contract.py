@@ -1,0 +1,191 @@
+"""The dated OpenAPI 3.1 contract: FastAPI's generated schema plus what every `/v1` operation shares.
+
+Security, the statuses every operation can return (400 instead of FastAPI's 422, 401, 429, 500, 503) and the
+response headers (`X-Request-Id`, `X-RateLimit-*`) are added here in one pass, so no route can forget them.
+"""
+
+from __future__ import annotations
+
+import json
+from copy import deepcopy
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from compliance_api import CONTRACT_VERSION
+from compliance_api.errors import ERROR_CATALOGUE
+from compliance_api.kit.tokens import TOKEN_PATTERN
+
+TITLE = "Compliance API"
+API_PREFIXES = ("/v1/", "/api/v1/")
+METHODS = ("get", "post", "put", "patch", "delete")
+
+DESCRIPTION = f"""Compliance checks for freelancer engagements, for HR, payroll, recruiting and accounting systems.
+
+## Environments
+One deployment serves production and the sandbox; the `Host` decides. Hosts listed in `COMPLIANCE_SANDBOX_HOSTS`
+(default `sandbox.localhost`) are the sandbox, every other host is production. Sandbox data is test data only and is
+deleted after at most 30 days.
+
+## Authentication
+Every `/v1` operation needs `Authorization: Bearer <token>`. Tokens look like `sk_live_…` (production) or `sk_test_…`
+(sandbox): the prefix, 32 base62 characters and a 6-character checksum (regex `{TOKEN_PATTERN}`). A token works only in
+its own environment (401 `wrong_environment` otherwise). Tokens are stored as hashes and shown once, at creation.
+
+## Rate limits
+A bucket per user and environment, shared by all of the user's tokens there, refilled at the tier's rate:
+
+| tier | requests per minute | burst |
+|---|---|---|
+| sandbox (every `sk_test_` token) | 60 | 120 |
+| free | 60 | 120 |
+| pro (pro and team plans) | 600 | 1200 |
+| partner | 3000 | 6000 |
+
+Every authenticated response carries `X-RateLimit-Limit` (the burst), `X-RateLimit-Remaining` (how many further
+requests would succeed now), `X-RateLimit-Reset` (seconds until the bucket is full) and `RateLimit-Policy`. A 429 adds
+`Retry-After` (seconds); back off exponentially.
+
+## Errors
+Errors are RFC 9457 `application/problem+json` with a stable `code` and the `request_id` (also in `X-Request-Id`):
+
+| code | status | meaning |
+|---|---|---|
+""" + "\n".join(f"| `{s.code}` | {s.status} | {s.description} |" for s in ERROR_CATALOGUE.values())
+
+
+def _header(description: str, schema: dict[str, Any], *, required: bool = False) -> dict[str, Any]:
+    return {"description": description, "required": required, "schema": schema}
+
+
+COMPONENT_HEADERS: dict[str, Any] = {
+    "X-Request-Id": _header("The request's id; quote it to support.", {"type": "string"}, required=True),
+    "X-RateLimit-Limit": _header("Bucket capacity (the tier's burst).", {"type": "integer", "minimum": 0}),
+    "X-RateLimit-Remaining": _header(
+        "Further requests that would succeed right now.", {"type": "integer", "minimum": 0}
+    ),
+    "X-RateLimit-Reset": _header("Seconds until the bucket is full again.", {"type": "integer", "minimum": 0}),
+    "RateLimit-Policy": _header('The tier, e.g. `"free";q=60;w=60;burst=120`.', {"type": "string"}),
+    "Retry-After": _header("Whole seconds to wait before retrying.", {"type": "integer", "minimum": 1}, required=True),
+    "WWW-Authenticate": _header("RFC 6750 bearer challenge.", {"type": "string"}, required=True),
+}
+
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "title": "Problem",
+    "type": "object",
+    "description": "RFC 9457 problem details with a stable `code`.",
+    "required": ["type", "title", "status", "detail", "code", "request_id"],
+    "properties": {
+        "type": {"type": "string", "description": "URI of the error's documentation page."},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "code": {"type": "string", "enum": list(ERROR_CATALOGUE)},
+        "request_id": {"type": "string"},
+        "errors": {"type": "array", "items": {"$ref": "#/components/schemas/FieldError"}},
+    },
+}
+FIELD_ERROR_SCHEMA: dict[str, Any] = {
+    "title": "FieldError",
+    "type": "object",
+    "required": ["field", "message"],
+    "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+}
+
+RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Policy")
+
+
+def _problem(description: str, headers: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {name: {"$ref": f"#/components/headers/{name}"} for name in ("X-Request-Id", *headers)},
+        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+
+
+def _shared_responses(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    shared = {
+        "401": _problem(
+            "Missing, malformed, unknown or revoked token, or a token of the other environment.",
+            ("WWW-Authenticate",),
+        ),
+        "429": _problem("Rate limit exceeded.", (*RATE_HEADERS, "Retry-After")),
+        "500": _problem("Internal error.", RATE_HEADERS),
+        "503": _problem("The database cannot be reached.", ("Retry-After",)),
+    }
+    if operation.get("parameters") or operation.get("requestBody"):
+        shared["400"] = _problem("Validation failed; `errors` lists each offending field.", RATE_HEADERS)
+    if operation.get("requestBody"):
+        shared["413"] = _problem("Body larger than 1 MiB.")
+    return shared
+
+
+def _decorate_operation(operation: dict[str, Any]) -> None:
+    operation["security"] = [{"bearerAuth": []}]
+    responses: dict[str, Any] = operation.setdefault("responses", {})
+    responses.pop("422", None)
+    for status, response in _shared_responses(operation).items():
+        existing = responses.get(status)
+        if existing is None:
+            responses[status] = response
+        else:
+            existing.setdefault("content", {}).update(response["content"])
+    for status, response in responses.items():
+        headers = response.setdefault("headers", {})
+        headers.setdefault("X-Request-Id", {"$ref": "#/components/headers/X-Request-Id"})
+        if status not in ("401", "503", "413"):
+            for name in RATE_HEADERS:
+                headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
+    operation["responses"] = dict(sorted(responses.items()))
+
+
+def build_contract(app: FastAPI) -> dict[str, Any]:
+    schema = get_openapi(
+        title=TITLE,
+        version=CONTRACT_VERSION,
+        openapi_version="3.1.0",
+        description=DESCRIPTION,
+        routes=app.routes,
+        webhooks=app.webhooks.routes,
+        tags=[{"name": "health", "description": "Service status."}],
+    )
+    components = schema.setdefault("components", {})
+    schemas = components.setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["Problem"] = PROBLEM_SCHEMA
+    schemas["FieldError"] = FIELD_ERROR_SCHEMA
+    components["headers"] = deepcopy(COMPONENT_HEADERS)
+    components["securitySchemes"] = {
+        "bearerAuth": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API token: `sk_live_…` on the production host, `sk_test_…` on the sandbox host.",
+        }
+    }
+    for path, item in schema.get("paths", {}).items():
+        if path.startswith(API_PREFIXES):
+            for method in METHODS:
+                if method in item:
+                    _decorate_operation(item[method])
+    return dict(schema)
+
+
+def frozen_contract(version: str) -> dict[str, Any] | None:
+    """The contract frozen on `version` (a date), as committed under `openapi/contracts/`."""
+    path = resources.files("compliance_api.openapi").joinpath("contracts", f"{version}.json")
+    if not path.is_file():
+        return None
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def frozen_versions() -> list[str]:
+    folder = resources.files("compliance_api.openapi").joinpath("contracts")
+    return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+def dumps(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
