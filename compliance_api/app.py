@@ -90,7 +90,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         openapi_url=None,
         lifespan=lifespan,
-        max_body_size=settings.max_body_bytes,
     )
     app.state.settings = settings
     app.state.services = services

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
-import sys
 
 import orjson
 import structlog
+
+# File descriptor 1 itself rather than `sys.stdout`, which test runners and frameworks swap out: loggers are
+# cached on first use, and must keep writing to wherever stdout points now.
+STDOUT = open(1, "wb", closefd=False)
 
 
 def configure_logging(level: str = "info") -> None:
@@ -22,6 +25,6 @@ def configure_logging(level: str = "info") -> None:
             structlog.processors.JSONRenderer(serializer=orjson.dumps),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.BytesLoggerFactory(sys.stdout.buffer),
+        logger_factory=structlog.BytesLoggerFactory(STDOUT),
         cache_logger_on_first_use=True,
     )

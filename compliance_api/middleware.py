@@ -1,4 +1,4 @@
-"""The outermost pure ASGI middleware: request id, environment, access log, metrics, last-resort 500."""
+"""The outermost pure ASGI middleware: request id, environment, body limit, access log, metrics, last-resort 500."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
-from compliance_api.errors import ERROR_CATALOGUE, PROBLEM_JSON, problem_body
+from compliance_api.errors import ERROR_CATALOGUE, PROBLEM_JSON, ApiError, problem_body
 from compliance_api.kit.environment import environment_for_host
 from compliance_api.metrics import LATENCY, REQUESTS
 
@@ -36,6 +36,7 @@ class RequestContext:
         self.app = app
         self.services = services
         self.sandbox_hosts = services.settings.sandbox_hosts
+        self.max_body = services.settings.max_body_bytes
         self.access_log = services.settings.access_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,7 +62,10 @@ class RequestContext:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_wrapper)
+            if self._declared_too_large(scope):
+                await self._send_problem(send_wrapper, state, "payload_too_large")
+            else:
+                await self.app(scope, self._limited(receive), send_wrapper)
         except Exception:
             log.exception("unhandled_error", request_id=request_id, path=scope["path"])
             if response_started:
@@ -69,6 +73,27 @@ class RequestContext:
             await self._send_problem(send_wrapper, state, "internal_error")
         finally:
             self._record(scope, state, status, time.perf_counter() - started)
+
+    def _declared_too_large(self, scope: Scope) -> bool:
+        length = _header(scope, b"content-length")
+        if length is None:
+            return False
+        return length.isdigit() and int(length) > self.max_body
+
+    def _limited(self, receive: Receive) -> Receive:
+        """Count streamed bodies too. (Starlette's own body limit answers in plain text, outside problem+json.)"""
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    raise ApiError("payload_too_large")
+            return message
+
+        return limited_receive
 
     async def _send_problem(self, send: Send, state: dict[str, object], code: str) -> None:
         body = problem_body(code, request_id=str(state["request_id"]), base_url=self.services.base_url)

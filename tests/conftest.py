@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from httpx import ASGITransport, AsyncClient
-from redis.asyncio import Redis
+from redis import Redis as SyncRedis
+from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -35,14 +36,14 @@ def require_service(reachable: bool, what: str) -> None:
     pytest.skip(f"{what} is not reachable on this machine")
 
 
-async def _redis_reachable(url: str) -> bool:
-    client = Redis.from_url(url, socket_connect_timeout=1)
+def _redis_reachable(url: str) -> bool:
+    client = SyncRedis.from_url(url, socket_connect_timeout=1)
     try:
-        return bool(await client.ping())
-    except Exception:
+        return bool(client.ping())
+    except RedisError:
         return False
     finally:
-        await client.aclose()
+        client.close()
 
 
 @pytest.fixture(scope="session")
@@ -113,8 +114,8 @@ async def sandbox_client(app: FastAPI) -> AsyncIterator[AsyncClient]:
 
 
 @pytest.fixture
-async def redis_url() -> str:
-    require_service(await _redis_reachable(TEST_REDIS_URL), f"Redis at {TEST_REDIS_URL}")
+def redis_url() -> str:
+    require_service(_redis_reachable(TEST_REDIS_URL), f"Redis at {TEST_REDIS_URL}")
     return TEST_REDIS_URL
 
 

@@ -101,7 +101,7 @@ class ApiGateway:
             extra = [(b"www-authenticate", www_authenticate(failure.code, failure.detail).encode())]
             await self._problem(send, state, failure.code, failure.detail, extra)
             return
-        except SQLAlchemyError as exc:
+        except (SQLAlchemyError, OSError) as exc:  # asyncpg raises OSError when it cannot connect
             log.error("auth_database_unavailable", error=type(exc).__name__)
             await self._problem(send, state, "service_unavailable", None, [(b"retry-after", b"5")])
             return

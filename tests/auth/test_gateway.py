@@ -1,0 +1,140 @@
+"""Every way to break authentication gets a 401 problem with its code and a bearer challenge, never a 500."""
+
+from __future__ import annotations
+
+import pytest
+from httpx import AsyncClient
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from compliance_api.auth import service as auth_service
+from compliance_api.kit import tokens
+from compliance_api.kit.environment import Environment
+from tests.factories import bearer, create_token
+
+
+def assert_401(response_status: int, body: dict[str, object], headers: dict[str, str], code: str) -> None:
+    assert response_status == 401
+    assert body["code"] == code
+    assert body["status"] == 401
+    assert headers["content-type"] == "application/problem+json"
+    assert headers["www-authenticate"].startswith('Bearer realm="compliance-api"')
+    assert headers["x-request-id"] == body["request_id"]
+    assert "x-ratelimit-remaining" not in headers
+
+
+MALFORMED_HEADERS: list[tuple[str, list[tuple[bytes, bytes]], str]] = [
+    ("no header", [], "missing_token"),
+    ("empty", [(b"authorization", b"")], "missing_token"),
+    ("blank", [(b"authorization", b"   ")], "missing_token"),
+    ("no scheme", [(b"authorization", b"sk_live_" + b"a" * 38)], "malformed_token"),
+    ("wrong scheme", [(b"authorization", b"Basic dXNlcjpwYXNz")], "malformed_token"),
+    ("scheme only", [(b"authorization", b"Bearer")], "malformed_token"),
+    ("scheme and space", [(b"authorization", b"Bearer ")], "malformed_token"),
+    ("10 kB", [(b"authorization", b"Bearer " + b"a" * 10_240)], "malformed_token"),
+    ("non-ASCII", [(b"authorization", "Bearer sk_live_é".encode())], "malformed_token"),
+    ("latin-1 bytes", [(b"authorization", b"Bearer \xff\xfe")], "malformed_token"),
+    ("two tokens", [(b"authorization", b"Bearer abc def")], "malformed_token"),
+    ("two headers", [(b"authorization", b"Bearer a"), (b"authorization", b"Bearer b")], "malformed_token"),
+    ("garbage token", [(b"authorization", b"Bearer not-a-token")], "malformed_token"),
+    ("control characters", [(b"authorization", b"Bearer \x01\x02")], "malformed_token"),
+]
+
+
+@pytest.mark.parametrize(("name", "headers", "code"), MALFORMED_HEADERS, ids=[m[0] for m in MALFORMED_HEADERS])
+async def test_malformed_authorization_headers_get_401(
+    client: AsyncClient, name: str, headers: list[tuple[bytes, bytes]], code: str
+) -> None:
+    response = await client.get("/v1/health", headers=headers)
+    assert_401(response.status_code, response.json(), dict(response.headers), code)
+
+
+async def test_lowercase_bearer_scheme_is_accepted(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    _, token = await create_token(sessionmaker, pepper)
+    response = await client.get("/v1/health", headers={"Authorization": f"bearer {token}"})
+    assert response.status_code == 200
+
+
+async def test_mistyped_token_is_refused_without_a_database_query(
+    client: AsyncClient, engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    _, token = await create_token(sessionmaker, pepper)
+    mistyped = token[:20] + ("A" if token[20] != "A" else "B") + token[21:]
+    statements: list[str] = []
+
+    def record(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    # The app owns its engine; listening on the class catches every engine in this process.
+    event.listen(type(engine.sync_engine), "before_cursor_execute", record)
+    try:
+        response = await client.get("/v1/health", headers=bearer(mistyped))
+    finally:
+        event.remove(type(engine.sync_engine), "before_cursor_execute", record)
+    assert_401(response.status_code, response.json(), dict(response.headers), "malformed_token")
+    assert statements == []
+
+
+async def test_unknown_well_formed_token_is_invalid(client: AsyncClient) -> None:
+    response = await client.get("/v1/health", headers=bearer(tokens.generate(Environment.live)))
+    assert_401(response.status_code, response.json(), dict(response.headers), "invalid_token")
+
+
+async def test_revoked_token_is_refused(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    row, token = await create_token(sessionmaker, pepper)
+    async with sessionmaker.begin() as session:
+        await auth_service.revoke(session, token_id=row.id)
+    response = await client.get("/v1/health", headers=bearer(token))
+    assert_401(response.status_code, response.json(), dict(response.headers), "revoked_token")
+
+
+async def test_sandbox_token_on_production_host_is_wrong_environment(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    _, token = await create_token(sessionmaker, pepper, environment=Environment.test)
+    response = await client.get("/v1/health", headers=bearer(token))
+    assert_401(response.status_code, response.json(), dict(response.headers), "wrong_environment")
+
+
+async def test_live_token_on_sandbox_host_is_wrong_environment(
+    sandbox_client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    _, token = await create_token(sessionmaker, pepper, environment=Environment.live)
+    response = await sandbox_client.get("/v1/health", headers=bearer(token))
+    assert_401(response.status_code, response.json(), dict(response.headers), "wrong_environment")
+
+
+async def test_each_token_works_on_its_own_host(
+    client: AsyncClient,
+    sandbox_client: AsyncClient,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    pepper: bytes,
+) -> None:
+    _, live = await create_token(sessionmaker, pepper, environment=Environment.live)
+    _, test = await create_token(sessionmaker, pepper, environment=Environment.test)
+    assert (await client.get("/v1/health", headers=bearer(live))).status_code == 200
+    assert (await sandbox_client.get("/v1/health", headers=bearer(test))).status_code == 200
+
+
+async def test_a_token_of_another_deployment_is_invalid(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """A real token hashed with another pepper (another deployment's secret) is unknown here."""
+    _, token = await create_token(sessionmaker, b"another-deployment-secret-0123456789")
+    response = await client.get("/v1/health", headers=bearer(token))
+    assert_401(response.status_code, response.json(), dict(response.headers), "invalid_token")
+
+
+async def test_paths_outside_v1_need_no_token(client: AsyncClient) -> None:
+    for path in ("/livez", "/readyz", "/openapi.json", "/openapi/2026-07-09.json", "/docs", "/metrics"):
+        assert (await client.get(path)).status_code == 200, path
+
+
+@pytest.mark.parametrize("path", ["/v1/health", "/v1/unknown", "/api/v1/passport", "/v1"])
+async def test_every_v1_path_needs_a_token(client: AsyncClient, path: str) -> None:
+    response = await client.get(path)
+    assert response.status_code == 401

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from compliance_api.cli import app
+from compliance_api.kit import tokens
+from tests.conftest import SECRET
+
+
+@pytest.fixture
+def cli_env(database_url: str, var_dir: Path, engine: object) -> dict[str, str]:
+    return {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": "",
+        "COMPLIANCE_SECRET_KEY": SECRET,
+        "COMPLIANCE_VAR_DIR": str(var_dir),
+    }
+
+
+def invoke(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_users_tokens_lifecycle(cli_env: dict[str, str]) -> None:
+    code, out, _ = invoke(cli_env, "users", "create", "Ops@Example.com", "--kind", "business", "--plan", "pro")
+    assert code == 0
+    uuid.UUID(out.strip())
+
+    code, out, _ = invoke(cli_env, "tokens", "create", "ops@example.com", "--name", "payroll", "--env", "test")
+    assert code == 0
+    token = out.strip()
+    assert out == token + "\n", "the token is printed alone"
+    parsed = tokens.parse(token)
+    assert parsed is not None
+    assert parsed.environment.value == "test"
+
+    code, out, _ = invoke(cli_env, "tokens", "list", "ops@example.com", "--json")
+    assert code == 0
+    listed = json.loads(out)["tokens"]
+    assert [(t["name"], t["environment"], t["last4"], t["status"]) for t in listed] == [
+        ("payroll", "test", token[-4:], "active")
+    ]
+    assert token[8:-4] not in out
+
+    code, _, _ = invoke(cli_env, "tokens", "revoke", listed[0]["id"])
+    assert code == 0
+    code, out, _ = invoke(cli_env, "tokens", "list", "ops@example.com", "--json")
+    assert json.loads(out)["tokens"][0]["status"] == "revoked"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["users", "create", "not-an-email"], "invalid e-mail"),
+        (["tokens", "create", "nobody@example.com"], "no user"),
+        (["tokens", "list", "nobody@example.com"], "no user"),
+        (["tokens", "revoke", "not-a-uuid"], "not a token id"),
+        (["tokens", "revoke", str(uuid.UUID(int=1))], "no token"),
+    ],
+)
+def test_bad_input_exits_non_zero_with_a_clear_message(cli_env: dict[str, str], args: list[str], message: str) -> None:
+    code, out, err = invoke(cli_env, *args)
+    assert code == 1
+    assert message in err
+    assert out == ""
+
+
+def test_duplicate_user_is_refused(cli_env: dict[str, str]) -> None:
+    assert invoke(cli_env, "users", "create", "dup@example.com")[0] == 0
+    code, _, err = invoke(cli_env, "users", "create", "DUP@example.com")
+    assert code == 1
+    assert "already exists" in err
+
+
+def test_demo_prints_working_tokens_and_curl_lines(cli_env: dict[str, str]) -> None:
+    code, out, _ = invoke(cli_env, "demo")
+    assert code == 0
+    live = re.search(r"sk_live_\w+", out)
+    test = re.search(r"sk_test_\w+", out)
+    assert live
+    assert test
+    assert f'curl -H "Authorization: Bearer {live.group()}" http://127.0.0.1:8000/v1/health' in out
+    assert f'-H "Host: sandbox.localhost" -H "Authorization: Bearer {test.group()}"' in out
+
+    code, out, _ = invoke(cli_env, "demo", "--json")
+    document = json.loads(out)
+    assert set(document) == {"tokens", "fixtures"}
+    assert tokens.parse(document["tokens"]["live"]) is not None
+    assert document["tokens"]["test"].startswith("sk_test_")
+    code, out, _ = invoke(cli_env, "tokens", "list", "demo-business@example.com", "--json")
+    statuses = [t["status"] for t in json.loads(out)["tokens"]]
+    assert statuses.count("active") == 2, "a new demo revokes the previous demo tokens"
+
+
+def test_serve_refuses_several_workers_without_redis(cli_env: dict[str, str]) -> None:
+    code, _, err = invoke(cli_env, "serve", "--workers", "2")
+    assert code == 2
+    assert "REDIS_URL" in err
+
+
+def test_migrate_reports_success(cli_env: dict[str, str]) -> None:
+    code, _, err = invoke(cli_env, "migrate")
+    assert code == 0
+    assert "newest schema" in err

@@ -1,0 +1,167 @@
+"""Every error the app can produce is problem+json with a stable code and the request id."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from fastapi import APIRouter, FastAPI
+from httpx import ASGITransport, AsyncClient
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.app import create_app
+from compliance_api.config import Settings
+from compliance_api.errors import ERROR_CATALOGUE
+from tests.factories import bearer, create_token
+
+
+class EchoIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    count: int
+    label: str
+
+
+def _test_routes() -> APIRouter:
+    """Routes that exist only in these tests, to provoke a body, a validation failure and a crash."""
+    router = APIRouter(prefix="/v1/test-only")
+
+    @router.post("/echo")
+    async def echo(body: EchoIn) -> EchoIn:
+        return body
+
+    @router.get("/items/{item_id}")
+    async def item(item_id: int, limit: int = 10) -> dict[str, int]:
+        return {"item_id": item_id, "limit": limit}
+
+    @router.get("/crash")
+    async def crash() -> None:
+        raise RuntimeError("secret internal detail")
+
+    return router
+
+
+@pytest.fixture
+async def test_app(settings: Settings, engine: object) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    application.include_router(_test_routes())
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def http(test_app: FastAPI) -> AsyncIterator[AsyncClient]:
+    async with AsyncClient(
+        transport=ASGITransport(app=test_app, raise_app_exceptions=False), base_url="http://api.test"
+    ) as c:
+        yield c
+
+
+@pytest.fixture
+async def auth(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> dict[str, str]:
+    _, token = await create_token(sessionmaker, pepper)
+    return bearer(token)
+
+
+def assert_problem(response_status: int, body: dict[str, object], headers: dict[str, str], code: str) -> None:
+    assert response_status == ERROR_CATALOGUE[code].status
+    assert headers["content-type"] == "application/problem+json"
+    assert body["code"] == code
+    assert body["status"] == response_status
+    assert body["type"] == f"http://api.test/errors/{code}"
+    assert body["request_id"] == headers["x-request-id"]
+    assert isinstance(body["title"], str)
+    assert isinstance(body["detail"], str)
+
+
+async def test_unknown_route_outside_v1_is_404(http: AsyncClient) -> None:
+    response = await http.get("/nowhere")
+    assert_problem(response.status_code, response.json(), dict(response.headers), "not_found")
+
+
+async def test_unknown_route_inside_v1_is_404_once_authenticated(http: AsyncClient, auth: dict[str, str]) -> None:
+    response = await http.get("/v1/nowhere", headers=auth)
+    assert_problem(response.status_code, response.json(), dict(response.headers), "not_found")
+    assert response.headers["x-ratelimit-limit"] == "120"
+
+
+async def test_wrong_method_is_405_with_allow(http: AsyncClient, auth: dict[str, str]) -> None:
+    response = await http.delete("/v1/health", headers=auth)
+    assert_problem(response.status_code, response.json(), dict(response.headers), "method_not_allowed")
+    assert response.headers["allow"] == "GET"
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"count": "3", "label": "x"}, ["count"]),
+        ({"count": True, "label": "x"}, ["count"]),
+        ({"count": 1}, ["label"]),
+        ({"count": 1, "label": "x", "extra": 1}, ["extra"]),
+        ({"count": 1.5, "label": 2}, ["count", "label"]),
+        ([1, 2], ["body"]),
+        ("text", ["body"]),
+    ],
+)
+async def test_validation_failures_are_400_naming_every_field(
+    http: AsyncClient, auth: dict[str, str], body: object, fields: list[str]
+) -> None:
+    response = await http.post("/v1/test-only/echo", json=body, headers=auth)
+    payload = response.json()
+    assert_problem(response.status_code, payload, dict(response.headers), "validation_failed")
+    assert sorted({e["field"] for e in payload["errors"]}) == sorted(fields)
+
+
+@pytest.mark.parametrize("raw", [b"{", b"\xff\xfe", b"null", b'{"count": NaN, "label": "x"}', b""])
+async def test_malformed_json_is_400(http: AsyncClient, auth: dict[str, str], raw: bytes) -> None:
+    response = await http.post("/v1/test-only/echo", content=raw, headers={**auth, "content-type": "application/json"})
+    assert_problem(response.status_code, response.json(), dict(response.headers), "validation_failed")
+
+
+async def test_bad_path_and_query_are_400_not_422(http: AsyncClient, auth: dict[str, str]) -> None:
+    response = await http.get("/v1/test-only/items/abc?limit=many", headers=auth)
+    payload = response.json()
+    assert_problem(response.status_code, payload, dict(response.headers), "validation_failed")
+    assert sorted(e["field"] for e in payload["errors"]) == ["path.item_id", "query.limit"]
+
+
+async def test_body_over_one_mebibyte_is_413(http: AsyncClient, auth: dict[str, str]) -> None:
+    big = b'{"count": 1, "label": "' + b"x" * (1024 * 1024) + b'"}'
+    response = await http.post("/v1/test-only/echo", content=big, headers={**auth, "content-type": "application/json"})
+    assert_problem(response.status_code, response.json(), dict(response.headers), "payload_too_large")
+
+
+async def test_streamed_body_over_the_limit_is_413(http: AsyncClient, auth: dict[str, str]) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"count": 1, "label": "'
+        for _ in range(20):
+            yield b"x" * 65536
+        yield b'"}'
+
+    response = await http.post(
+        "/v1/test-only/echo", content=chunks(), headers={**auth, "content-type": "application/json"}
+    )
+    assert_problem(response.status_code, response.json(), dict(response.headers), "payload_too_large")
+
+
+async def test_crash_is_500_without_internals(http: AsyncClient, auth: dict[str, str]) -> None:
+    response = await http.get("/v1/test-only/crash", headers=auth)
+    assert_problem(response.status_code, response.json(), dict(response.headers), "internal_error")
+    assert "secret internal detail" not in response.text
+    assert "Traceback" not in response.text
+
+
+async def test_request_id_is_echoed_when_sane_and_replaced_otherwise(http: AsyncClient) -> None:
+    echoed = await http.get("/livez", headers={"X-Request-Id": "client-abc.123"})
+    assert echoed.headers["x-request-id"] == "client-abc.123"
+    replaced = await http.get("/livez", headers={"X-Request-Id": "bad id\twith spaces" + "x" * 200})
+    assert replaced.headers["x-request-id"].startswith("req_")
+
+
+async def test_every_error_code_has_a_page(http: AsyncClient) -> None:
+    for code in ERROR_CATALOGUE:
+        response = await http.get(f"/errors/{code}")
+        assert response.status_code == 200
+        assert code in response.text
+    missing = await http.get("/errors/no_such_code")
+    assert_problem(missing.status_code, missing.json(), dict(missing.headers), "not_found")
