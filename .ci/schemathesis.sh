@@ -3,6 +3,7 @@
 # Runs twice: production (sk_live_ token) and sandbox (sk_test_ token, `Host: sandbox.localhost`).
 # Reports (JUnit, HAR with secrets filtered) go to test-artifacts/schemathesis/ (git-ignored).
 # Tunables: SCHEMATHESIS_MAX_EXAMPLES (default 50), SCHEMATHESIS_SEED (default: random, printed by schemathesis).
+# To replay a failure locally (server running): .venv/bin/schemathesis --config-file .ci/schemathesis.toml replay <id>.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -75,10 +76,12 @@ run_schemathesis() {
         --report "junit,har" --report-junit-path "$REPORT_DIR/$name.xml" --report-har-path "$REPORT_DIR/$name.har"
     )
     if [ -n "${SCHEMATHESIS_SEED:-}" ]; then args+=(--seed "$SCHEMATHESIS_SEED"); fi
-    if ! "$BIN/schemathesis" "${args[@]}" "$@"; then
-        echo "error: schemathesis ($name) found failures" >&2
+    local rc=0
+    "$BIN/schemathesis" "${args[@]}" "$@" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "error: schemathesis ($name) failed (exit $rc)" >&2
         server_log
-        return 1
+        return "$rc"
     fi
 }
 

@@ -10,8 +10,12 @@ from httpx import ASGITransport, AsyncClient
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.accounts import service as accounts_service
+from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.app import create_app
+from compliance_api.auth.caller import CurrentCaller
 from compliance_api.config import Settings
+from compliance_api.db import DbSession
 from compliance_api.errors import ERROR_CATALOGUE
 from tests.factories import bearer, create_token
 
@@ -37,6 +41,17 @@ def _test_routes() -> APIRouter:
     @router.get("/crash")
     async def crash() -> None:
         raise RuntimeError("secret internal detail")
+
+    @router.get("/whoami")
+    async def whoami(caller: CurrentCaller) -> dict[str, str]:
+        return {"user_id": str(caller.user_id), "environment": caller.environment, "tier": caller.tier.name}
+
+    @router.post("/users")
+    async def make_user(session: DbSession, email: str, fail_after: bool = False) -> dict[str, str]:
+        user = await accounts_service.create(session, email=email, kind=UserKind.business, plan=Plan.free)
+        if fail_after:
+            raise RuntimeError("fails after the write")
+        return {"id": str(user.id)}
 
     return router
 
@@ -165,3 +180,25 @@ async def test_every_error_code_has_a_page(http: AsyncClient) -> None:
         assert code in response.text
     missing = await http.get("/errors/no_such_code")
     assert_problem(missing.status_code, missing.json(), dict(missing.headers), "not_found")
+
+
+async def test_endpoints_see_the_authenticated_caller(
+    http: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    row, token = await create_token(sessionmaker, pepper)
+    response = await http.get("/v1/test-only/whoami", headers=bearer(token))
+    assert response.json() == {"user_id": str(row.user_id), "environment": "live", "tier": "free"}
+
+
+async def test_a_request_commits_once_and_a_failure_writes_nothing(
+    http: AsyncClient, auth: dict[str, str], sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    created = await http.post("/v1/test-only/users", params={"email": "kept@example.com"}, headers=auth)
+    assert created.status_code == 200
+    failed = await http.post(
+        "/v1/test-only/users", params={"email": "lost@example.com", "fail_after": "true"}, headers=auth
+    )
+    assert failed.status_code == 500
+    async with sessionmaker() as session:
+        assert await accounts_service.get_by_email(session, email="kept@example.com") is not None
+        assert await accounts_service.get_by_email(session, email="lost@example.com") is None
