@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -75,6 +76,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.health.start()
+        # Start-up objects live as long as the process: keep them out of the garbage collector's full passes,
+        # which otherwise pause the event loop for 60-100 ms under load (bench/RESULTS.md).
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:

@@ -13,7 +13,6 @@ from sqlalchemy import Enum, MetaData, Uuid, event
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
-from sqlalchemy.pool import NullPool
 from sqlalchemy.types import DateTime, TypeDecorator
 
 NAMING_CONVENTION = {
@@ -57,8 +56,7 @@ def str_enum(enum: type[StrEnum], name: str) -> Enum:
 
 def create_engine(url: str) -> AsyncEngine:
     if url.startswith("sqlite"):
-        # SQLite: one file, many readers; NullPool avoids sharing a connection across event loops in tests.
-        engine = create_async_engine(url, poolclass=NullPool, connect_args={"timeout": 30})
+        engine = create_async_engine(url, pool_size=5, max_overflow=5, connect_args={"timeout": 30})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)

@@ -58,7 +58,11 @@ class RequestContext:
             if message["type"] == "http.response.start":
                 response_started = True
                 status = message["status"]
-                message["headers"] = [*message.get("headers", ()), (b"x-request-id", request_id.encode())]
+                message["headers"] = [
+                    *message.get("headers", ()),
+                    *state.get("response_headers", ()),
+                    (b"x-request-id", request_id.encode()),
+                ]
             await send(message)
 
         try:

@@ -2,38 +2,65 @@
 
 Entries live at most `ttl` seconds (≤ 5), which bounds how long a revocation made anywhere (another worker, the
 CLI) can go unnoticed here. Unknown hashes are cached too, so a flood of well-formed but unknown tokens costs one
-query per distinct token per TTL.
+query per distinct token per TTL. A known token's entry carries its ready-made `Caller` and rate-limit key, so a
+cache hit costs a dict lookup.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 
+from compliance_api.auth.caller import Caller
 from compliance_api.auth.service import TokenRecord
+from compliance_api.kit.environment import Environment
+from compliance_api.ratelimit.tiers import tier_for
+
+
+@dataclass(frozen=True, slots=True)
+class CachedToken:
+    """What one token hash resolved to: `record` None means no such token."""
+
+    environment: Environment
+    record: TokenRecord | None
+    caller: Caller | None
+    limiter_key: str
+
+
+def resolution(environment: Environment, record: TokenRecord | None, *, last4: str) -> CachedToken:
+    """The cache entry for a token of `environment` whose hash resolved to `record` (None: unknown)."""
+    if record is None:
+        return CachedToken(environment, None, None, "")
+    caller = Caller(
+        user_id=record.user_id,
+        token_id=record.token_id,
+        environment=record.environment,
+        plan=record.plan,
+        kind=record.kind,
+        tier=tier_for(record.plan, record.environment),
+        token_last4=last4,
+    )
+    return CachedToken(record.environment, record, caller, f"{record.user_id}:{record.environment}")
 
 
 class TokenCache:
     def __init__(self, ttl_seconds: float, max_entries: int = 50_000) -> None:
         self._ttl = ttl_seconds
         self._max = max_entries
-        self._entries: OrderedDict[str, tuple[float, TokenRecord | None]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[float, CachedToken]] = OrderedDict()
 
-    def get(self, token_hash: str) -> tuple[bool, TokenRecord | None]:
-        """(found, record); record None means the hash is known to be unknown."""
+    def get(self, token_hash: str) -> CachedToken | None:
         entry = self._entries.get(token_hash)
         if entry is None:
-            return False, None
+            return None
         if entry[0] < time.monotonic():
             del self._entries[token_hash]
-            return False, None
-        return True, entry[1]
+            return None
+        return entry[1]
 
-    def put(self, token_hash: str, record: TokenRecord | None) -> None:
-        self._entries[token_hash] = (time.monotonic() + self._ttl, record)
+    def put(self, token_hash: str, cached: CachedToken) -> None:
+        self._entries[token_hash] = (time.monotonic() + self._ttl, cached)
         self._entries.move_to_end(token_hash)
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)
-
-    def forget(self, token_hash: str) -> None:
-        self._entries.pop(token_hash, None)

@@ -1,26 +1,28 @@
 """Authentication and rate limiting for every `/v1` operation, as one pure ASGI middleware.
 
 A FastAPI dependency costs ~40 µs per request before it does anything (domain/api.md §7); this path runs on every
-call, so it lives here and leaves a `Caller` in the request scope. Order: parse header → checksum (no I/O) →
-environment → keyed hash → cache or database → rate limit → headers on every response.
+call, so it lives here and leaves a `Caller` in the request scope. Order: parse header → keyed hash → cache; on
+a miss: checksum (no I/O) → environment → one shared database lookup; then rate limit → headers on every response.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import TYPE_CHECKING
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compliance_api.auth import service as auth_service
-from compliance_api.auth.caller import Caller
+from compliance_api.auth.cache import CachedToken, resolution
 from compliance_api.errors import ERROR_CATALOGUE, PROBLEM_JSON, problem_body
 from compliance_api.kit import tokens
+from compliance_api.kit.environment import Environment
 from compliance_api.metrics import RATE_LIMITED
 from compliance_api.ratelimit.gcra import Decision
-from compliance_api.ratelimit.tiers import tier_for
+from compliance_api.ratelimit.tiers import TIERS
 
 if TYPE_CHECKING:
     from compliance_api.app import Services
@@ -61,7 +63,7 @@ def bearer_token(scope: Scope) -> str:
     credentials = credentials.strip()
     if not credentials:
         raise AuthFailure("malformed_token", "No token follows `Bearer`.")
-    if any(c.isspace() for c in credentials):
+    if len(credentials.split(None, 1)) > 1:
         raise AuthFailure("malformed_token", "Send exactly one token after `Bearer`.")
     return str(credentials)
 
@@ -73,22 +75,26 @@ def www_authenticate(code: str, detail: str) -> str:
     return f'{REALM}, error="{error}", error_description="{detail}"'
 
 
-def rate_limit_headers(decision: Decision, policy: str) -> list[tuple[bytes, bytes]]:
+def rate_limit_headers(decision: Decision, policy: bytes) -> list[tuple[bytes, bytes]]:
     headers = [
-        (b"x-ratelimit-limit", str(decision.limit).encode()),
-        (b"x-ratelimit-remaining", str(decision.remaining).encode()),
-        (b"x-ratelimit-reset", str(decision.reset_seconds).encode()),
-        (b"ratelimit-policy", policy.encode()),
+        (b"x-ratelimit-limit", b"%d" % decision.limit),
+        (b"x-ratelimit-remaining", b"%d" % decision.remaining),
+        (b"x-ratelimit-reset", b"%d" % decision.reset_seconds),
+        (b"ratelimit-policy", policy),
     ]
     if not decision.allowed:
-        headers.append((b"retry-after", str(decision.retry_after_seconds).encode()))
+        headers.append((b"retry-after", b"%d" % decision.retry_after_seconds))
     return headers
+
+
+POLICY_HEADERS = {name: tier.policy_header.encode() for name, tier in TIERS.items()}
 
 
 class ApiGateway:
     def __init__(self, app: ASGIApp, services: Services) -> None:
         self.app = app
         self.services = services
+        self._lookups: dict[str, asyncio.Task[CachedToken]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not API_PATH.match(scope["path"]):
@@ -96,7 +102,7 @@ class ApiGateway:
             return
         state = scope["state"]
         try:
-            caller = await self._authenticate(scope)
+            cached = await self._authenticate(scope)
         except AuthFailure as failure:
             extra = [(b"www-authenticate", www_authenticate(failure.code, failure.detail).encode())]
             await self._problem(send, state, failure.code, failure.detail, extra)
@@ -105,50 +111,60 @@ class ApiGateway:
             log.error("auth_database_unavailable", error=type(exc).__name__)
             await self._problem(send, state, "service_unavailable", None, [(b"retry-after", b"5")])
             return
+        caller = cached.caller
+        assert caller is not None
         state["caller"] = caller
-        decision = await self.services.limiter.consume(f"{caller.user_id}:{caller.environment}", caller.tier)
-        headers = rate_limit_headers(decision, caller.tier.policy_header)
+        decision = await self.services.limiter.consume(cached.limiter_key, caller.tier)
+        headers = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
         if not decision.allowed:
             RATE_LIMITED.labels(tier=caller.tier.name).inc()
             await self._problem(send, state, "rate_limited", None, headers)
             return
+        state["response_headers"] = headers  # stamped by RequestContext on the response, whatever it is
+        await self.app(scope, receive, send)
 
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *headers]
-            await send(message)
+    async def _authenticate(self, scope: Scope) -> CachedToken:
+        """The caller behind the bearer token; a mistyped token fails on its checksum before any I/O."""
+        credentials = bearer_token(scope)
+        token_hash = tokens.hash_token(credentials, self.services.pepper)
+        cached = self.services.token_cache.get(token_hash)
+        if cached is None:
+            parsed = tokens.parse(credentials)
+            if parsed is None:
+                raise AuthFailure("malformed_token", "The token is mistyped: its checksum does not match.")
+            self._check_environment(parsed.environment, scope)
+            cached = await self._resolve(token_hash, parsed)
+        self._check_environment(cached.environment, scope)
+        if cached.record is None:
+            raise AuthFailure("invalid_token", "The token is unknown.")
+        if cached.record.is_revoked:
+            raise AuthFailure("revoked_token", "The token was revoked.")
+        return cached
 
-        await self.app(scope, receive, send_with_headers)
-
-    async def _authenticate(self, scope: Scope) -> Caller:
-        parsed = tokens.parse(bearer_token(scope))
-        if parsed is None:
-            raise AuthFailure("malformed_token", "The token is mistyped: its checksum does not match.")
-        environment = scope["state"]["environment"]
-        if parsed.environment is not environment:
+    @staticmethod
+    def _check_environment(token_environment: Environment, scope: Scope) -> None:
+        if token_environment is not scope["state"]["environment"]:
             raise AuthFailure(
                 "wrong_environment",
-                f"A {tokens.PREFIXES[parsed.environment]} token works only on the {parsed.environment.label} host.",
+                f"A {tokens.PREFIXES[token_environment]} token works only on the {token_environment.label} host.",
             )
-        token_hash = tokens.hash_token(parsed.token, self.services.pepper)
-        found, record = self.services.token_cache.get(token_hash)
-        if not found:
-            async with self.services.sessionmaker.begin() as session:
-                record = await auth_service.resolve(session, token_hash=token_hash)
-            self.services.token_cache.put(token_hash, record)
-        if record is None:
-            raise AuthFailure("invalid_token", "The token is unknown.")
-        if record.is_revoked:
-            raise AuthFailure("revoked_token", "The token was revoked.")
-        return Caller(
-            user_id=record.user_id,
-            token_id=record.token_id,
-            environment=record.environment,
-            plan=record.plan,
-            kind=record.kind,
-            tier=tier_for(record.plan, record.environment),
-            token_last4=parsed.last4,
-        )
+
+    async def _resolve(self, token_hash: str, parsed: tokens.ParsedToken) -> CachedToken:
+        """One database lookup per token at a time: concurrent misses (a cache expiry under load) share it."""
+        task = self._lookups.get(token_hash)
+        if task is None:
+            task = asyncio.create_task(self._lookup(token_hash, parsed))
+            self._lookups[token_hash] = task
+            task.add_done_callback(lambda _: self._lookups.pop(token_hash, None))
+        # Shielded: a client that disconnects cancels its own wait, not the lookup the others share.
+        return await asyncio.shield(task)
+
+    async def _lookup(self, token_hash: str, parsed: tokens.ParsedToken) -> CachedToken:
+        async with self.services.sessionmaker.begin() as session:
+            record = await auth_service.resolve(session, token_hash=token_hash)
+        cached = resolution(parsed.environment, record, last4=parsed.last4)
+        self.services.token_cache.put(token_hash, cached)
+        return cached
 
     async def _problem(
         self, send: Send, state: dict[str, object], code: str, detail: str | None, headers: list[tuple[bytes, bytes]]

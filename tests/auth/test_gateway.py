@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from httpx import AsyncClient
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from compliance_api.accounts.models import Plan
 from compliance_api.auth import service as auth_service
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
@@ -138,3 +141,22 @@ async def test_paths_outside_v1_need_no_token(client: AsyncClient) -> None:
 async def test_every_v1_path_needs_a_token(client: AsyncClient, path: str) -> None:
     response = await client.get(path)
     assert response.status_code == 401
+
+
+async def test_concurrent_requests_with_an_uncached_token_share_one_lookup(
+    client: AsyncClient, engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    _, token = await create_token(sessionmaker, pepper, plan=Plan.pro)
+    lookups: list[str] = []
+
+    def record(*args: object) -> None:
+        if "FROM api_token" in str(args[2]):
+            lookups.append(str(args[2]))
+
+    event.listen(type(engine.sync_engine), "before_cursor_execute", record)
+    try:
+        responses = await asyncio.gather(*(client.get("/v1/health", headers=bearer(token)) for _ in range(50)))
+    finally:
+        event.remove(type(engine.sync_engine), "before_cursor_execute", record)
+    assert [r.status_code for r in responses] == [200] * 50
+    assert len(lookups) == 1

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api import __version__
 from compliance_api.app import create_app
 from compliance_api.auth import service as auth_service
+from compliance_api.auth.cache import resolution
 from compliance_api.config import Settings
 from compliance_api.health.probe import Check, HealthStatus, assess
 from compliance_api.kit import tokens
@@ -83,7 +84,9 @@ async def test_unreachable_database_is_down(
         else "postgresql://postgres@127.0.0.1:1/test"
     )
     async for application, http in serve(settings.model_copy(update={"database_url": unreachable})):
-        application.state.services.token_cache.put(tokens.hash_token(token, pepper), record)
+        application.state.services.token_cache.put(
+            tokens.hash_token(token, pepper), resolution(Environment.live, record, last4=token[-4:])
+        )
         response = await http.get("/v1/health", headers=bearer(token))
         assert response.status_code == 503
         assert response.json()["status"] == "down"
