@@ -8,6 +8,7 @@ a miss: checksum (no I/O) → environment → one shared database lookup; then r
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
 from compliance_api.metrics import RATE_LIMITED
 from compliance_api.ratelimit.gcra import Decision
+from compliance_api.ratelimit.limiter import MemoryLimiter
 from compliance_api.ratelimit.tiers import TIERS
 
 if TYPE_CHECKING:
@@ -114,7 +116,11 @@ class ApiGateway:
         caller = cached.caller
         assert caller is not None
         state["caller"] = caller
-        decision = await self.services.limiter.consume(cached.limiter_key, caller.tier)
+        limiter = self.services.limiter
+        if isinstance(limiter, MemoryLimiter):  # decided in-process: skip a coroutine per request
+            decision = limiter.consume_now(cached.limiter_key, caller.tier)
+        else:
+            decision = await limiter.consume(cached.limiter_key, caller.tier)
         headers = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
         if not decision.allowed:
             RATE_LIMITED.labels(tier=caller.tier.name).inc()
@@ -127,13 +133,15 @@ class ApiGateway:
         """The caller behind the bearer token; a mistyped token fails on its checksum before any I/O."""
         credentials = bearer_token(scope)
         token_hash = tokens.hash_token(credentials, self.services.pepper)
-        cached = self.services.token_cache.get(token_hash)
+        cached, refresh = self.services.token_cache.get(token_hash)
         if cached is None:
             parsed = tokens.parse(credentials)
             if parsed is None:
                 raise AuthFailure("malformed_token", "The token is mistyped: its checksum does not match.")
             self._check_environment(parsed.environment, scope)
-            cached = await self._resolve(token_hash, parsed)
+            cached = await self._resolve(token_hash, parsed.environment, parsed.last4)
+        elif refresh and token_hash not in self._lookups:
+            self._start_lookup(token_hash, cached.environment, credentials[-4:])
         self._check_environment(cached.environment, scope)
         if cached.record is None:
             raise AuthFailure("invalid_token", "The token is unknown.")
@@ -149,20 +157,27 @@ class ApiGateway:
                 f"A {tokens.PREFIXES[token_environment]} token works only on the {token_environment.label} host.",
             )
 
-    async def _resolve(self, token_hash: str, parsed: tokens.ParsedToken) -> CachedToken:
+    async def _resolve(self, token_hash: str, environment: Environment, last4: str) -> CachedToken:
         """One database lookup per token at a time: concurrent misses (a cache expiry under load) share it."""
-        task = self._lookups.get(token_hash)
-        if task is None:
-            task = asyncio.create_task(self._lookup(token_hash, parsed))
-            self._lookups[token_hash] = task
-            task.add_done_callback(lambda _: self._lookups.pop(token_hash, None))
+        task = self._lookups.get(token_hash) or self._start_lookup(token_hash, environment, last4)
         # Shielded: a client that disconnects cancels its own wait, not the lookup the others share.
         return await asyncio.shield(task)
 
-    async def _lookup(self, token_hash: str, parsed: tokens.ParsedToken) -> CachedToken:
+    def _start_lookup(self, token_hash: str, environment: Environment, last4: str) -> asyncio.Task[CachedToken]:
+        task = asyncio.create_task(self._lookup(token_hash, environment, last4))
+        self._lookups[token_hash] = task
+        task.add_done_callback(functools.partial(self._lookup_done, token_hash))
+        return task
+
+    def _lookup_done(self, token_hash: str, task: asyncio.Task[CachedToken]) -> None:
+        self._lookups.pop(token_hash, None)
+        if not task.cancelled() and task.exception() is not None:  # a background refresh nobody awaited
+            log.warning("token_lookup_failed", error=type(task.exception()).__name__)
+
+    async def _lookup(self, token_hash: str, environment: Environment, last4: str) -> CachedToken:
         async with self.services.sessionmaker.begin() as session:
             record = await auth_service.resolve(session, token_hash=token_hash)
-        cached = resolution(parsed.environment, record, last4=parsed.last4)
+        cached = resolution(environment, record, last4=last4)
         self.services.token_cache.put(token_hash, cached)
         return cached
 

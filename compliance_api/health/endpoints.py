@@ -16,15 +16,16 @@ probes = APIRouter(tags=["operations"], include_in_schema=False)
     "/health",
     summary="Service health",
     operation_id="health-get",
+    response_model=HealthOut,
     responses={503: {"model": HealthOut, "description": "The database cannot be reached (`status: down`)."}},
 )
-async def get_health(request: Request, response: Response) -> HealthOut:
+async def get_health(request: Request) -> HealthOut | Response:
     """The status of the service as last probed (every few seconds): `ok`, `degraded` or `down`."""
     services = request.app.state.services
-    status = services.health.status
-    if status is HealthStatus.down:
-        response.status_code = 503
-    return HealthOut(status=status, region=services.settings.region, version=__version__)
+    health = HealthOut(status=services.health.status, region=services.settings.region, version=__version__)
+    if health.status is HealthStatus.down:
+        return Response(health.model_dump_json(), status_code=503, media_type="application/json")
+    return health
 
 
 @probes.get("/livez")
