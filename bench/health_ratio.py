@@ -84,6 +84,7 @@ def stop_all() -> None:
 
 
 def _on_signal(signum: int, _frame: object) -> None:
+    print(f"\n{signal.Signals(signum).name}: stopping the servers", file=sys.stderr, flush=True)
     stop_all()
     sys.exit(128 + signum)
 
@@ -184,6 +185,7 @@ class Run:
     max_ms: float
     non2xx: int
     socket_errors: int
+    server_cpu: float = 0.0  # CPU seconds the server used per wall second during the run (1.0 = a whole CPU)
 
 
 def wrk(url: str, seconds: float, *, cpu: int | None, connections: int, token: str | None, script: Path) -> Run:
@@ -288,11 +290,55 @@ async def check_exactness(base_url: str, token: str, *, first: int, pause: float
     )
 
 
+PRO_BURST = 1200
+PRO_PER_SECOND = 10.0  # 600 per minute
+
+
+async def check_across_processes(
+    bases: list[str], token: str, *, seconds: float, concurrency: int = 32
+) -> dict[str, float]:
+    """Hammer two server processes sharing one Redis with one `pro` token for `seconds`; compare with GCRA.
+
+    One shared bucket allows `1200 + 10 per elapsed second`; a bucket per process would allow about twice that.
+    """
+    headers = {"Authorization": f"Bearer {token}"}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    statuses: Counter[int] = Counter()
+    async with httpx.AsyncClient(headers=headers, limits=limits, timeout=10) as client:
+        t_first = time.monotonic()
+        stop_at = t_first + seconds
+        last_answer = t_first
+
+        async def worker(index: int) -> None:
+            nonlocal last_answer
+            sent = 0
+            while time.monotonic() < stop_at:
+                base = bases[(index + sent) % len(bases)]
+                response = await client.get(base + "/v1/health")
+                last_answer = max(last_answer, time.monotonic())
+                statuses[response.status_code] += 1
+                sent += 1
+
+        await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    elapsed = last_answer - t_first
+    expected = PRO_BURST + math.floor(elapsed * PRO_PER_SECOND)
+    allowed = statuses[200]
+    return {
+        "sent": float(sum(statuses.values())),
+        "allowed": float(allowed),
+        "rejected": float(statuses[429]),
+        "other": float(sum(n for s, n in statuses.items() if s not in (200, 429))),
+        "elapsed_s": elapsed,
+        "expected": float(expected),
+        "deviation": abs(allowed - expected) / expected,
+    }
+
+
 # --------------------------------------------------------------------------------------------- backends
 
 
 async def ensure_pg_database() -> None:
-    import asyncpg
+    import asyncpg  # type: ignore[import-untyped]  # only the redis backend needs it
 
     conn = await asyncpg.connect(PG_ADMIN_DSN)
     try:
@@ -325,6 +371,7 @@ class Result:
     bare: list[Run]
     exactness: Exactness | None
     log_lines: int
+    across: dict[str, float] | None = None
 
     @staticmethod
     def _rps(runs: list[Run]) -> float:
@@ -339,12 +386,24 @@ class Result:
         return self._rps(self.full) / self._rps(self.bare)
 
     @property
+    def round_ratios(self) -> list[float]:
+        """full/bare of each round: the two were measured back to back, so each is a paired comparison."""
+        return [f.rps / b.rps for f, b in zip(self.full, self.bare, strict=True)]
+
+    @property
     def meets_target(self) -> bool:
         return self.ratio >= TARGETS[self.name]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (to see whether the server had its CPU to itself)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def bench_backend(name: str, args: argparse.Namespace) -> Result:
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+    server = None
     try:
         env = backend_env(name, workdir)
         if name == "redis":
@@ -352,45 +411,62 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
         cli(env, workdir, "migrate")
         full_token = create_token(env, workdir, "internal")
         free_token = create_token(env, workdir, "free") if not args.skip_exactness else ""
-        server = Server(name, env, workdir, args.server_cpu)
         script = workdir / "report.lua"
         script.write_text(WRK_REPORT)
+        server = Server(name, env, workdir, args.server_cpu)
         server.start()
-        pid = server.proc.pid if server.proc else "?"
-        print(f"[{name}] server pid {pid} on port {server.port} (CPU {args.server_cpu}), log in {workdir}", flush=True)
-        try:
-            endpoints = {
-                "full": (server.base_url + "/v1/health", full_token),
-                "bare": (server.base_url + "/livez", None),
-            }
-            runs: dict[str, list[Run]] = {"full": [], "bare": []}
-            for round_no in range(args.rounds):
-                order = ["full", "bare"] if round_no % 2 == 0 else ["bare", "full"]
-                for kind in order:
-                    url, token = endpoints[kind]
-                    common = {"cpu": args.client_cpu, "connections": args.connections, "token": token, "script": script}
-                    if args.warmup > 0:
-                        wrk(url, args.warmup, **common)  # type: ignore[arg-type]
-                    run = wrk(url, args.duration, **common)  # type: ignore[arg-type]
-                    runs[kind].append(run)
-                    flag = f"  NON-2XX={run.non2xx}" if run.non2xx else ""
-                    flag += f"  SOCKET-ERRORS={run.socket_errors}" if run.socket_errors else ""
-                    print(
-                        f"[{name}] round {round_no + 1} {kind:4} {url.split(str(server.port))[1]:11}"
-                        f" rps={run.rps:8.1f}  p50={run.p50_ms:7.2f} ms  p99={run.p99_ms:8.2f} ms"
-                        f"  max={run.max_ms:8.2f} ms{flag}",
-                        flush=True,
-                    )
-            exactness = None
-            if not args.skip_exactness:
-                exactness = asyncio.run(
-                    check_exactness(server.base_url, free_token, first=200, pause=args.pause, second=20)
+        assert server.proc is not None
+        pid = server.proc.pid
+        print(
+            f"[{name}] server pid {pid} on port {server.port} (CPU {args.server_cpu}), files in {workdir}", flush=True
+        )
+
+        def measure(url: str, token: str | None, seconds: float) -> Run:
+            return wrk(url, seconds, cpu=args.client_cpu, connections=args.connections, token=token, script=script)
+
+        endpoints = {"full": ("/v1/health", full_token), "bare": ("/livez", None)}
+        runs: dict[str, list[Run]] = {"full": [], "bare": []}
+        for round_no in range(args.rounds):
+            for kind in ("full", "bare") if round_no % 2 == 0 else ("bare", "full"):
+                path, token = endpoints[kind]
+                if args.warmup > 0:
+                    measure(server.base_url + path, token, args.warmup)
+                cpu_before, wall_before = cpu_seconds(pid), time.monotonic()
+                run = measure(server.base_url + path, token, args.duration)
+                run.server_cpu = (cpu_seconds(pid) - cpu_before) / (time.monotonic() - wall_before)
+                runs[kind].append(run)
+                flag = f"  NON-2XX={run.non2xx}" if run.non2xx else ""
+                flag += f"  SOCKET-ERRORS={run.socket_errors}" if run.socket_errors else ""
+                print(
+                    f"[{name}] round {round_no + 1} {kind} {path:10} rps={run.rps:8.1f}  p50={run.p50_ms:6.2f} ms"
+                    f"  p99={run.p99_ms:8.2f} ms  max={run.max_ms:8.2f} ms  server cpu={run.server_cpu:4.0%}{flag}",
+                    flush=True,
                 )
-            lines = server.log_lines()
-        finally:
-            server.stop()
-        return Result(name, runs["full"], runs["bare"], exactness, lines)
+        exactness = None
+        if not args.skip_exactness:
+            exactness = asyncio.run(
+                check_exactness(server.base_url, free_token, first=200, pause=args.pause, second=20)
+            )
+        across = None
+        if name == "redis" and not args.skip_exactness:
+            pro_token = create_token(env, workdir, "pro")
+            second = Server(f"{name}-2", env, workdir, args.server_cpu)
+            second.start()
+            try:
+                across = asyncio.run(check_across_processes([server.base_url, second.base_url], pro_token, seconds=5))
+            finally:
+                second.stop()
+            print(
+                f"[{name}] two processes, one Redis, pro token (burst 1200, 600/min) for 5 s: sent={across['sent']:.0f}"
+                f" 200={across['allowed']:.0f} 429={across['rejected']:.0f} other={across['other']:.0f}"
+                f" model={across['expected']:.0f} deviation={across['deviation']:.2%} (target <= 1%)",
+                flush=True,
+            )
+        server.stop()
+        return Result(name, runs["full"], runs["bare"], exactness, server.log_lines(), across)
     finally:
+        if server is not None:
+            server.stop()
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -398,7 +474,7 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
 # --------------------------------------------------------------------------------------------- report
 
 
-def machine() -> dict[str, str]:
+def machine(loadavg: str) -> dict[str, str]:
     model = ""
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
@@ -413,6 +489,7 @@ def machine() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[package] = "-"
     return {
+        "loadavg": loadavg,
         "nproc": str(os.cpu_count()),
         "cpu": model,
         "python": platform.python_version(),
@@ -428,8 +505,16 @@ def summary_lines(results: list[Result]) -> list[str]:
         lines.append(
             f"{r.name:8}  full rps={Result._rps(r.full):8.1f} p99={Result._p99(r.full):8.2f} ms   "
             f"bare rps={Result._rps(r.bare):8.1f} p99={Result._p99(r.bare):8.2f} ms   "
-            f"ratio={r.ratio:.2f}  (target >= {TARGETS[r.name]}: {'met' if r.meets_target else 'NOT MET'})"
+            f"ratio={r.ratio:.2f}  (target >= {TARGETS[r.name]}: {'met' if r.meets_target else 'NOT MET'}; "
+            f"per round {', '.join(f'{x:.2f}' for x in r.round_ratios)})"
         )
+        if any(run.non2xx or run.socket_errors for run in r.full + r.bare):
+            lines.append(f"{r.name:8}  WARNING: non-2xx answers or socket errors during the load runs (see above)")
+        if min(run.server_cpu for run in r.full + r.bare) < 0.9:
+            lines.append(
+                f"{r.name:8}  WARNING: the server got less than 90% of its CPU in some run: "
+                "something else runs on it, or the server was not the bottleneck"
+            )
     for r in results:
         if r.exactness is None:
             continue
@@ -457,30 +542,32 @@ def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, st
         f"Each figure: one server worker on CPU {args.server_cpu}, `wrk -t1 -c{args.connections} "
         f"-d{args.duration}s --latency` on CPU {args.client_cpu}, after a {args.warmup:g} s warm-up; "
         f"{args.rounds} rounds in alternating order; rps is the mean of the rounds, p99 the worst.",
+        f"Load average before the run: {info['loadavg']}",
         "",
-        "| backend | /v1/health rps | /v1/health p99 | /livez rps | /livez p99 | ratio | target |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| backend | /v1/health rps | /v1/health p99 | /livez rps | /livez p99 | ratio | per round | target |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in results:
         out.append(
             f"| {r.name} | {Result._rps(r.full):.0f} | {Result._p99(r.full):.2f} ms | {Result._rps(r.bare):.0f} | "
-            f"{Result._p99(r.bare):.2f} ms | {r.ratio:.2f} | >= {TARGETS[r.name]} "
-            f"{'met' if r.meets_target else '**not met**'} |"
+            f"{Result._p99(r.bare):.2f} ms | {r.ratio:.2f} | {', '.join(f'{x:.2f}' for x in r.round_ratios)} | "
+            f">= {TARGETS[r.name]} {'met' if r.meets_target else '**not met**'} |"
         )
     out += [
         "",
-        "Per round:",
+        "Per run (server cpu: CPU seconds the server used per second; 100% = it had CPU 0 to itself and was busy):",
         "",
-        "| backend | round | endpoint | rps | p50 | p99 | max | non-2xx |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "| backend | round | endpoint | rps | p50 | p99 | max | non-2xx | server cpu |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         for kind, runs in (("/v1/health", r.full), ("/livez", r.bare)):
             for i, run in enumerate(runs):
                 out.append(
                     f"| {r.name} | {i + 1} | {kind} | {run.rps:.0f} | {run.p50_ms:.2f} ms | {run.p99_ms:.2f} ms | "
-                    f"{run.max_ms:.2f} ms | {run.non2xx} |"
+                    f"{run.max_ms:.2f} ms | {run.non2xx} | {run.server_cpu:.0%} |"
                 )
+    out += ["", "Access-log lines written: " + ", ".join(f"{r.name} {r.log_lines}" for r in results)]
     exact = [r for r in results if r.exactness is not None]
     if exact:
         out += [
@@ -499,13 +586,27 @@ def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, st
                     f"{p['elapsed_s']:.3f} s | {p['expected']} | "
                     f"{'yes' if abs(p['allowed'] - p['expected']) <= 1 else '**no**'} |"
                 )
+    for r in results:
+        if r.across is not None:
+            a = r.across
+            out += [
+                "",
+                "Across processes (two servers on one Redis, one `pro` token, burst 1200 + 10/s, 5 s of load from "
+                "32 connections alternating between the servers):",
+                "",
+                "| backend | sent | 200 | 429 | other | elapsed | model 200 | deviation | target |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+                f"| {r.name} | {a['sent']:.0f} | {a['allowed']:.0f} | {a['rejected']:.0f} | {a['other']:.0f} | "
+                f"{a['elapsed_s']:.2f} s | {a['expected']:.0f} | {a['deviation']:.2%} | "
+                f"<= 1% {'met' if a['deviation'] <= 0.01 else '**not met**'} |",
+            ]
     return "\n".join(out) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["embedded", "redis"], help="Run one backend only.")
-    parser.add_argument("--duration", type=float, default=10, help="Seconds per measurement (default 10).")
+    parser.add_argument("--duration", type=int, default=10, help="Seconds per measurement (default 10).")
     parser.add_argument("--warmup", type=float, default=2, help="Warm-up seconds before each measurement (2).")
     parser.add_argument("--rounds", type=int, default=2, help="Rounds per backend, order alternating (2).")
     parser.add_argument("--connections", type=int, default=64, help="wrk connections (64).")
@@ -531,6 +632,8 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
+    loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    print(f"load average {loadavg} (other work on these CPUs skews the figures)", flush=True)
     started = time.monotonic()
     results: list[Result] = []
     try:
@@ -546,9 +649,14 @@ def main() -> int:
     print(f"(took {time.monotonic() - started:.0f} s)")
     if args.markdown:
         command = " ".join([".venv/bin/python", "bench/health_ratio.py", *sys.argv[1:]])
-        args.markdown.write_text(markdown(results, args, machine(), command))
+        args.markdown.write_text(markdown(results, args, machine(loadavg), command))
         print(f"wrote {args.markdown}")
-    failed = any(not r.meets_target or (r.exactness is not None and not r.exactness.ok) for r in results)
+    failed = any(
+        not r.meets_target
+        or (r.exactness is not None and not r.exactness.ok)
+        or (r.across is not None and r.across["deviation"] > 0.01)
+        for r in results
+    )
     return 1 if args.strict and failed else 0
 
 
