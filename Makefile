@@ -40,6 +40,7 @@ contract: install
 	$(BIN)/compliance-api openapi --write
 
 bench: install
+	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python bench/health_ratio.py
 
 clean:
