@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.types import Send
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -149,6 +150,22 @@ def problem_response(
         media_type=PROBLEM_JSON,
         headers=dict(headers) if headers else None,
     )
+
+
+async def send_problem(
+    send: Send,
+    code: str,
+    *,
+    request_id: str,
+    base_url: str,
+    detail: str | None = None,
+    headers: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """Answer with a problem directly on an ASGI `send` (for middleware, which runs outside FastAPI's handlers)."""
+    body = problem_body(code, request_id=request_id, base_url=base_url, detail=detail)
+    start_headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", b"%d" % len(body)), *headers]
+    await send({"type": "http.response.start", "status": ERROR_CATALOGUE[code].status, "headers": start_headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _request_id(request: Request) -> str:

@@ -11,7 +11,7 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
-from compliance_api.errors import ERROR_CATALOGUE, PROBLEM_JSON, ApiError, problem_body
+from compliance_api.errors import ApiError, send_problem
 from compliance_api.kit.environment import environment_for_host
 from compliance_api.metrics import LATENCY, REQUESTS
 
@@ -100,15 +100,7 @@ class RequestContext:
         return limited_receive
 
     async def _send_problem(self, send: Send, state: dict[str, object], code: str) -> None:
-        body = problem_body(code, request_id=str(state["request_id"]), base_url=self.services.base_url)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": ERROR_CATALOGUE[code].status,
-                "headers": [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode())],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_problem(send, code, request_id=str(state["request_id"]), base_url=self.services.base_url)
 
     def _record(self, scope: Scope, state: dict[str, object], status: int, elapsed: float) -> None:
         route = scope.get("route")

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.cache import CachedToken, resolution
-from compliance_api.errors import ERROR_CATALOGUE, PROBLEM_JSON, problem_body
+from compliance_api.errors import send_problem
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
 from compliance_api.metrics import RATE_LIMITED
@@ -184,16 +184,11 @@ class ApiGateway:
     async def _problem(
         self, send: Send, state: dict[str, object], code: str, detail: str | None, headers: list[tuple[bytes, bytes]]
     ) -> None:
-        body = problem_body(code, request_id=str(state["request_id"]), base_url=self.services.base_url, detail=detail)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": ERROR_CATALOGUE[code].status,
-                "headers": [
-                    (b"content-type", PROBLEM_JSON.encode()),
-                    (b"content-length", str(len(body)).encode()),
-                    *headers,
-                ],
-            }
+        await send_problem(
+            send,
+            code,
+            request_id=str(state["request_id"]),
+            base_url=self.services.base_url,
+            detail=detail,
+            headers=headers,
         )
-        await send({"type": "http.response.body", "body": body})
