@@ -22,11 +22,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(
-    *, database_url: str, redis_url: str, var_dir: str, extra_env: dict[str, str] | None = None
-) -> Iterator[str]:
+def server(*, database_url: str, redis_url: str, var_dir: str, port: int | None = None) -> Iterator[str]:
     """One uvicorn process serving the app; yields its base URL once `/livez` answers."""
-    port = free_port()
+    port = port or free_port()
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -34,7 +32,6 @@ def server(
         "COMPLIANCE_SECRET_KEY": SECRET,
         "COMPLIANCE_VAR_DIR": var_dir,
         "COMPLIANCE_ACCESS_LOG": "false",
-        **(extra_env or {}),
     }
     command = [sys.executable, "-m", "uvicorn", "compliance_api.app:create_app", "--factory", "--port", str(port)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import shutil
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -10,7 +13,8 @@ from typer.testing import CliRunner
 
 from compliance_api.cli import app
 from compliance_api.kit import tokens
-from tests.conftest import SECRET
+from tests.conftest import SECRET, require_service
+from tests.servers import free_port, server
 
 
 @pytest.fixture
@@ -109,3 +113,21 @@ def test_migrate_reports_success(cli_env: dict[str, str]) -> None:
     code, _, err = invoke(cli_env, "migrate")
     assert code == 0
     assert "newest schema" in err
+
+
+def test_demo_curl_lines_work_as_printed(cli_env: dict[str, str], database_url: str, var_dir: Path) -> None:
+    """The lines `make run` prints, executed against a real server (on a free port instead of 8000)."""
+    require_service(shutil.which("curl") is not None, "curl")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    code, out, _ = invoke({**cli_env, "COMPLIANCE_PUBLIC_BASE_URL": base}, "demo")
+    assert code == 0
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("curl ")]
+    assert len(lines) == 2
+    with server(database_url=database_url, redis_url="", var_dir=str(var_dir), port=port):
+        for line in lines:
+            command = [*shlex.split(line), "-s", "-w", "\\n%{http_code}"]
+            answer = subprocess.run(command, capture_output=True, text=True, check=False)
+            body, status = answer.stdout.rsplit("\n", 1)
+            assert status == "200", line
+            assert json.loads(body)["status"] == "ok"
