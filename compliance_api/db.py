@@ -77,14 +77,9 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
 async def _request_session(request: Request) -> AsyncIterator[AsyncSession]:
     """One session per request; committed once after the endpoint returns, rolled back on any error."""
     sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.services.sessionmaker
-    async with sessionmaker() as session:
-        try:
-            yield session
-        except BaseException:
-            await session.rollback()
-            raise
-        else:
-            await session.commit()
+    async with sessionmaker() as session:  # closing without a commit rolls back
+        yield session
+        await session.commit()
 
 
 DbSession = Annotated[AsyncSession, Depends(_request_session)]

@@ -24,11 +24,18 @@ access_log = structlog.get_logger("access")
 SANE_REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
+def _context_headers(scope: Scope) -> tuple[bytes, bytes, bytes | None]:
+    """(x-request-id, host, content-length) in one pass over the request headers."""
+    request_id = host = b""
+    length = None
     for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
+        if key == b"x-request-id":
+            request_id = value
+        elif key == b"host":
+            host = value
+        elif key == b"content-length":
+            length = value
+    return request_id, host, length
 
 
 class RequestContext:
@@ -44,12 +51,11 @@ class RequestContext:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        offered = _header(scope, b"x-request-id")
-        request_id = offered.decode() if offered and SANE_REQUEST_ID.match(offered) else "req_" + secrets.token_hex(12)
-        host = (_header(scope, b"host") or b"").decode("latin-1")
+        offered, host, length = _context_headers(scope)
+        request_id = offered.decode() if SANE_REQUEST_ID.match(offered) else "req_" + secrets.token_hex(12)
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
-        state["environment"] = environment_for_host(host, self.sandbox_hosts)
+        state["environment"] = environment_for_host(host.decode("latin-1"), self.sandbox_hosts)
         status = 500
         response_started = False
 
@@ -66,7 +72,7 @@ class RequestContext:
             await send(message)
 
         try:
-            if self._declared_too_large(scope):
+            if length is not None and length.isdigit() and int(length) > self.max_body:
                 await self._send_problem(send_wrapper, state, "payload_too_large")
             else:
                 await self.app(scope, self._limited(receive), send_wrapper)
@@ -77,12 +83,6 @@ class RequestContext:
             await self._send_problem(send_wrapper, state, "internal_error")
         finally:
             self._record(scope, state, status, time.perf_counter() - started)
-
-    def _declared_too_large(self, scope: Scope) -> bool:
-        length = _header(scope, b"content-length")
-        if length is None:
-            return False
-        return length.isdigit() and int(length) > self.max_body
 
     def _limited(self, receive: Receive) -> Receive:
         """Count streamed bodies too. (Starlette's own body limit answers in plain text, outside problem+json.)"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
@@ -37,10 +37,10 @@ async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSe
         await engine.dispose()
 
 
-def run(work: Callable[[], Awaitable[T]]) -> T:
+def run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a command's coroutine; a user error prints `error: …` on stderr and exits with 1."""
     try:
-        return asyncio.run(work())  # type: ignore[arg-type]
+        return asyncio.run(work())
     except USER_ERRORS as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

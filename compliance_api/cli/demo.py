@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import asyncio
-
 import typer
 
-from compliance_api.cli.common import JsonOption, print_json, transaction
+from compliance_api.cli.common import JsonOption, print_json, run, transaction
 from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
 from compliance_api.demo.fixtures import DemoResult, create_demo
@@ -20,7 +18,7 @@ def demo(as_json: JsonOption = False) -> None:
         async with transaction(settings) as session:
             return await create_demo(session, pepper=settings.secret_key_bytes())
 
-    result = asyncio.run(work())
+    result = run(work)
     if as_json:
         print_json(result.as_json())
         return

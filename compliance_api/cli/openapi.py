@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import secrets
 import sys
 from importlib import resources
 from typing import Annotated
@@ -18,7 +19,8 @@ def openapi(
     ] = False,
 ) -> None:
     """Print the generated contract, or freeze it into the package's contracts folder."""
-    text = dumps(create_app(Settings(access_log=False)).openapi())
+    throwaway_secret = secrets.token_urlsafe(32)  # the contract needs no secret; make none under var/
+    text = dumps(create_app(Settings(access_log=False, secret_key=throwaway_secret)).openapi())
     if not write:
         sys.stdout.write(text)
         return

@@ -95,19 +95,20 @@ async def test_revoked_token_is_refused(
     assert_401(response.status_code, response.json(), dict(response.headers), "revoked_token")
 
 
-async def test_sandbox_token_on_production_host_is_wrong_environment(
-    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+@pytest.mark.parametrize(
+    ("token_environment", "host"),
+    [(Environment.test, "api.test"), (Environment.live, "sandbox.localhost")],
+    ids=["sk_test on production host", "sk_live on sandbox host"],
+)
+async def test_token_on_the_other_environments_host_is_wrong_environment(
+    client: AsyncClient,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    pepper: bytes,
+    token_environment: Environment,
+    host: str,
 ) -> None:
-    _, token = await create_token(sessionmaker, pepper, environment=Environment.test)
-    response = await client.get("/v1/health", headers=bearer(token))
-    assert_401(response.status_code, response.json(), dict(response.headers), "wrong_environment")
-
-
-async def test_live_token_on_sandbox_host_is_wrong_environment(
-    sandbox_client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
-) -> None:
-    _, token = await create_token(sessionmaker, pepper, environment=Environment.live)
-    response = await sandbox_client.get("/v1/health", headers=bearer(token))
+    _, token = await create_token(sessionmaker, pepper, environment=token_environment)
+    response = await client.get("/v1/health", headers={**bearer(token), "Host": host})
     assert_401(response.status_code, response.json(), dict(response.headers), "wrong_environment")
 
 
