@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from compliance_api.classify.endpoints import router as classify_router
 from compliance_api.health.endpoints import router as health_router
 
-API_ROUTERS: tuple[APIRouter, ...] = (health_router,)
+API_ROUTERS: tuple[APIRouter, ...] = (health_router, classify_router)

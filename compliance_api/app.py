@@ -19,6 +19,7 @@ from compliance_api import CONTRACT_VERSION, __version__
 from compliance_api.api import API_ROUTERS
 from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
+from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
@@ -45,6 +46,7 @@ class Services:
     health: HealthProbe
     pepper: bytes
     base_url: str
+    rulesets: Rulesets
 
 
 def build_services(settings: Settings) -> Services:
@@ -65,6 +67,7 @@ def build_services(settings: Settings) -> Services:
         ),
         pepper=settings.secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
+        rulesets=packaged_rulesets(),
     )
 
 

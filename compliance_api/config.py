@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     health_slow_ms: float = Field(default=250.0, gt=0, validation_alias=AliasChoices("COMPLIANCE_HEALTH_SLOW_MS"))
     log_level: str = Field(default="info", validation_alias=AliasChoices("COMPLIANCE_LOG_LEVEL"))
     access_log: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_ACCESS_LOG"))
+    classification_retention_years: int = Field(
+        default=7, ge=1, le=100, validation_alias=AliasChoices("COMPLIANCE_CLASSIFICATION_RETENTION_YEARS")
+    )
+    sandbox_retention_days: int = Field(
+        default=30, ge=1, le=30, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_RETENTION_DAYS")
+    )
 
     @field_validator("sandbox_hosts", mode="before")
     @classmethod

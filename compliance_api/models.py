@@ -2,6 +2,7 @@
 
 from compliance_api.accounts.models import User
 from compliance_api.auth.models import ApiToken
+from compliance_api.classify.models import Classification
 from compliance_api.db import Base
 
-__all__ = ["ApiToken", "Base", "User"]
+__all__ = ["ApiToken", "Base", "Classification", "User"]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import datetime as dt
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
 class RequestSchema(BaseModel):
@@ -13,3 +16,32 @@ class RequestSchema(BaseModel):
 
 class ResponseSchema(BaseModel):
     model_config = ConfigDict(from_attributes=True)
+
+
+def _iso_date(value: object) -> object:
+    """Accept only `YYYY-MM-DD` strings (strict mode would refuse every string; lax mode would take timestamps)."""
+    if isinstance(value, str):
+        if len(value) != 10:
+            raise ValueError("must be a date as YYYY-MM-DD")
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError("must be a valid date as YYYY-MM-DD") from None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    raise ValueError("must be a date as YYYY-MM-DD")
+
+
+IsoDate = Annotated[dt.date, BeforeValidator(_iso_date)]
+"""A calendar date in a request body, `YYYY-MM-DD`."""
+
+
+def _whole_number(value: object) -> object:
+    """JSON Schema counts 4.0 as an integer, so accept a float without a fraction; never a boolean."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
+"""An integer in a request body; `4` and `4.0` are the same number, `4.5` and `true` are errors."""

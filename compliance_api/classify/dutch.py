@@ -1,0 +1,125 @@
+"""The Dutch 5+4 test: score an engagement against the `nl-zw` ruleset (pure; no I/O)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+from compliance_api.classify.ruleset import DutchCriterion, DutchRuleset, DutchTariefgrens
+from compliance_api.classify.verdict import Verdict, worst
+
+EngagementValue = bool | int | float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DutchCriterionResult:
+    criterion: DutchCriterion
+    answered: bool
+    hit: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DutchAssessment:
+    verdict: Verdict
+    score: int
+    as_of: dt.date
+    tariefgrens: DutchTariefgrens | None
+    presumption_of_employment: bool
+    results: tuple[DutchCriterionResult, ...]
+    advice: str
+
+    @property
+    def ratio(self) -> float:
+        return self.score / 100
+
+    @property
+    def criteria_hit(self) -> list[str]:
+        return [result.criterion.id for result in self.results if result.hit]
+
+    @property
+    def unanswered(self) -> list[str]:
+        return [result.criterion.input for result in self.results if not result.answered]
+
+
+def _is_hit(criterion: DutchCriterion, value: EngagementValue, tariefgrens: DutchTariefgrens | None) -> bool:
+    condition = criterion.hit_when
+    match condition.op:
+        case "is_false":
+            return value is False
+        case "equals":
+            return value == condition.value
+        case "at_least":
+            return isinstance(value, int) and value >= condition.value
+        case "at_most_tariefgrens":
+            # Decimal(str(x)) compares the rate as written (38.0 is exactly EUR 38.00), not its binary float.
+            return (
+                tariefgrens is not None
+                and isinstance(value, int | float)
+                and (Decimal(str(value)) <= tariefgrens.amount_eur)
+            )
+    raise AssertionError(condition)
+
+
+def _verdict(ruleset: DutchRuleset, score: int, presumption: bool, unanswered: int) -> Verdict:
+    rules = ruleset.scoring
+    verdicts = [Verdict.safe]
+    if score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption):
+        verdicts.append(Verdict.unsafe)
+    if score >= rules.risky_at_score:
+        verdicts.append(Verdict.risky)
+    if presumption:
+        verdicts.append(rules.presumption_floor)
+    if unanswered >= rules.unanswered_floor_count:
+        verdicts.append(rules.unanswered_floor)
+    return worst(*verdicts)
+
+
+def _advice(
+    ruleset: DutchRuleset,
+    assessment_parts: tuple[DutchCriterionResult, ...],
+    as_of: dt.date,
+    tariefgrens: DutchTariefgrens | None,
+) -> str:
+    sentences = [result.criterion.advice for result in assessment_parts if result.hit]
+    if tariefgrens is None:
+        sentences.append(f"No hourly-rate threshold applies on {as_of.isoformat()}.")
+    elif any(result.hit and result.criterion.presumption for result in assessment_parts):
+        status = tariefgrens.legal_status.replace("_", " ")
+        sentences.append(
+            f"Threshold used: EUR {tariefgrens.amount_eur} excl. VAT from {tariefgrens.valid_from.isoformat()} "
+            f"({status}: {tariefgrens.basis})."
+        )
+    unanswered = [result.criterion.input for result in assessment_parts if not result.answered]
+    if unanswered:
+        sentences.append(ruleset.unanswered_advice.format(fields=", ".join(unanswered)))
+    sentences.append(ruleset.not_assessed)
+    return " ".join(sentences)
+
+
+def assess_engagement(
+    ruleset: DutchRuleset, engagement: Mapping[str, EngagementValue], as_of: dt.date
+) -> DutchAssessment:
+    """Score the engagement; a field that is missing (or null) is unanswered and counts as not hit."""
+    tariefgrens = ruleset.tariefgrens_on(as_of)
+    results = tuple(
+        DutchCriterionResult(
+            criterion=criterion,
+            answered=engagement.get(criterion.input) is not None,
+            hit=_is_hit(criterion, engagement.get(criterion.input), tariefgrens),
+        )
+        for criterion in ruleset.criteria
+    )
+    score = sum(result.criterion.weight for result in results if result.hit)
+    presumption = any(result.hit and result.criterion.presumption for result in results)
+    unanswered = sum(1 for result in results if not result.answered)
+    return DutchAssessment(
+        verdict=_verdict(ruleset, score, presumption, unanswered),
+        score=score,
+        as_of=as_of,
+        tariefgrens=tariefgrens,
+        presumption_of_employment=presumption,
+        results=results,
+        advice=_advice(ruleset, results, as_of, tariefgrens),
+    )

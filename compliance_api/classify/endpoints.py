@@ -1,0 +1,95 @@
+"""`/v1/classify/...` and `/v1/classifications/{id}`: thin routes over the classify service."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from compliance_api.auth.caller import CurrentCaller
+from compliance_api.classify import examples, service, views
+from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.schemas import (
+    ClassificationRecord,
+    CriteriaCatalogue,
+    CrossBorderRequest,
+    CrossBorderVerdict,
+    ZelfstandigenwetRequest,
+    ZWVerdict,
+)
+from compliance_api.classify.verdict import Country
+from compliance_api.db import DbSession
+from compliance_api.kit.clock import utcnow
+
+router = APIRouter(prefix="/v1", tags=["classify"])
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such classification for this caller."}}
+
+
+def _rulesets(request: Request) -> Rulesets:
+    rulesets: Rulesets = request.app.state.services.rulesets
+    return rulesets
+
+
+def _retention(request: Request) -> service.Retention:
+    settings = request.app.state.services.settings
+    return service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
+
+
+@router.post(
+    "/classify/zelfstandigenwet",
+    summary="Score an engagement under the Dutch 5+4 test",
+    operation_id="classify-zelfstandigenwet",
+    response_model=ZWVerdict,
+    openapi_extra=examples.ZELFSTANDIGENWET,
+)
+async def classify_zelfstandigenwet(
+    body: ZelfstandigenwetRequest, caller: CurrentCaller, session: DbSession, request: Request
+) -> ZWVerdict:
+    """Scores the engagement against the `nl-zw` ruleset (Zelfstandigenwet 5+4 criteria anchored in Deliveroo,
+    with the hourly-rate presumption) and keeps the verdict as an audit record."""
+    return await service.classify_engagement(session, caller, body, _rulesets(request), utcnow())
+
+
+@router.post(
+    "/classify/cross-border",
+    summary="Score an engagement under the FR, DE or BE test",
+    operation_id="classify-cross-border",
+    response_model=CrossBorderVerdict,
+    openapi_extra=examples.CROSS_BORDER,
+)
+async def classify_cross_border(
+    body: CrossBorderRequest, caller: CurrentCaller, session: DbSession, request: Request
+) -> CrossBorderVerdict:
+    """Scores the criteria against the country's ruleset; criteria left out count as false and are named in
+    `advice`; an unknown name is a 400 listing the allowed ones."""
+    return await service.classify_cross_border(session, caller, body, _rulesets(request), utcnow())
+
+
+@router.get(
+    "/classify/cross-border/criteria",
+    summary="The criteria catalogue of a country's test",
+    operation_id="classify-cross-border-criteria",
+    response_model=CriteriaCatalogue,
+)
+async def cross_border_criteria(
+    country: Annotated[Country, Query(description="FR, DE or BE.")], request: Request
+) -> CriteriaCatalogue:
+    """Each criterion's name, description, weight and legal basis, the scoring rules and the dated tariefgrens."""
+    return views.criteria_catalogue(_rulesets(request).cross_border[country])
+
+
+@router.get(
+    "/classifications/{classification_id}",
+    summary="A stored verdict (audit trail)",
+    operation_id="classification-get",
+    response_model=ClassificationRecord,
+    responses=NOT_FOUND,
+)
+async def get_classification(
+    classification_id: uuid.UUID, caller: CurrentCaller, session: DbSession, request: Request
+) -> ClassificationRecord:
+    """The verdict with its input and ruleset version, for the account that asked for it, in the same
+    environment, while retention lasts; anyone else gets 404."""
+    return await service.get_classification(session, caller, classification_id, _retention(request), utcnow())

@@ -1,0 +1,64 @@
+"""Example requests and responses for the contract, computed with the packaged rulesets (so they never drift)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from compliance_api.classify import views
+from compliance_api.classify.crossborder import assess_criteria
+from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.verdict import Country
+
+_AS_OF = dt.date(2026, 7, 9)
+_CREATED_AT = dt.datetime(2026, 7, 9, 12, 0, tzinfo=dt.UTC)
+_ID = uuid.UUID("0f8fad5b-d9cb-469f-a165-70867728950e")
+
+_ENGAGEMENT: dict[str, Any] = {
+    "hourly_rate_eur": 95.0,
+    "months_duration": 12,
+    "days_per_week": 5,
+    "other_clients_count": 0,
+    "own_tools": True,
+    "own_liability": True,
+    "sets_own_hours": False,
+    "can_delegate": False,
+    "profit_risk": False,
+}
+_CRITERIA = {"client_gives_orders": True, "client_controls_execution": True, "client_can_sanction": True}
+
+
+def _operation(request: dict[str, Any], response: dict[str, Any], summary: str) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "content": {"application/json": {"examples": {"example": {"summary": summary, "value": request}}}}
+        },
+        "responses": {"200": {"content": {"application/json": {"example": response}}}},
+    }
+
+
+def _examples() -> tuple[dict[str, Any], dict[str, Any]]:
+    rulesets = packaged_rulesets()
+    dutch = views.dutch_verdict(
+        assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF), rulesets.dutch, id=_ID, created_at=_CREATED_AT
+    )
+    cross_border = views.cross_border_verdict(
+        assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF), id=_ID, created_at=_CREATED_AT
+    )
+    return (
+        _operation(
+            {"engagement": _ENGAGEMENT, "as_of": _AS_OF.isoformat()},
+            dutch.model_dump(mode="json"),
+            "A single-client IT contractor at EUR 95/h, full time for a year",
+        ),
+        _operation(
+            {"country": "FR", "criteria": _CRITERIA, "as_of": _AS_OF.isoformat()},
+            cross_border.model_dump(mode="json"),
+            "Orders, control and sanction (Société Générale triad)",
+        ),
+    )
+
+
+ZELFSTANDIGENWET, CROSS_BORDER = _examples()

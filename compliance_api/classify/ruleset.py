@@ -1,0 +1,271 @@
+"""Ruleset files: their schema, and the loader that validates every file before the service starts.
+
+A ruleset is data (criteria, weights, thresholds, legal sources); the scoring code in `dutch.py` and `crossborder.py`
+only interprets it. A broken file raises `RulesetError` naming the file and the field, which stops the start.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from decimal import Decimal
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, model_validator
+
+from compliance_api.classify.verdict import Country, Verdict
+
+RULESET_PACKAGE = "compliance_api.classify"
+DUTCH_FILE = "nl-zw.json"
+CROSS_BORDER_FILES = {
+    Country.FR: "fr-subordination.json",
+    Country.DE: "de-scheinselbstaendigkeit.json",
+    Country.BE: "be-arbeidsrelatiewet.json",
+}
+ENGAGEMENT_FIELDS = (
+    "hourly_rate_eur",
+    "months_duration",
+    "days_per_week",
+    "other_clients_count",
+    "own_tools",
+    "own_liability",
+    "sets_own_hours",
+    "can_delegate",
+    "profit_risk",
+)
+
+Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{1,62}$")]
+Text = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class RulesetError(Exception):
+    """A ruleset file is missing or invalid; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(_Strict):
+    title: Text
+    url: HttpUrl
+
+
+class RulesetHeader(_Strict):
+    id: Annotated[str, Field(pattern=r"^[a-z]{2}-[a-z0-9-]+$")]
+    version: dt.date
+    valid_from: dt.date
+    law: Text
+    source_note: Text
+    sources: Annotated[tuple[Source, ...], Field(min_length=1)]
+
+
+class HitWhenFalse(_Strict):
+    op: Literal["is_false"]
+
+
+class HitWhenEquals(_Strict):
+    op: Literal["equals"]
+    value: Annotated[int, Field(ge=0)]
+
+
+class HitWhenAtLeast(_Strict):
+    op: Literal["at_least"]
+    value: Annotated[int, Field(ge=0)]
+
+
+class HitWhenAtMostTariefgrens(_Strict):
+    op: Literal["at_most_tariefgrens"]
+
+
+HitWhen = Annotated[HitWhenFalse | HitWhenEquals | HitWhenAtLeast | HitWhenAtMostTariefgrens, Field(discriminator="op")]
+
+
+class DutchCriterion(_Strict):
+    id: Identifier
+    group: Literal["self_employment", "work_relationship"]
+    input: Literal[ENGAGEMENT_FIELDS]  # type: ignore[valid-type]  # the engagement's field names, listed above
+    hit_when: HitWhen
+    weight: Annotated[int, Field(ge=0, le=100)]
+    presumption: bool = False
+    basis: Text
+    source_url: HttpUrl
+    advice: Text
+
+
+class DutchTariefgrens(_Strict):
+    amount_eur: Annotated[Decimal, Field(gt=0, max_digits=7, decimal_places=2)]
+    valid_from: dt.date
+    legal_status: Literal["consultation_draft", "draft_bill", "bill", "adopted_not_in_force", "in_force"]
+    basis: Text
+    source_url: HttpUrl
+
+
+class DutchScoring(_Strict):
+    unsafe_at_score: Annotated[int, Field(ge=0, le=100)]
+    unsafe_at_score_with_presumption: Annotated[int, Field(ge=0, le=100)]
+    risky_at_score: Annotated[int, Field(ge=0, le=100)]
+    presumption_floor: Verdict
+    unanswered_floor_count: Annotated[int, Field(ge=1, le=len(ENGAGEMENT_FIELDS))]
+    unanswered_floor: Verdict
+
+
+def _dated(entries: Sequence[DutchTariefgrens] | Sequence[CrossBorderTariefgrens], field: str) -> None:
+    dates = [entry.valid_from for entry in entries]
+    if dates != sorted(set(dates)):
+        raise ValueError(f"{field}: valid_from dates must be unique and in ascending order")
+
+
+class DutchRuleset(RulesetHeader):
+    country: Literal["NL"]
+    tariefgrens: Annotated[tuple[DutchTariefgrens, ...], Field(min_length=1)]
+    criteria: Annotated[tuple[DutchCriterion, ...], Field(min_length=1)]
+    scoring: DutchScoring
+    not_assessed: Text
+    unanswered_advice: Annotated[str, Field(pattern=r"\{fields\}")]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DutchRuleset:
+        _dated(self.tariefgrens, "tariefgrens")
+        ids = [criterion.id for criterion in self.criteria]
+        if len(set(ids)) != len(ids):
+            raise ValueError("criteria: ids must be unique")
+        if sorted(criterion.input for criterion in self.criteria) != sorted(ENGAGEMENT_FIELDS):
+            raise ValueError("criteria: each engagement field must be read by exactly one criterion")
+        if sum(criterion.weight for criterion in self.criteria) != 100:
+            raise ValueError("criteria: weights must add up to 100")
+        if [c.presumption for c in self.criteria].count(True) != 1:
+            raise ValueError("criteria: exactly one criterion must carry the presumption")
+        for criterion in self.criteria:
+            reads_rate = criterion.input == "hourly_rate_eur"
+            if (criterion.hit_when.op == "at_most_tariefgrens") != reads_rate or criterion.presumption != reads_rate:
+                raise ValueError(f"criteria.{criterion.id}: only the hourly rate is compared with the tariefgrens")
+        return self
+
+    def tariefgrens_on(self, day: dt.date) -> DutchTariefgrens | None:
+        """The threshold entry in force on `day` (the newest with valid_from <= day), if any."""
+        return _entry_on(self.tariefgrens, day)
+
+
+class CrossBorderCriterion(_Strict):
+    name: Identifier
+    group: Identifier
+    weight: Annotated[int, Field(ge=0, le=100)]
+    description: Text
+    basis: Text
+    source_url: HttpUrl
+    advice: Text
+
+
+class CrossBorderRule(_Strict):
+    """A rule fires when all of its conditions hold; the verdict is the worst of the rules that fire."""
+
+    verdict: Verdict
+    reason: Text
+    all_of: tuple[Identifier, ...] = ()
+    at_least: Annotated[int, Field(ge=1)] | None = None
+    of: tuple[Identifier, ...] = ()
+    share_at_least_percent: Annotated[int, Field(ge=1, le=100)] | None = None
+
+    @model_validator(mode="after")
+    def _has_condition(self) -> CrossBorderRule:
+        if not (self.all_of or self.at_least or self.share_at_least_percent):
+            raise ValueError("a rule needs all_of, at_least/of or share_at_least_percent")
+        if (self.at_least is None) != (not self.of) or (self.at_least and self.at_least > len(self.of)):
+            raise ValueError("at_least and of go together, and at_least cannot exceed the length of of")
+        return self
+
+
+class CrossBorderTariefgrens(_Strict):
+    value: Annotated[int, Field(gt=0)]
+    multiplier: Annotated[Decimal, Field(gt=0)]
+    min_wage_hourly: Annotated[Decimal, Field(gt=0)]
+    min_wage_valid_from: dt.date
+    valid_from: dt.date
+    basis: Text
+    source_url: HttpUrl
+
+
+class CrossBorderRuleset(RulesetHeader):
+    country: Country
+    criteria: Annotated[tuple[CrossBorderCriterion, ...], Field(min_length=1)]
+    rules: Annotated[tuple[CrossBorderRule, ...], Field(min_length=1)]
+    tariefgrens: Annotated[tuple[CrossBorderTariefgrens, ...], Field(min_length=1)]
+    advice: dict[Verdict, Text]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CrossBorderRuleset:
+        _dated(self.tariefgrens, "tariefgrens")
+        names = [criterion.name for criterion in self.criteria]
+        if len(set(names)) != len(names):
+            raise ValueError("criteria: names must be unique")
+        if sum(criterion.weight for criterion in self.criteria) <= 0:
+            raise ValueError("criteria: the weights must not all be zero")
+        for index, rule in enumerate(self.rules):
+            unknown = sorted(set(rule.all_of + rule.of) - set(names))
+            if unknown:
+                raise ValueError(f"rules.{index}: unknown criteria {', '.join(unknown)}")
+        if set(self.advice) != set(Verdict):
+            raise ValueError("advice: one text per verdict (safe, risky, unsafe)")
+        return self
+
+    @property
+    def criterion_names(self) -> tuple[str, ...]:
+        return tuple(criterion.name for criterion in self.criteria)
+
+    def tariefgrens_on(self, day: dt.date) -> CrossBorderTariefgrens | None:
+        return _entry_on(self.tariefgrens, day)
+
+
+DatedEntry = TypeVar("DatedEntry", "DutchTariefgrens", "CrossBorderTariefgrens")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def _entry_on(entries: Sequence[DatedEntry], day: dt.date) -> DatedEntry | None:
+    current = None
+    for entry in entries:
+        if entry.valid_from <= day:
+            current = entry
+    return current
+
+
+class Rulesets(BaseModel):
+    """Every ruleset the service scores with, loaded once."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dutch: DutchRuleset
+    cross_border: dict[Country, CrossBorderRuleset]
+
+
+def _read(model: type[ModelT], path: Path) -> ModelT:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RulesetError(f"ruleset {path.name}: cannot be read ({exc.strerror})") from exc
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(file)"
+        raise RulesetError(f"ruleset {path.name}: {field}: {first['msg']}") from exc
+
+
+def load_rulesets(directory: Path | None = None) -> Rulesets:
+    """Read and validate every ruleset file (the packaged ones unless `directory` is given)."""
+    folder = directory or Path(str(resources.files(RULESET_PACKAGE) / "rulesets"))
+    dutch = _read(DutchRuleset, folder / DUTCH_FILE)
+    cross_border = {country: _read(CrossBorderRuleset, folder / name) for country, name in CROSS_BORDER_FILES.items()}
+    for country, ruleset in cross_border.items():
+        if ruleset.country is not country:
+            raise RulesetError(f"ruleset {CROSS_BORDER_FILES[country]}: country: must be {country}")
+    return Rulesets(dutch=dutch, cross_border=cross_border)
+
+
+@cache
+def packaged_rulesets() -> Rulesets:
+    """The rulesets shipped in the package, validated once per process."""
+    return load_rulesets()

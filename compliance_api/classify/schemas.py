@@ -1,0 +1,224 @@
+"""Request and response bodies of the classifiers and the audit trail.
+
+Criterion ids and names come from the packaged rulesets, so the contract's enums are the rulesets' catalogue.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, StrictBool
+
+from compliance_api.classify.models import ClassificationKind
+from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
+from compliance_api.classify.verdict import Country, Verdict
+from compliance_api.kit.schemas import IsoDate, RequestSchema, ResponseSchema, WholeNumber
+
+_RULESETS = packaged_rulesets()
+
+if TYPE_CHECKING:
+    DutchCriterionId = str
+    CrossBorderCriterionName = str
+    EngagementField = str
+else:
+    # Built from the ruleset files (mypy cannot follow a functional Enum with computed members).
+    DutchCriterionId = StrEnum("DutchCriterionId", [(c.id, c.id) for c in _RULESETS.dutch.criteria])
+    CrossBorderCriterionName = StrEnum(
+        "CrossBorderCriterionName",
+        [(name, name) for name in sorted({n for r in _RULESETS.cross_border.values() for n in r.criterion_names})],
+    )
+    EngagementField = StrEnum("EngagementField", [(name, name) for name in ENGAGEMENT_FIELDS])
+
+AS_OF_DESCRIPTION = "Judge under the rules in force on this date (YYYY-MM-DD); default: today (UTC)."
+
+
+class Engagement(RequestSchema):
+    """The engagement as the client knows it; every field is optional, and an unanswered one counts as not hit."""
+
+    hourly_rate_eur: float | None = Field(
+        default=None, ge=0, lt=10_000, allow_inf_nan=False, description="Hourly rate in EUR, excluding VAT."
+    )
+    months_duration: WholeNumber | None = Field(default=None, ge=0, le=600, description="Expected length in months.")
+    days_per_week: WholeNumber | None = Field(
+        default=None, ge=0, le=7, description="Days a week worked for this client."
+    )
+    other_clients_count: WholeNumber | None = Field(
+        default=None, ge=0, le=100_000, description="Number of the freelancer's other clients."
+    )
+    own_tools: StrictBool | None = Field(default=None, description="The freelancer works with their own tools.")
+    own_liability: StrictBool | None = Field(
+        default=None, description="The freelancer is liable for their own errors (and insured for it)."
+    )
+    sets_own_hours: StrictBool | None = Field(default=None, description="The freelancer sets their own hours.")
+    can_delegate: StrictBool | None = Field(default=None, description="The freelancer may send a substitute.")
+    profit_risk: StrictBool | None = Field(default=None, description="The freelancer bears profit or loss risk.")
+
+
+class ZelfstandigenwetRequest(RequestSchema):
+    engagement: Engagement
+    as_of: IsoDate | None = Field(default=None, description=AS_OF_DESCRIPTION)
+
+
+def _per_country_schema(schema: dict[str, Any]) -> None:
+    """Publish one exact variant per country, so the contract lists each country's criterion names."""
+    as_of = schema["properties"]["as_of"]
+    variants = [
+        {
+            "title": f"CrossBorderRequest{country}",
+            "type": "object",
+            "properties": {
+                "country": {"const": country.value},
+                "criteria": {
+                    "type": "object",
+                    "description": f"{country} criteria: true marks an employment indicator; left out counts as false.",
+                    "properties": {c.name: {"type": "boolean", "description": c.description} for c in ruleset.criteria},
+                    "additionalProperties": False,
+                },
+                "as_of": as_of,
+            },
+            "required": ["country", "criteria"],
+            "additionalProperties": False,
+        }
+        for country, ruleset in _RULESETS.cross_border.items()
+    ]
+    schema.clear()
+    schema.update({"title": "CrossBorderRequest", "oneOf": variants})
+
+
+class CrossBorderRequest(RequestSchema, json_schema_extra=_per_country_schema):
+    country: Country = Field(strict=False, description="FR, DE or BE.")  # strict mode takes only Enum instances
+    criteria: dict[str, StrictBool] = Field(
+        description="Criterion name to boolean; the allowed names depend on the country "
+        "(`GET /v1/classify/cross-border/criteria`)."
+    )
+    as_of: IsoDate | None = Field(default=None, description=AS_OF_DESCRIPTION)
+
+
+class RulesetRef(ResponseSchema):
+    id: str
+    version: dt.date
+    valid_from: dt.date
+
+
+class LegalBasis(ResponseSchema):
+    text: str
+    source_url: str
+
+
+class DutchCriterionOut(ResponseSchema):
+    id: DutchCriterionId
+    group: Literal["self_employment", "work_relationship"]
+    input: EngagementField
+    answered: bool = Field(description="The input was given (unanswered inputs count as not hit).")
+    hit: bool
+    weight: int
+    legal_basis: LegalBasis
+
+
+class DutchTariefgrensOut(ResponseSchema):
+    amount_eur: float
+    valid_from: dt.date
+    legal_status: Literal["consultation_draft", "draft_bill", "bill", "adopted_not_in_force", "in_force"]
+    basis: str
+    source_url: str
+
+
+class ZWVerdict(ResponseSchema):
+    id: uuid.UUID = Field(description="The audit record: `GET /v1/classifications/{id}`.")
+    verdict: Verdict
+    score: int = Field(ge=0, le=100, description="Sum of the weights of the criteria hit (0–100).")
+    ratio: float = Field(ge=0, le=1, description="`score / 100`.")
+    criteria_hit: list[DutchCriterionId]
+    advice: str
+    presumption_of_employment: bool = Field(
+        description="The rate is at or below the tariefgrens in force on `as_of` (the verdict is then never safe)."
+    )
+    tariefgrens: DutchTariefgrensOut | None = Field(description="The threshold in force on `as_of`, if any.")
+    as_of: dt.date
+    ruleset: RulesetRef
+    criteria: list[DutchCriterionOut]
+    unanswered: list[EngagementField]
+    created_at: dt.datetime
+
+
+class CrossBorderTariefgrensOut(ResponseSchema):
+    value: float
+    multiplier: float
+    min_wage_hourly: float
+    min_wage_valid_from: dt.date
+    valid_from: dt.date
+    basis: str
+    source_url: str
+
+
+class CrossBorderCriterionOut(ResponseSchema):
+    name: CrossBorderCriterionName
+    group: str
+    weight: int
+    met: bool
+    provided: bool
+    legal_basis: LegalBasis
+
+
+class AppliedRule(ResponseSchema):
+    verdict: Verdict
+    reason: str
+
+
+class CrossBorderVerdict(ResponseSchema):
+    id: uuid.UUID = Field(description="The audit record: `GET /v1/classifications/{id}`.")
+    country: Country
+    verdict: Verdict
+    law: str
+    tariefgrens_min_eur: float | None = Field(
+        description="Our rate benchmark (2.5 x the statutory hourly minimum wage), not a legal threshold."
+    )
+    advice: str
+    score: int = Field(ge=0, le=100, description="Weighted share of the criteria met (0–100).")
+    criteria_met: list[CrossBorderCriterionName]
+    criteria_not_provided: list[CrossBorderCriterionName]
+    rules_applied: list[AppliedRule]
+    tariefgrens: CrossBorderTariefgrensOut | None
+    as_of: dt.date
+    ruleset: RulesetRef
+    criteria: list[CrossBorderCriterionOut]
+    created_at: dt.datetime
+
+
+class CatalogueCriterion(ResponseSchema):
+    name: CrossBorderCriterionName
+    group: str
+    weight: int
+    description: str
+    legal_basis: LegalBasis
+
+
+class CatalogueRule(ResponseSchema):
+    verdict: Verdict
+    reason: str
+    all_of: list[CrossBorderCriterionName]
+    at_least: int | None
+    of: list[CrossBorderCriterionName]
+    share_at_least_percent: int | None
+
+
+class CriteriaCatalogue(ResponseSchema):
+    country: Country
+    law: str
+    source_note: str
+    ruleset: RulesetRef
+    criteria: list[CatalogueCriterion]
+    rules: list[CatalogueRule]
+    tariefgrens: list[CrossBorderTariefgrensOut]
+
+
+class ClassificationRecord(ResponseSchema):
+    id: uuid.UUID
+    kind: ClassificationKind
+    created_at: dt.datetime
+    ruleset: RulesetRef
+    request: dict[str, Any] = Field(description="The request body as received.")
+    result: ZWVerdict | CrossBorderVerdict

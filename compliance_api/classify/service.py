@@ -1,0 +1,159 @@
+"""Classify engagements, keep every verdict as an audit record, and read or purge those records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.auth.caller import Caller
+from compliance_api.classify import views
+from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
+from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.models import Classification, ClassificationKind
+from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.schemas import (
+    ClassificationRecord,
+    CrossBorderRequest,
+    CrossBorderVerdict,
+    ZelfstandigenwetRequest,
+    ZWVerdict,
+)
+from compliance_api.errors import ApiError, FieldError
+from compliance_api.kit.environment import Environment, scoped
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How long audit records are kept: years in production, days in the sandbox."""
+
+    live_years: int
+    sandbox_days: int
+
+    def cutoff(self, environment: Environment, now: dt.datetime) -> dt.datetime:
+        """Records created before this instant are expired."""
+        if environment is Environment.test:
+            return now - dt.timedelta(days=self.sandbox_days)
+        try:
+            return now.replace(year=now.year - self.live_years)
+        except ValueError:  # 29 February, in a year without one
+            return now.replace(year=now.year - self.live_years, day=28)
+
+
+def _record(
+    session: AsyncSession,
+    caller: Caller,
+    kind: ClassificationKind,
+    ruleset_id: str,
+    version: dt.date,
+    request: dict[str, object],
+    now: dt.datetime,
+) -> Classification:
+    record = Classification(
+        id=uuid.uuid4(),
+        environment=caller.environment,
+        user_id=caller.user_id,
+        token_id=caller.token_id,
+        kind=kind,
+        ruleset_id=ruleset_id,
+        ruleset_version=version.isoformat(),
+        request=request,
+        result={},
+        created_at=now,
+    )
+    session.add(record)
+    return record
+
+
+async def classify_engagement(
+    session: AsyncSession, caller: Caller, body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime
+) -> ZWVerdict:
+    """Score under the Dutch ruleset and store the verdict with its input."""
+    ruleset = rulesets.dutch
+    assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date())
+    record = _record(
+        session,
+        caller,
+        ClassificationKind.zelfstandigenwet,
+        ruleset.id,
+        ruleset.version,
+        body.model_dump(mode="json", exclude_unset=True),
+        now,
+    )
+    verdict = views.dutch_verdict(assessment, ruleset, id=record.id, created_at=now)
+    record.result = verdict.model_dump(mode="json")
+    await session.flush()
+    return verdict
+
+
+async def classify_cross_border(
+    session: AsyncSession, caller: Caller, body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime
+) -> CrossBorderVerdict:
+    """Score under the country's ruleset and store the verdict; unknown criterion names are a 400."""
+    ruleset = rulesets.cross_border[body.country]
+    unknown = unknown_criteria(ruleset, body.criteria)
+    if unknown:
+        allowed = ", ".join(ruleset.criterion_names)
+        raise ApiError(
+            "validation_failed",
+            f"Unknown criteria for {body.country}: {', '.join(unknown)}. Allowed: {allowed}.",
+            errors=[
+                FieldError(f"criteria.{name}", f"not a {body.country} criterion; allowed: {allowed}")
+                for name in unknown
+            ],
+        )
+    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date())
+    record = _record(
+        session,
+        caller,
+        ClassificationKind.cross_border,
+        ruleset.id,
+        ruleset.version,
+        body.model_dump(mode="json", exclude_unset=True),
+        now,
+    )
+    verdict = views.cross_border_verdict(assessment, id=record.id, created_at=now)
+    record.result = verdict.model_dump(mode="json")
+    await session.flush()
+    return verdict
+
+
+async def get_classification(
+    session: AsyncSession, caller: Caller, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
+) -> ClassificationRecord:
+    """The caller's own record (same user, same environment, within retention); anything else is 404."""
+    statement = scoped(select(Classification), Classification, caller.environment).where(
+        Classification.id == classification_id,
+        Classification.user_id == caller.user_id,
+        Classification.created_at >= retention.cutoff(caller.environment, now),
+    )
+    record = await session.scalar(statement)
+    if record is None:
+        raise ApiError("not_found", "No classification with this id for this account in this environment.")
+    return ClassificationRecord.model_validate(
+        {
+            "id": record.id,
+            "kind": record.kind,
+            "created_at": record.created_at,
+            "ruleset": record.result["ruleset"],
+            "request": record.request,
+            "result": record.result,
+        }
+    )
+
+
+async def purge_expired(session: AsyncSession, retention: Retention, now: dt.datetime) -> dict[Environment, int]:
+    """Delete the audit records past retention; returns how many per environment."""
+    removed: dict[Environment, int] = {}
+    for environment in Environment:
+        result = await session.execute(
+            delete(Classification).where(
+                Classification.environment == environment,
+                Classification.created_at < retention.cutoff(environment, now),
+            )
+        )
+        removed[environment] = int(result.rowcount)  # type: ignore[attr-defined]
+    return removed

@@ -1,0 +1,292 @@
+"""The classify endpoints over HTTP: validation, response shape, audit trail and who may read it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import pytest
+from httpx import AsyncClient
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.classify import service
+from compliance_api.classify.models import Classification
+from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.errors import ApiError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from tests.classify.conftest import Account, caller_for, make_account
+
+ZW = "/v1/classify/zelfstandigenwet"
+CB = "/v1/classify/cross-border"
+
+FULL_ENGAGEMENT: dict[str, Any] = {
+    "hourly_rate_eur": 30,
+    "months_duration": 24,
+    "days_per_week": 3,
+    "other_clients_count": 0,
+    "own_tools": False,
+    "own_liability": False,
+    "sets_own_hours": False,
+    "can_delegate": False,
+    "profit_risk": False,
+}
+
+
+def other_environment(environment: Environment) -> Environment:
+    return Environment.test if environment is Environment.live else Environment.live
+
+
+async def count_records(sessionmaker: async_sessionmaker[AsyncSession], account: Account) -> int:
+    async with sessionmaker() as session:
+        statement = select(func.count()).select_from(Classification).where(Classification.user_id == account.user.id)
+        return int(await session.scalar(statement) or 0)
+
+
+def fields_of(problem: dict[str, Any]) -> set[str]:
+    return {error["field"] for error in problem.get("errors", [])}
+
+
+async def test_dutch_verdict_has_the_spec_fields_and_the_audit_fields(client: AsyncClient, account: Account) -> None:
+    response = await client.post(ZW, json={"engagement": FULL_ENGAGEMENT, "as_of": "2026-07-09"}, headers=account.live)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["verdict"] == "unsafe"
+    assert body["score"] == 90
+    assert body["ratio"] == 0.9
+    assert "near_full_time" not in body["criteria_hit"]
+    assert set(body["criteria_hit"]) == {c["id"] for c in body["criteria"] if c["hit"]}
+    assert body["presumption_of_employment"] is True
+    assert body["tariefgrens"]["amount_eur"] == 38.0
+    assert body["tariefgrens"]["legal_status"] == "adopted_not_in_force"
+    assert body["ruleset"] == {"id": "nl-zw", "version": "2026-07-09", "valid_from": "2026-07-09"}
+    assert all(c["legal_basis"]["source_url"].startswith("https://") for c in body["criteria"])
+    assert "Not assessed" in body["advice"]
+    uuid.UUID(body["id"])
+
+
+@pytest.mark.parametrize(
+    ("engagement", "bad_fields"),
+    [
+        ({"hourly_rate_eur": "38"}, {"engagement.hourly_rate_eur"}),
+        ({"hourly_rate_eur": True}, {"engagement.hourly_rate_eur"}),
+        ({"months_duration": True, "days_per_week": "4"}, {"engagement.months_duration", "engagement.days_per_week"}),
+        (
+            {"other_clients_count": -1, "hourly_rate_eur": -0.01},
+            {"engagement.other_clients_count", "engagement.hourly_rate_eur"},
+        ),
+        ({"days_per_week": 8}, {"engagement.days_per_week"}),
+        ({"days_per_week": -1, "months_duration": 601}, {"engagement.days_per_week", "engagement.months_duration"}),
+        ({"months_duration": 4.5}, {"engagement.months_duration"}),
+        ({"own_tools": "yes", "can_delegate": 1}, {"engagement.own_tools", "engagement.can_delegate"}),
+        ({"salary": 10, "own_tools": True}, {"engagement.salary"}),
+    ],
+)
+async def test_every_offending_field_is_named(
+    client: AsyncClient, account: Account, engagement: dict[str, Any], bad_fields: set[str]
+) -> None:
+    response = await client.post(ZW, json={"engagement": engagement}, headers=account.live)
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/problem+json"
+    problem = response.json()
+    assert problem["code"] == "validation_failed"
+    assert fields_of(problem) == bad_fields
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        (b'{"engagement": {"hourly_rate_eur": NaN}}', "engagement.hourly_rate_eur"),
+        (b'{"engagement": {"hourly_rate_eur": Infinity}}', "engagement.hourly_rate_eur"),
+        (b'{"engagement": {"hourly_rate_eur": -Infinity}}', "engagement.hourly_rate_eur"),
+        (b"[1, 2]", "body"),
+        (b'"engagement"', "body"),
+        (b"{}", "engagement"),
+        (b'{"engagement": null}', "engagement"),
+        (b'{"engagement": []}', "engagement"),
+        (b'{"engagement": {}, "extra": 1}', "extra"),
+        (b'{"engagement": {}, "as_of": "09-07-2026"}', "as_of"),
+        (b'{"engagement": {}, "as_of": 1720483200}', "as_of"),
+        (b'{"engagement": {}, "as_of": "2026-02-30"}', "as_of"),
+        (b'{"engagement": {}, "as_of": "2026-7-9"}', "as_of"),
+        (b'{"engagement": {}, "as_of": "2026-07-09T00:00:00"}', "as_of"),
+    ],
+)
+async def test_malformed_bodies_are_400_naming_the_field(
+    client: AsyncClient, account: Account, raw: bytes, field: str
+) -> None:
+    response = await client.post(ZW, content=raw, headers={**account.live, "Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert field in fields_of(response.json())
+
+
+async def test_a_rejected_request_leaves_no_audit_record(
+    client: AsyncClient, account: Account, sessionmaker: async_sessionmaker[AsyncSession], rulesets: Rulesets
+) -> None:
+    await client.post(ZW, json={"engagement": {"days_per_week": 9}}, headers=account.live)
+    await client.post(CB, json={"country": "FR", "criteria": {"nope": True}}, headers=account.live)
+    assert await count_records(sessionmaker, account) == 0
+
+
+async def test_empty_engagement_is_answered_and_never_safe(client: AsyncClient, account: Account) -> None:
+    response = await client.post(ZW, json={"engagement": {}}, headers=account.live)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["score"] == 0
+    assert body["verdict"] == "risky"
+    assert len(body["unanswered"]) == 9
+    assert "hourly_rate_eur" in body["advice"]
+
+
+async def test_whole_floats_count_as_integers(client: AsyncClient, account: Account) -> None:
+    response = await client.post(ZW, json={"engagement": {"days_per_week": 4.0}}, headers=account.live)
+    assert response.status_code == 200
+    assert "near_full_time" in response.json()["criteria_hit"]
+
+
+async def test_nulls_count_as_unanswered(client: AsyncClient, account: Account) -> None:
+    response = await client.post(ZW, json={"engagement": {"own_tools": None}}, headers=account.live)
+    assert response.status_code == 200
+    assert "own_tools" in response.json()["unanswered"]
+
+
+async def test_as_of_selects_the_threshold_in_force_then(client: AsyncClient, account: Account) -> None:
+    engagement = {"hourly_rate_eur": 35}
+    now = await client.post(ZW, json={"engagement": engagement}, headers=account.live)
+    in_2024 = await client.post(ZW, json={"engagement": engagement, "as_of": "2024-06-01"}, headers=account.live)
+    before_any = await client.post(ZW, json={"engagement": engagement, "as_of": "2023-06-30"}, headers=account.live)
+    assert now.json()["tariefgrens"]["amount_eur"] == 38.0
+    assert now.json()["presumption_of_employment"] is True
+    assert now.json()["as_of"] == utcnow().date().isoformat()
+    assert in_2024.json()["tariefgrens"]["amount_eur"] == 33.0
+    assert in_2024.json()["presumption_of_employment"] is False
+    assert before_any.json()["tariefgrens"] is None
+    assert before_any.json()["presumption_of_employment"] is False
+    assert "No hourly-rate threshold applies on 2023-06-30" in before_any.json()["advice"]
+
+
+async def test_cross_border_verdict(client: AsyncClient, account: Account) -> None:
+    criteria = {"client_gives_orders": True, "client_controls_execution": True, "client_can_sanction": True}
+    response = await client.post(CB, json={"country": "FR", "criteria": criteria}, headers=account.live)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["verdict"] == "unsafe"
+    assert body["country"] == "FR"
+    assert "L8221-6" in body["law"]
+    assert body["tariefgrens_min_eur"] == 30.0
+    assert body["ruleset"]["id"] == "fr-subordination"
+    assert "vigilance_docs_missing" in body["criteria_not_provided"]
+    assert "vigilance_docs_missing" in body["advice"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "mentions"),
+    [
+        ({"country": "NL", "criteria": {}}, "country", "'FR', 'DE' or 'BE'"),
+        ({"country": "fr", "criteria": {}}, "country", "'FR', 'DE' or 'BE'"),
+        ({"criteria": {}}, "country", "Field required"),
+        ({"country": "FR"}, "criteria", "Field required"),
+        ({"country": "FR", "criteria": {"client_gives_orders": "true"}}, "criteria.client_gives_orders", "boolean"),
+        ({"country": "FR", "criteria": []}, "criteria", "dictionary"),
+        (
+            {"country": "DE", "criteria": {"client_gives_orders": True}},
+            "criteria.client_gives_orders",
+            "subject_to_instructions",
+        ),
+        ({"country": "BE", "criteria": {"made_up": False}}, "criteria.made_up", "in_presumption_sector"),
+    ],
+)
+async def test_cross_border_bad_input_lists_what_is_allowed(
+    client: AsyncClient, account: Account, body: dict[str, Any], field: str, mentions: str
+) -> None:
+    response = await client.post(CB, json=body, headers=account.live)
+    assert response.status_code == 400, response.text
+    errors = {error["field"]: error["message"] for error in response.json()["errors"]}
+    assert field in errors
+    assert mentions in errors[field]
+
+
+async def test_criteria_catalogue(client: AsyncClient, account: Account, rulesets: Rulesets) -> None:
+    for country, ruleset in rulesets.cross_border.items():
+        response = await client.get(
+            "/v1/classify/cross-border/criteria", params={"country": country}, headers=account.live
+        )
+        assert response.status_code == 200
+        body = response.json()
+        assert [c["name"] for c in body["criteria"]] == list(ruleset.criterion_names)
+        assert all(c["description"] and c["legal_basis"]["text"] for c in body["criteria"])
+    missing = await client.get("/v1/classify/cross-border/criteria", headers=account.live)
+    unknown = await client.get("/v1/classify/cross-border/criteria", params={"country": "XX"}, headers=account.live)
+    assert missing.status_code == unknown.status_code == 400
+    assert "'FR', 'DE' or 'BE'" in unknown.json()["errors"][0]["message"]
+
+
+async def test_the_audit_record_returns_to_its_owner_only(
+    client: AsyncClient,
+    sandbox_client: AsyncClient,
+    account: Account,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    pepper: bytes,
+) -> None:
+    body = {"engagement": {"hourly_rate_eur": 80, "months_duration": 3}}
+    verdict = (await client.post(ZW, json=body, headers=account.live)).json()
+    path = f"/v1/classifications/{verdict['id']}"
+
+    mine = await client.get(path, headers=account.live)
+    assert mine.status_code == 200
+    record = mine.json()
+    assert record["kind"] == "zelfstandigenwet"
+    assert record["request"] == body
+    assert record["result"] == verdict
+    assert record["ruleset"] == verdict["ruleset"]
+
+    other = await make_account(sessionmaker, pepper)
+    assert (await client.get(path, headers=other.live)).status_code == 404
+    assert (await sandbox_client.get(path, headers=account.test)).status_code == 404
+    assert (await sandbox_client.get(path, headers=other.test)).status_code == 404
+    assert (await client.get(f"/v1/classifications/{uuid.uuid4()}", headers=account.live)).status_code == 404
+    assert (await client.get("/v1/classifications/not-a-uuid", headers=account.live)).status_code == 400
+
+
+async def test_sandbox_records_stay_in_the_sandbox(
+    client: AsyncClient, sandbox_client: AsyncClient, account: Account
+) -> None:
+    verdict = (await sandbox_client.post(CB, json={"country": "DE", "criteria": {}}, headers=account.test)).json()
+    path = f"/v1/classifications/{verdict['id']}"
+    assert (await sandbox_client.get(path, headers=account.test)).json()["kind"] == "cross_border"
+    assert (await client.get(path, headers=account.live)).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("environment", "expired_age", "kept_age"),
+    [
+        (Environment.live, dt.timedelta(days=7 * 366), dt.timedelta(days=7 * 365 - 10)),
+        (Environment.test, dt.timedelta(days=30, seconds=1), dt.timedelta(days=29)),
+    ],
+)
+async def test_records_past_retention_are_hidden_then_purged(
+    account: Account,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    rulesets: Rulesets,
+    environment: Environment,
+    expired_age: dt.timedelta,
+    kept_age: dt.timedelta,
+) -> None:
+    retention = service.Retention(live_years=7, sandbox_days=30)
+    caller = caller_for(account.user, environment)
+    body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
+    now = utcnow()
+    async with sessionmaker.begin() as session:
+        expired = await service.classify_engagement(session, caller, body, rulesets, now - expired_age)
+        kept = await service.classify_engagement(session, caller, body, rulesets, now - kept_age)
+    async with sessionmaker() as session:
+        with pytest.raises(ApiError):
+            await service.get_classification(session, caller, expired.id, retention, now)
+        assert (await service.get_classification(session, caller, kept.id, retention, now)).id == kept.id
+    async with sessionmaker.begin() as session:
+        removed = await service.purge_expired(session, retention, now)
+    assert removed == {environment: 1, other_environment(environment): 0}
+    assert await count_records(sessionmaker, account) == 1
