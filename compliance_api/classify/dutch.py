@@ -62,7 +62,7 @@ def _is_hit(criterion: DutchCriterion, value: EngagementValue, tariefgrens: Dutc
     raise AssertionError(condition)
 
 
-def _verdict(ruleset: DutchRuleset, score: int, presumption: bool, unanswered: int) -> Verdict:
+def _scored_verdict(ruleset: DutchRuleset, score: int, presumption: bool) -> Verdict:
     rules = ruleset.scoring
     verdicts = [Verdict.safe]
     if score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption):
@@ -71,9 +71,30 @@ def _verdict(ruleset: DutchRuleset, score: int, presumption: bool, unanswered: i
         verdicts.append(Verdict.risky)
     if presumption:
         verdicts.append(rules.presumption_floor)
-    if unanswered >= rules.unanswered_floor_count:
-        verdicts.append(rules.unanswered_floor)
     return worst(*verdicts)
+
+
+def _verdict(ruleset: DutchRuleset, results: tuple[DutchCriterionResult, ...], tariefgrens_known: bool) -> Verdict:
+    """The scored verdict, but never safe when the unanswered criteria, were they hit, would make it unsafe.
+
+    Counting every unanswered criterion as hit gives the worst case; answering a question with a hit leaves the
+    worst case unchanged, so the verdict stays monotonic whichever way a question is answered.
+    """
+    score = sum(result.criterion.weight for result in results if result.hit)
+    presumption = any(result.hit and result.criterion.presumption for result in results)
+    # Without a threshold on that date the rate criterion cannot be hit, answered or not.
+    could_hit = [
+        result.criterion
+        for result in results
+        if not result.answered and (tariefgrens_known or not result.criterion.presumption)
+    ]
+    worst_case = _scored_verdict(
+        ruleset,
+        score + sum(criterion.weight for criterion in could_hit),
+        presumption or any(criterion.presumption for criterion in could_hit),
+    )
+    floor = ruleset.scoring.unanswered_floor if worst_case is Verdict.unsafe else Verdict.safe
+    return worst(_scored_verdict(ruleset, score, presumption), floor)
 
 
 def _advice(
@@ -111,15 +132,12 @@ def assess_engagement(
         )
         for criterion in ruleset.criteria
     )
-    score = sum(result.criterion.weight for result in results if result.hit)
-    presumption = any(result.hit and result.criterion.presumption for result in results)
-    unanswered = sum(1 for result in results if not result.answered)
     return DutchAssessment(
-        verdict=_verdict(ruleset, score, presumption, unanswered),
-        score=score,
+        verdict=_verdict(ruleset, results, tariefgrens is not None),
+        score=sum(result.criterion.weight for result in results if result.hit),
         as_of=as_of,
         tariefgrens=tariefgrens,
-        presumption_of_employment=presumption,
+        presumption_of_employment=any(result.hit and result.criterion.presumption for result in results),
         results=results,
         advice=_advice(ruleset, results, as_of, tariefgrens),
     )

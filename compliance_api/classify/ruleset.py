@@ -109,8 +109,9 @@ class DutchScoring(_Strict):
     unsafe_at_score_with_presumption: Annotated[int, Field(ge=0, le=100)]
     risky_at_score: Annotated[int, Field(ge=0, le=100)]
     presumption_floor: Verdict
-    unanswered_floor_count: Annotated[int, Field(ge=1, le=len(ENGAGEMENT_FIELDS))]
-    unanswered_floor: Verdict
+    unanswered_floor: Verdict = Field(
+        description="The least safe verdict when counting the unanswered criteria as hit would give unsafe."
+    )
 
 
 def _dated(entries: Sequence[DutchTariefgrens] | Sequence[CrossBorderTariefgrens], field: str) -> None:

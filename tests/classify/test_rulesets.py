@@ -1,0 +1,95 @@
+"""Ruleset files are validated when loaded: a broken file is refused with its name and the offending field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compliance_api.classify.ruleset import CROSS_BORDER_FILES, DUTCH_FILE, RulesetError, load_rulesets
+from compliance_api.classify.verdict import Country
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+@pytest.fixture
+def ruleset_dir(tmp_path: Path) -> Path:
+    source = Path(str(resources.files("compliance_api.classify") / "rulesets"))
+    target = tmp_path / "rulesets"
+    shutil.copytree(source, target)
+    return target
+
+
+def edit(folder: Path, name: str, change: Edit) -> None:
+    path = folder / name
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def test_the_packaged_rulesets_load(ruleset_dir: Path) -> None:
+    rulesets = load_rulesets(ruleset_dir)
+    assert rulesets.dutch.id == "nl-zw"
+    assert set(rulesets.cross_border) == set(Country)
+    assert [entry.amount_eur for entry in rulesets.dutch.tariefgrens] == sorted(
+        entry.amount_eur for entry in rulesets.dutch.tariefgrens
+    )
+
+
+def test_every_source_note_flags_what_to_verify(ruleset_dir: Path) -> None:
+    rulesets = load_rulesets(ruleset_dir)
+    for ruleset in (rulesets.dutch, *rulesets.cross_border.values()):
+        assert "VERIFY" in ruleset.source_note or "risk model" in ruleset.source_note
+
+
+def _set(path: str, value: Any) -> Edit:
+    def change(data: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = data
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[int(last) if last.isdigit() else last] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        (DUTCH_FILE, _set("criteria.0.weight", 21), "weights must add up to 100"),
+        (DUTCH_FILE, _set("criteria.0.weight", "heavy"), "criteria.0.weight"),
+        (DUTCH_FILE, _set("criteria.2.input", "salary"), "criteria.2.input"),
+        (DUTCH_FILE, _set("criteria.1.source_url", "not a url"), "criteria.1.source_url"),
+        (DUTCH_FILE, _set("tariefgrens.1.valid_from", "2020-01-01"), "ascending"),
+        (DUTCH_FILE, _set("tariefgrens.3.legal_status", "rumoured"), "tariefgrens.3.legal_status"),
+        (DUTCH_FILE, _set("criteria.3.hit_when", {"op": "at_most_tariefgrens"}), "only the hourly rate"),
+        (DUTCH_FILE, _set("surprise", True), "surprise"),
+        (CROSS_BORDER_FILES[Country.FR], _set("rules.0.all_of", ["client_gives_orders", "typo"]), "rules.0"),
+        (CROSS_BORDER_FILES[Country.DE], _set("rules.3.at_least", 9), "at_least"),
+        (CROSS_BORDER_FILES[Country.BE], _set("advice", {"safe": "x"}), "advice"),
+        (CROSS_BORDER_FILES[Country.BE], _set("country", "FR"), "country"),
+        (CROSS_BORDER_FILES[Country.FR], _set("criteria.1.name", "not_registered_as_independent"), "unique"),
+    ],
+)
+def test_a_broken_file_is_refused_naming_file_and_field(
+    ruleset_dir: Path, name: str, change: Edit, message: str
+) -> None:
+    edit(ruleset_dir, name, change)
+    with pytest.raises(RulesetError) as raised:
+        load_rulesets(ruleset_dir)
+    assert name in str(raised.value)
+    assert message in str(raised.value)
+
+
+def test_a_missing_or_unparseable_file_is_refused(ruleset_dir: Path) -> None:
+    (ruleset_dir / CROSS_BORDER_FILES[Country.DE]).write_text("{not json")
+    with pytest.raises(RulesetError, match=CROSS_BORDER_FILES[Country.DE]):
+        load_rulesets(ruleset_dir)
+    (ruleset_dir / DUTCH_FILE).unlink()
+    with pytest.raises(RulesetError, match=f"{DUTCH_FILE}: cannot be read"):
+        load_rulesets(ruleset_dir)
