@@ -9,27 +9,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from compliance_api.cli import app
 from compliance_api.kit import tokens
-from tests.conftest import SECRET, require_service
+from tests.cli.conftest import invoke
+from tests.conftest import require_service
 from tests.servers import free_port, server
-
-
-@pytest.fixture
-def cli_env(database_url: str, var_dir: Path, engine: object) -> dict[str, str]:
-    return {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": "",
-        "COMPLIANCE_SECRET_KEY": SECRET,
-        "COMPLIANCE_VAR_DIR": str(var_dir),
-    }
-
-
-def invoke(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args), env=env)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_users_tokens_lifecycle(cli_env: dict[str, str]) -> None:
