@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.classify import examples, service, views
@@ -72,9 +72,10 @@ async def classify_cross_border(
     summary="The criteria catalogue of a country's test",
     operation_id="classify-cross-border-criteria",
     response_model=CriteriaCatalogue,
+    openapi_extra=examples.CRITERIA,
 )
 async def cross_border_criteria(
-    country: Annotated[Country, Query(description="FR, DE or BE.")], request: Request
+    country: Annotated[Country, Query(description="FR, DE or BE.", examples=["BE"])], request: Request
 ) -> CriteriaCatalogue:
     """Each criterion's name, description, weight and legal basis, the scoring rules and the dated tariefgrens."""
     return views.criteria_catalogue(_rulesets(request).cross_border[country])
@@ -86,9 +87,13 @@ async def cross_border_criteria(
     operation_id="classification-get",
     response_model=ClassificationRecord,
     responses=NOT_FOUND,
+    openapi_extra=examples.CLASSIFICATION,
 )
 async def get_classification(
-    classification_id: uuid.UUID, caller: CurrentCaller, session: DbSession, request: Request
+    classification_id: Annotated[uuid.UUID, Path(examples=["0f8fad5b-d9cb-469f-a165-70867728950e"])],
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
 ) -> ClassificationRecord:
     """The verdict with its input and ruleset version, for the account that asked for it, in the same
     environment, while retention lasts; anyone else gets 404."""

@@ -39,7 +39,11 @@ def _operation(request: dict[str, Any], response: dict[str, Any], summary: str) 
     }
 
 
-def _examples() -> tuple[dict[str, Any], dict[str, Any]]:
+def _get_operation(response: dict[str, Any]) -> dict[str, Any]:
+    return {"responses": {"200": {"content": {"application/json": {"example": response}}}}}
+
+
+def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
     rulesets = packaged_rulesets()
     dutch = views.dutch_verdict(
         assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF), rulesets.dutch, id=_ID, created_at=_CREATED_AT
@@ -47,9 +51,18 @@ def _examples() -> tuple[dict[str, Any], dict[str, Any]]:
     cross_border = views.cross_border_verdict(
         assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF), id=_ID, created_at=_CREATED_AT
     )
+    dutch_request = {"engagement": _ENGAGEMENT, "as_of": _AS_OF.isoformat()}
+    record = {
+        "id": str(_ID),
+        "kind": "zelfstandigenwet",
+        "created_at": _CREATED_AT.isoformat().replace("+00:00", "Z"),
+        "ruleset": dutch.ruleset.model_dump(mode="json"),
+        "request": dutch_request,
+        "result": dutch.model_dump(mode="json"),
+    }
     return (
         _operation(
-            {"engagement": _ENGAGEMENT, "as_of": _AS_OF.isoformat()},
+            dutch_request,
             dutch.model_dump(mode="json"),
             "A single-client IT contractor at EUR 95/h, full time for a year",
         ),
@@ -58,7 +71,9 @@ def _examples() -> tuple[dict[str, Any], dict[str, Any]]:
             cross_border.model_dump(mode="json"),
             "Orders, control and sanction (Société Générale triad)",
         ),
+        _get_operation(views.criteria_catalogue(rulesets.cross_border[Country.BE]).model_dump(mode="json")),
+        _get_operation(record),
     )
 
 
-ZELFSTANDIGENWET, CROSS_BORDER = _examples()
+ZELFSTANDIGENWET, CROSS_BORDER, CRITERIA, CLASSIFICATION = _examples()

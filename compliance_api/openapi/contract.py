@@ -48,6 +48,13 @@ Every authenticated response carries `X-RateLimit-Limit` (the burst), `X-RateLim
 requests would succeed now), `X-RateLimit-Reset` (seconds until the bucket is full) and `RateLimit-Policy`. A 429 adds
 `Retry-After` (seconds); back off exponentially.
 
+## Classifiers
+Verdicts are `safe` < `risky` < `unsafe`. Each comes from a versioned ruleset (returned as `ruleset`) that cites the
+law for every criterion; `as_of` judges under the rules and thresholds in force on a date. Turning an employment
+indicator on never gives a safer verdict or a lower score. Every verdict is kept as an audit record
+(`GET /v1/classifications/{{id}}`, for the account that asked, in the same environment) for 7 years in production
+and 30 days in the sandbox. The verdicts are an indication for due diligence, not legal advice.
+
 ## Errors
 Errors are RFC 9457 `application/problem+json` with a stable `code` and the `request_id` (also in `X-Request-Id`):
 
