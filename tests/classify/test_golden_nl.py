@@ -185,3 +185,37 @@ def test_every_hit_has_its_own_advice_sentence() -> None:
     assert [criterion.id for criterion in hits] == ["no_profit_risk"]
     assert hits[0].advice in assessment.advice
     assert RULESET.not_assessed in assessment.advice
+
+
+def test_deliveroo_couriers_are_unsafe() -> None:
+    """HR 24 Mar 2023, ECLI:NL:HR:2023:443: employment, despite free log-in, substitution and own phone and bike.
+    Our inputs miss the deciding factors (pay set unilaterally, algorithmic control); the facts we can map: own
+    tools, formal freedom of hours and substitution, no profit risk, no own customers. The rate is illustrative
+    (pay was per delivery; no hourly figure is published), so the presumption carries the verdict."""
+    deliveroo = {
+        "hourly_rate_eur": 15,
+        "months_duration": 6,
+        "days_per_week": 2,
+        "other_clients_count": 0,
+        "own_tools": True,
+        "own_liability": False,
+        "sets_own_hours": True,
+        "can_delegate": True,
+        "profit_risk": False,
+    }
+    assessment = assess_engagement(RULESET, deliveroo, dt.date(2023, 7, 1))
+    assert (assessment.verdict.value, assessment.score) == ("unsafe", 54)
+
+
+def test_a_golf_pro_found_self_employed_is_not_unsafe() -> None:
+    """Rb Gelderland 27 May 2025 (AR 2025-0745): no employment contract for a golf teacher who planned his own lessons,
+    need not work personally and bore commercial risk, though he used the club's facilities
+    (https://lammersthijssen.nl/nieuws/2025/06/de-deliveroo-gezichtspunten-toegepast). Unknown facts stay unanswered."""
+    golf_pro = {
+        "sets_own_hours": True,
+        "can_delegate": True,
+        "profit_risk": True,
+        "own_tools": False,
+        "months_duration": 19,
+    }
+    assert assess_engagement(RULESET, golf_pro, dt.date(2025, 5, 27)).verdict.value != "unsafe"
