@@ -82,4 +82,5 @@ async def _request_session(request: Request) -> AsyncIterator[AsyncSession]:
         await session.commit()
 
 
-DbSession = Annotated[AsyncSession, Depends(_request_session)]
+# scope="function": commit before the response is sent, so a failed commit is answered as an error, never a 200.
+DbSession = Annotated[AsyncSession, Depends(_request_session, scope="function")]

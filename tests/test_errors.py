@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.accounts.models import Plan, UserKind
+from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.app import create_app
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.config import Settings
@@ -52,6 +52,12 @@ def _test_routes() -> APIRouter:
         if fail_after:
             raise RuntimeError("fails after the write")
         return {"id": str(user.id)}
+
+    @router.post("/users-unflushed")
+    async def add_user_unflushed(session: DbSession, email: str) -> dict[str, str]:
+        """The write reaches the database only at commit, after the endpoint has returned."""
+        session.add(User(email=email, kind=UserKind.business, plan=Plan.free))
+        return {"status": "accepted"}
 
     return router
 
@@ -202,3 +208,14 @@ async def test_a_request_commits_once_and_a_failure_writes_nothing(
     async with sessionmaker() as session:
         assert await accounts_service.get_by_email(session, email="kept@example.com") is not None
         assert await accounts_service.get_by_email(session, email="lost@example.com") is None
+
+
+async def test_a_failing_commit_is_answered_as_an_error_not_as_success(
+    http: AsyncClient, auth: dict[str, str], sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """The commit runs before the response is sent: a client never gets a 200 for a write that did not happen."""
+    first = await http.post("/v1/test-only/users-unflushed", params={"email": "twice@example.com"}, headers=auth)
+    assert first.status_code == 200
+    second = await http.post("/v1/test-only/users-unflushed", params={"email": "twice@example.com"}, headers=auth)
+    assert second.status_code == 500
+    assert second.json()["code"] == "internal_error"
