@@ -19,12 +19,14 @@ from compliance_api import CONTRACT_VERSION, __version__
 from compliance_api.api import API_ROUTERS
 from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
+from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
 from compliance_api.health.endpoints import probes
 from compliance_api.health.probe import HealthProbe
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.logging import configure_logging
 from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
@@ -47,6 +49,7 @@ class Services:
     pepper: bytes
     base_url: str
     rulesets: Rulesets
+    audit: GroupCommit
 
 
 def build_services(settings: Settings) -> Services:
@@ -68,6 +71,7 @@ def build_services(settings: Settings) -> Services:
         pepper=settings.secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
+        audit=GroupCommit(engine, Classification),
     )
 
 
@@ -87,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await services.health.stop()
+            await services.audit.close()
             await services.limiter.close()
             await services.engine.dispose()
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 
+import orjson
 from fastapi import Depends, Request
 from sqlalchemy import Enum, MetaData, Uuid, event
 from sqlalchemy.engine import Dialect
@@ -54,12 +55,20 @@ def str_enum(enum: type[StrEnum], name: str) -> Enum:
     return Enum(enum, name=name, native_enum=False, length=16, values_callable=lambda e: [m.value for m in e])
 
 
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+# orjson for JSON columns: the standard library's encoder was a tenth of the classify endpoint's CPU time.
+JSON_CODEC: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": orjson.loads}
+
+
 def create_engine(url: str) -> AsyncEngine:
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, pool_size=5, max_overflow=5, connect_args={"timeout": 30})
+        engine = create_async_engine(url, pool_size=5, max_overflow=5, connect_args={"timeout": 30}, **JSON_CODEC)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True, **JSON_CODEC)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.classify import examples, service, views
@@ -21,6 +21,7 @@ from compliance_api.classify.schemas import (
 from compliance_api.classify.verdict import Country
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.schemas import json_response
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
@@ -44,12 +45,12 @@ def _retention(request: Request) -> service.Retention:
     response_model=ZWVerdict,
     openapi_extra=examples.ZELFSTANDIGENWET,
 )
-async def classify_zelfstandigenwet(
-    body: ZelfstandigenwetRequest, caller: CurrentCaller, session: DbSession, request: Request
-) -> ZWVerdict:
+async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, caller: CurrentCaller, request: Request) -> Response:
     """Scores the engagement against the `nl-zw` ruleset (Zelfstandigenwet 5+4 criteria anchored in Deliveroo,
     with the hourly-rate presumption) and keeps the verdict as an audit record."""
-    return await service.classify_engagement(session, caller, body, _rulesets(request), utcnow())
+    services = request.app.state.services
+    verdict = await service.classify_engagement(services.audit, caller, body, services.rulesets, utcnow())
+    return json_response(verdict)
 
 
 @router.post(
@@ -59,12 +60,12 @@ async def classify_zelfstandigenwet(
     response_model=CrossBorderVerdict,
     openapi_extra=examples.CROSS_BORDER,
 )
-async def classify_cross_border(
-    body: CrossBorderRequest, caller: CurrentCaller, session: DbSession, request: Request
-) -> CrossBorderVerdict:
+async def classify_cross_border(body: CrossBorderRequest, caller: CurrentCaller, request: Request) -> Response:
     """Scores the criteria against the country's ruleset; criteria left out count as false and are named in
     `advice`; an unknown name is a 400 listing the allowed ones."""
-    return await service.classify_cross_border(session, caller, body, _rulesets(request), utcnow())
+    services = request.app.state.services
+    verdict = await service.classify_cross_border(services.audit, caller, body, services.rulesets, utcnow())
+    return json_response(verdict)
 
 
 @router.get(

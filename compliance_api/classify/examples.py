@@ -55,20 +55,20 @@ def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[st
     record = {
         "id": str(_ID),
         "kind": "zelfstandigenwet",
-        "created_at": _CREATED_AT.isoformat().replace("+00:00", "Z"),
-        "ruleset": dutch.ruleset.model_dump(mode="json"),
+        "created_at": dutch["created_at"],
+        "ruleset": dutch["ruleset"],
         "request": dutch_request,
-        "result": dutch.model_dump(mode="json"),
+        "result": dutch,
     }
     return (
         _operation(
             dutch_request,
-            dutch.model_dump(mode="json"),
+            dutch,
             "A single-client IT contractor at EUR 95/h, full time for a year",
         ),
         _operation(
             {"country": "FR", "criteria": _CRITERIA, "as_of": _AS_OF.isoformat()},
-            cross_border.model_dump(mode="json"),
+            cross_border,
             "Orders, control and sanction (Société Générale triad)",
         ),
         _get_operation(views.criteria_catalogue(rulesets.cross_border[Country.BE]).model_dump(mode="json")),

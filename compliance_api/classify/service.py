@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,16 +15,11 @@ from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.models import Classification, ClassificationKind
-from compliance_api.classify.ruleset import Rulesets
-from compliance_api.classify.schemas import (
-    ClassificationRecord,
-    CrossBorderRequest,
-    CrossBorderVerdict,
-    ZelfstandigenwetRequest,
-    ZWVerdict,
-)
+from compliance_api.classify.ruleset import RulesetHeader, Rulesets
+from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.group_commit import GroupCommit
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,55 +39,47 @@ class Retention:
             return now.replace(year=now.year - self.live_years, day=28)
 
 
-def _record(
-    session: AsyncSession,
+def _audit_row(
     caller: Caller,
     kind: ClassificationKind,
-    ruleset_id: str,
-    version: dt.date,
-    request: dict[str, object],
+    ruleset: RulesetHeader,
+    request: dict[str, Any],
+    result: dict[str, Any],
+    record_id: uuid.UUID,
     now: dt.datetime,
-) -> Classification:
-    record = Classification(
-        id=uuid.uuid4(),
-        environment=caller.environment,
-        user_id=caller.user_id,
-        token_id=caller.token_id,
-        kind=kind,
-        ruleset_id=ruleset_id,
-        ruleset_version=version.isoformat(),
-        request=request,
-        result={},
-        created_at=now,
-    )
-    session.add(record)
-    return record
+) -> dict[str, Any]:
+    return {
+        "id": record_id,
+        "environment": caller.environment,
+        "user_id": caller.user_id,
+        "token_id": caller.token_id,
+        "kind": kind,
+        "ruleset_id": ruleset.id,
+        "ruleset_version": ruleset.version.isoformat(),
+        "request": request,
+        "result": result,
+        "created_at": now,
+    }
 
 
 async def classify_engagement(
-    session: AsyncSession, caller: Caller, body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime
-) -> ZWVerdict:
-    """Score under the Dutch ruleset and store the verdict with its input."""
+    audit: GroupCommit, caller: Caller, body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime
+) -> dict[str, Any]:
+    """Score under the Dutch ruleset and store the verdict with its input; returns the verdict as JSON."""
     ruleset = rulesets.dutch
     assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date())
-    record = _record(
-        session,
-        caller,
-        ClassificationKind.zelfstandigenwet,
-        ruleset.id,
-        ruleset.version,
-        body.model_dump(mode="json", exclude_unset=True),
-        now,
+    record_id = uuid.uuid4()
+    verdict = views.dutch_verdict(assessment, ruleset, id=record_id, created_at=now)
+    request = body.model_dump(mode="json", exclude_unset=True)
+    await audit.insert(
+        _audit_row(caller, ClassificationKind.zelfstandigenwet, ruleset, request, verdict, record_id, now)
     )
-    verdict = views.dutch_verdict(assessment, ruleset, id=record.id, created_at=now)
-    record.result = verdict.model_dump(mode="json")
-    await session.flush()
     return verdict
 
 
 async def classify_cross_border(
-    session: AsyncSession, caller: Caller, body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime
-) -> CrossBorderVerdict:
+    audit: GroupCommit, caller: Caller, body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime
+) -> dict[str, Any]:
     """Score under the country's ruleset and store the verdict; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
     unknown = unknown_criteria(ruleset, body.criteria)
@@ -106,18 +94,10 @@ async def classify_cross_border(
             ],
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date())
-    record = _record(
-        session,
-        caller,
-        ClassificationKind.cross_border,
-        ruleset.id,
-        ruleset.version,
-        body.model_dump(mode="json", exclude_unset=True),
-        now,
-    )
-    verdict = views.cross_border_verdict(assessment, id=record.id, created_at=now)
-    record.result = verdict.model_dump(mode="json")
-    await session.flush()
+    record_id = uuid.uuid4()
+    verdict = views.cross_border_verdict(assessment, id=record_id, created_at=now)
+    request = body.model_dump(mode="json", exclude_unset=True)
+    await audit.insert(_audit_row(caller, ClassificationKind.cross_border, ruleset, request, verdict, record_id, now))
     return verdict
 
 

@@ -9,15 +9,16 @@ from typing import Any
 import pytest
 from httpx import AsyncClient
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from compliance_api.classify import service
+from compliance_api.classify import examples, service
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets
-from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, ZelfstandigenwetRequest, ZWVerdict
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
 from tests.classify.conftest import Account, caller_for, make_account
 
 ZW = "/v1/classify/zelfstandigenwet"
@@ -269,6 +270,7 @@ async def test_sandbox_records_stay_in_the_sandbox(
 )
 async def test_records_past_retention_are_hidden_then_purged(
     account: Account,
+    engine: AsyncEngine,
     sessionmaker: async_sessionmaker[AsyncSession],
     rulesets: Rulesets,
     environment: Environment,
@@ -279,14 +281,39 @@ async def test_records_past_retention_are_hidden_then_purged(
     caller = caller_for(account.user, environment)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
     now = utcnow()
-    async with sessionmaker.begin() as session:
-        expired = await service.classify_engagement(session, caller, body, rulesets, now - expired_age)
-        kept = await service.classify_engagement(session, caller, body, rulesets, now - kept_age)
+    audit = GroupCommit(engine, Classification)
+    expired = await service.classify_engagement(audit, caller, body, rulesets, now - expired_age)
+    kept = await service.classify_engagement(audit, caller, body, rulesets, now - kept_age)
     async with sessionmaker() as session:
         with pytest.raises(ApiError):
-            await service.get_classification(session, caller, expired.id, retention, now)
-        assert (await service.get_classification(session, caller, kept.id, retention, now)).id == kept.id
+            await service.get_classification(session, caller, uuid.UUID(expired["id"]), retention, now)
+        found = await service.get_classification(session, caller, uuid.UUID(kept["id"]), retention, now)
+        assert str(found.id) == kept["id"]
     async with sessionmaker.begin() as session:
         removed = await service.purge_expired(session, retention, now)
     assert removed == {environment: 1, other_environment(environment): 0}
     assert await count_records(sessionmaker, account) == 1
+
+
+async def test_verdict_bodies_match_their_response_models(client: AsyncClient, account: Account) -> None:
+    """The verdicts are built as plain JSON for speed; they must still be exactly what the contract's models say."""
+    dutch = await client.post(ZW, json={"engagement": FULL_ENGAGEMENT}, headers=account.live)
+    early = await client.post(ZW, json={"engagement": {}, "as_of": "2020-01-01"}, headers=account.live)
+    cross = await client.post(
+        CB, json={"country": "BE", "criteria": {"in_presumption_sector": True}}, headers=account.live
+    )
+    for response, model in ((dutch, ZWVerdict), (early, ZWVerdict), (cross, CrossBorderVerdict)):
+        body = response.json()
+        assert model.model_validate(body).model_dump(mode="json") == body
+
+
+def test_contract_examples_match_their_response_models() -> None:
+    assert ZWVerdict.model_validate(
+        examples.ZELFSTANDIGENWET["responses"]["200"]["content"]["application/json"]["example"]
+    )
+    for operation, model in (
+        (examples.CROSS_BORDER, CrossBorderVerdict),
+        (examples.CLASSIFICATION, ClassificationRecord),
+    ):
+        body = operation["responses"]["200"]["content"]["application/json"]["example"]
+        assert model.model_validate(body).model_dump(mode="json") == body
