@@ -42,6 +42,7 @@ contract: install
 bench: install
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python bench/health_ratio.py
+	$(BIN)/python bench/classify_ratio.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -143,7 +143,8 @@ class Result:
 
     @property
     def rows_ok(self) -> bool:
-        return self.rows == self.logged.get(200, 0) and set(self.logged) <= {200} and self.wrk_ok <= self.rows
+        # Non-200 lines for the route (a request cut off when wrk stops) wrote no row and are reported, not failed.
+        return self.rows == self.logged.get(200, 0) and self.wrk_ok <= self.rows
 
 
 def bench_backend(name: str, args: argparse.Namespace) -> Result:
