@@ -13,6 +13,7 @@ import pytest
 
 from compliance_api.classify.ruleset import CROSS_BORDER_FILES, DUTCH_FILE, RulesetError, load_rulesets
 from compliance_api.classify.verdict import Country
+from tests.cli.conftest import invoke
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -93,3 +94,18 @@ def test_a_missing_or_unparseable_file_is_refused(ruleset_dir: Path) -> None:
     (ruleset_dir / DUTCH_FILE).unlink()
     with pytest.raises(RulesetError, match=f"{DUTCH_FILE}: cannot be read"):
         load_rulesets(ruleset_dir)
+
+
+def test_the_check_command_names_the_broken_file(ruleset_dir: Path) -> None:
+    code, out, _ = invoke({}, "rulesets", "check", "--dir", str(ruleset_dir), "--json")
+    assert code == 0
+    assert {entry["id"] for entry in json.loads(out)["rulesets"]} == {
+        "nl-zw",
+        "fr-subordination",
+        "de-scheinselbstaendigkeit",
+        "be-arbeidsrelatiewet",
+    }
+    edit(ruleset_dir, DUTCH_FILE, _set("criteria.0.weight", -1))
+    code, _, err = invoke({}, "rulesets", "check", "--dir", str(ruleset_dir))
+    assert code == 1
+    assert err.startswith(f"error: ruleset {DUTCH_FILE}: criteria.0.weight")
