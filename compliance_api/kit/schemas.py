@@ -45,8 +45,9 @@ def _whole_number(value: object) -> object:
     return value
 
 
-WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
-"""An integer in a request body; `4` and `4.0` are the same number, `4.5` and `true` are errors."""
+ACCEPT_WHOLE_FLOATS = BeforeValidator(_whole_number)
+"""For integers in request bodies: `4` and `4.0` are the same number, `4.5` and `true` are errors. Put it after the
+`Field` constraints in `Annotated[int, Field(...), ACCEPT_WHOLE_FLOATS]`, or the contract gets `ge`/`le` keywords."""
 
 
 def json_response(body: Any, status_code: int = 200) -> Response:

@@ -67,3 +67,19 @@ async def test_docs_render_from_local_assets_only(client: AsyncClient) -> None:
     for source in sources:
         assert source.startswith("/"), f"/docs loads {source} from another host"
         assert (await client.get(source)).status_code == 200, source
+
+
+def _keys(node: object) -> set[str]:
+    if isinstance(node, dict):
+        return set(node).union(*(_keys(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_keys(value) for value in node))
+    return set()
+
+
+def test_no_python_constraint_names_leak_into_the_contract() -> None:
+    """`ge`/`le` instead of `minimum`/`maximum` mean a constraint the contract does not state (clients and
+    schemathesis would then send values the server refuses)."""
+    contract = frozen_contract(CONTRACT_VERSION)
+    assert contract is not None
+    assert not _keys(contract["components"]["schemas"]) & {"ge", "le", "gt", "lt", "max_length", "min_length"}
