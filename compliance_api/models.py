@@ -3,5 +3,7 @@
 from compliance_api.accounts.models import User
 from compliance_api.auth.models import ApiToken
 from compliance_api.db import Base
+from compliance_api.events.models import OutboxEvent
+from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
-__all__ = ["ApiToken", "Base", "User"]
+__all__ = ["ApiToken", "Base", "OutboxEvent", "User", "WttaAdmission", "WttaImport", "WttaStatusChange"]
