@@ -50,6 +50,7 @@ class RowRateColumn(ProgressColumn):
 
 def make_progress(console: Console, *, quiet: bool) -> Progress:
     """A progress display on `console`; disabled with --quiet or when the console is not a terminal."""
+    enabled = not quiet and console.is_terminal
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -59,8 +60,9 @@ def make_progress(console: Console, *, quiet: bool) -> Progress:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
-        disable=quiet or not console.is_terminal,
-        transient=False,
+        disable=not enabled,
+        redirect_stdout=enabled,
+        redirect_stderr=enabled,
     )
 
 
