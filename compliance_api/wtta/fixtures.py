@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import service
 from compliance_api.wtta.models import AdmissionStatus
-from compliance_api.wtta.register_file import FIELDS, validate
+from compliance_api.wtta.register_file import validate
 
 SANDBOX_SOURCE = "sandbox test data (fictitious, not the WTTA register)"
 
@@ -34,8 +34,7 @@ async def create_sandbox_admissions(session: AsyncSession) -> dict[str, str]:
     rows = []
     for line, (status, (kvk, number, admitted_at, expires_at)) in enumerate(SANDBOX_ADMISSIONS.items(), start=1):
         name = f"Sandbox {status.replace('_', ' ').title()} B.V."
-        values = dict(zip(FIELDS, (kvk, name, status.value, number, admitted_at, expires_at), strict=True))
-        rows.append(validate(values, f"fixture {line}", line))
+        rows.append(validate((kvk, name, status.value, number, admitted_at, expires_at), "fixture", line))
     origin = service.ImportSource(location="compliance-api demo", source=SANDBOX_SOURCE)
     await service.import_rows(session, environment=Environment.test, rows=rows, origin=origin)
     return {status.value: kvk for status, (kvk, *_) in SANDBOX_ADMISSIONS.items()}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
@@ -42,7 +42,7 @@ from compliance_api.wtta.models import AdmissionStatus, WttaAdmission, WttaImpor
 from compliance_api.wtta.register_file import RegisterFileError, Row
 
 ADMISSION_UPDATED = "wtta.admission.updated"
-BATCH_ROWS = 5000
+BATCH_ROWS = 10_000
 DATA_FIELDS = ("legal_name", "admission_status", "admission_number", "admitted_at", "expires_at")
 
 staging = Table(
@@ -58,6 +58,8 @@ staging = Table(
     prefixes=["TEMPORARY"],
     postgresql_on_commit="DROP",
 )
+STAGING_COLUMNS = tuple(column.name for column in staging.columns)
+SQLITE_STAGING_INSERT = str(insert(staging).compile(dialect=sqlite.dialect()))  # positional `?` parameters
 # Created after the rows are loaded, which is faster than maintaining it during the load.
 STAGING_INDEX = text("CREATE INDEX ix_wtta_staging_kvk ON wtta_staging (kvk_number)")
 
@@ -162,24 +164,28 @@ async def import_rows(
     now = utcnow()
     import_id = uuid.uuid4()
     connection = await session.connection()
-    await connection.run_sync(lambda c: staging.drop(c, checkfirst=True))
+    # PostgreSQL drops the temporary table at commit (ON COMMIT DROP); SQLite keeps it on the pooled connection.
+    sqlite_connection = connection.dialect.name == "sqlite"
+    if sqlite_connection:
+        await connection.run_sync(lambda c: staging.drop(c, checkfirst=True))
     await connection.run_sync(lambda c: staging.create(c))
-    rows_read = 0
-    for batch in _batches(rows):
-        await session.execute(insert(staging), batch)
-        rows_read += len(batch)
+    rows_read = await _load_staging(session, rows)
     if full and rows_read == 0:
         raise EmptySnapshot("a --full import needs at least one row (an empty snapshot would mark every row missing)")
     on_stage("checking")
     await session.execute(STAGING_INDEX)
     await _refuse_duplicates(session)
-    on_stage("applying")
+    on_stage("comparing")
     counts = await _count_changes(session, environment)
+    on_stage("recording history")
     status_changes = await _record_history(session, environment, now=now, source=origin.source, import_id=import_id)
     await _emit_status_events(session, environment, now=now, source=origin.source)
+    on_stage("applying")
     await session.execute(_upsert(session, environment, now=now, origin=origin))
+    on_stage("marking missing")
     missing = await _mark_missing(session, environment, now=now) if full else 0
-    await connection.run_sync(lambda c: staging.drop(c))
+    if sqlite_connection:
+        await connection.run_sync(lambda c: staging.drop(c))
     created, changed = counts
     session.add(
         WttaImport(
@@ -202,6 +208,37 @@ async def import_rows(
     await session.flush()
     unchanged = rows_read - created - changed
     return ImportResult(import_id, environment, rows_read, created, changed, unchanged, status_changes, missing)
+
+
+async def _load_staging(session: AsyncSession, rows: Iterable[Row]) -> int:
+    """Bulk-load the staging table through the driver (COPY on PostgreSQL, executemany on SQLite).
+
+    Hand-rolled on purpose: SQLAlchemy's per-row parameter processing cost more than the database itself for a
+    million rows (bench/RESULTS.md); the rows are already validated and typed.
+    """
+    connection = await session.connection()
+    driver = (await connection.get_raw_connection()).driver_connection
+    assert driver is not None
+    count = 0
+    postgres = connection.dialect.name == "postgresql"
+    for batch in _batches(rows):
+        records = [tuple(row[name] for name in STAGING_COLUMNS) for row in batch]
+        if postgres:
+            await driver.copy_records_to_table(staging.name, records=records, columns=STAGING_COLUMNS)
+        else:
+            await driver.executemany(SQLITE_STAGING_INSERT, [_sqlite_record(r) for r in records])
+        count += len(records)
+    return count
+
+
+def _sqlite_record(record: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Datetimes as SQLAlchemy's SQLite DateTime stores them (naive UTC text), so UTCDateTime reads them back."""
+    *head, admitted_at, expires_at = record
+    return (*head, _sqlite_time(admitted_at), _sqlite_time(expires_at))
+
+
+def _sqlite_time(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 def _batches(rows: Iterable[Row]) -> Iterator[list[Row]]:
@@ -272,27 +309,30 @@ async def _emit_status_events(session: AsyncSession, environment: Environment, *
         .where(WttaAdmission.admission_status != staging.c.admission_status)
         .order_by(staging.c.line)
     )
-    changes = (await session.execute(statement)).all()
-    for start in range(0, len(changes), BATCH_ROWS):
-        await events.emit_many(
-            session,
-            environment=environment,
-            at=now,
-            events=[
-                events.Event(
-                    ADMISSION_UPDATED,
-                    {
-                        "kvk_number": kvk,
-                        "legal_name": name,
-                        "from_status": str(AdmissionStatus(old)),
-                        "to_status": new,
-                        "changed_at": now.isoformat(),
-                        "source": source,
-                    },
-                )
-                for kvk, name, old, new in changes[start : start + BATCH_ROWS]
-            ],
-        )
+    result = await session.stream(statement)
+    try:
+        async for changes in result.partitions(BATCH_ROWS):
+            await events.emit_many(
+                session,
+                environment=environment,
+                at=now,
+                events=[
+                    events.Event(
+                        ADMISSION_UPDATED,
+                        {
+                            "kvk_number": kvk,
+                            "legal_name": name,
+                            "from_status": str(AdmissionStatus(old)),
+                            "to_status": new,
+                            "changed_at": now.isoformat(),
+                            "source": source,
+                        },
+                    )
+                    for kvk, name, old, new in changes
+                ],
+            )
+    finally:
+        await result.close()
 
 
 def _upsert(session: AsyncSession, environment: Environment, *, now: datetime, origin: ImportSource) -> Insert:
