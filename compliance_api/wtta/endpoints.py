@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
@@ -32,12 +32,13 @@ async def lookup(
     caller: CurrentCaller,
     session: DbSession,
     kvk: Annotated[str, Query(pattern=KVK_PATTERN, description="KvK number, exactly 8 digits.")],
-) -> WttaAdmissionOut:
+) -> Response:
     """The cached admission of the supplier with this KvK number (404 `not_in_cache` when unknown)."""
     row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
     if row is None:
         raise await _not_in_cache(session, caller.environment, kvk)
-    return WttaAdmissionOut.model_validate(row)
+    # Serialised here, once: returning the model would make FastAPI validate it a second time (hot path).
+    return Response(WttaAdmissionOut.model_validate(row).model_dump_json(), media_type="application/json")
 
 
 @router.get(

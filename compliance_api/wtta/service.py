@@ -32,6 +32,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.db import UTCDateTime
@@ -105,9 +106,13 @@ class ImportSource:
     last_modified: str | None = None
 
 
-async def lookup(session: AsyncSession, *, environment: Environment, kvk_number: str) -> WttaAdmission | None:
-    """The cached admission: one primary-key read."""
-    return await session.get(WttaAdmission, (environment, kvk_number))
+ADMISSION_COLUMNS = select(WttaAdmission.__table__)
+
+
+async def lookup(session: AsyncSession, *, environment: Environment, kvk_number: str) -> RowMapping | None:
+    """The cached admission's columns: one primary-key read, no ORM object (the hot path)."""
+    statement = scoped(ADMISSION_COLUMNS, WttaAdmission, environment).where(WttaAdmission.kvk_number == kvk_number)
+    return (await session.execute(statement)).mappings().first()
 
 
 async def history(session: AsyncSession, *, environment: Environment, kvk_number: str) -> list[WttaStatusChange]:

@@ -10,15 +10,17 @@ from compliance_api.kit.environment import Environment
 from compliance_api.wtta import service
 from compliance_api.wtta.models import AdmissionStatus, WttaAdmission, WttaStatusChange
 from compliance_api.wtta.register_file import RegisterFileError
+from compliance_api.wtta.schemas import WttaAdmissionOut
 from compliance_api.wtta.service import ADMISSION_UPDATED, EmptySnapshot
 from tests.wtta.registers import import_lines, row
 
 Maker = async_sessionmaker[AsyncSession]
 
 
-async def cached(sessionmaker: Maker, kvk: str, environment: Environment = Environment.live) -> WttaAdmission | None:
+async def cached(sessionmaker: Maker, kvk: str, environment: Environment = Environment.live) -> WttaAdmissionOut | None:
     async with sessionmaker() as session:
-        return await service.lookup(session, environment=environment, kvk_number=kvk)
+        row = await service.lookup(session, environment=environment, kvk_number=kvk)
+    return WttaAdmissionOut.model_validate(row) if row else None
 
 
 async def snapshot(sessionmaker: Maker) -> list[tuple[object, ...]]:
