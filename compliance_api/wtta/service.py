@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Table,
     and_,
+    case,
     exists,
     func,
     insert,
@@ -172,6 +173,7 @@ async def import_rows(
     # PostgreSQL drops the temporary table at commit (ON COMMIT DROP); SQLite keeps it on the pooled connection.
     sqlite_connection = connection.dialect.name == "sqlite"
     if sqlite_connection:
+        await session.execute(text("PRAGMA temp_store = MEMORY"))  # staging in memory: twice as fast to load
         await connection.run_sync(lambda c: staging.drop(c, checkfirst=True))
     await connection.run_sync(lambda c: staging.create(c))
     rows_read = await _load_staging(session, rows)
@@ -181,17 +183,20 @@ async def import_rows(
     await session.execute(STAGING_INDEX)
     await _refuse_duplicates(session)
     on_stage("comparing")
-    counts = await _count_changes(session, environment)
+    compared = await _compare(session, environment)
     on_stage("recording history")
-    status_changes = await _record_history(session, environment, now=now, source=origin.source, import_id=import_id)
-    await _emit_status_events(session, environment, now=now, source=origin.source)
+    if compared.created or compared.status_changed:  # re-importing an unchanged file skips both passes
+        await _record_history(session, environment, now=now, source=origin.source, import_id=import_id)
+    if compared.status_changed:
+        await _emit_status_events(session, environment, now=now, source=origin.source)
     on_stage("applying")
     await session.execute(_upsert(session, environment, now=now, origin=origin))
     on_stage("marking missing")
     missing = await _mark_missing(session, environment, now=now) if full else 0
     if sqlite_connection:
         await connection.run_sync(lambda c: staging.drop(c))
-    created, changed = counts
+    created, changed = compared.created, compared.changed
+    status_changes = compared.created + compared.status_changed
     session.add(
         WttaImport(
             id=import_id,
@@ -274,19 +279,30 @@ def _data_differs() -> Any:
     return or_(*(getattr(WttaAdmission, name).is_distinct_from(staging.c[name]) for name in DATA_FIELDS))
 
 
-async def _count_changes(session: AsyncSession, environment: Environment) -> tuple[int, int]:
-    """(new numbers, cached numbers whose data differs)."""
-    total = await session.scalar(select(func.count()).select_from(staging))
-    cached = await session.scalar(select(func.count()).select_from(staging.join(WttaAdmission, _joined(environment))))
-    changed = await session.scalar(
-        select(func.count()).select_from(staging.join(WttaAdmission, _joined(environment))).where(_data_differs())
-    )
-    return int(total or 0) - int(cached or 0), int(changed or 0)
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """How the staged rows differ from the cache, counted in one pass."""
+
+    created: int
+    changed: int
+    status_changed: int
+
+
+async def _compare(session: AsyncSession, environment: Environment) -> Comparison:
+    cached = WttaAdmission.kvk_number.is_not(None)
+    statement = select(
+        func.count(),
+        func.count(WttaAdmission.kvk_number),
+        func.coalesce(func.sum(case((and_(cached, _data_differs()), 1), else_=0)), 0),
+        func.coalesce(func.sum(case((WttaAdmission.admission_status != staging.c.admission_status, 1), else_=0)), 0),
+    ).select_from(staging.outerjoin(WttaAdmission, _joined(environment)))
+    total, found, changed, status_changed = (await session.execute(statement)).one()
+    return Comparison(int(total) - int(found), int(changed), int(status_changed))
 
 
 async def _record_history(
     session: AsyncSession, environment: Environment, *, now: datetime, source: str, import_id: uuid.UUID
-) -> int:
+) -> None:
     """A history row for every new number (from null) and every status that differs from the cache."""
     changed = (
         select(
@@ -302,8 +318,7 @@ async def _record_history(
         .where(or_(WttaAdmission.kvk_number.is_(None), WttaAdmission.admission_status != staging.c.admission_status))
     )
     columns = ["environment", "kvk_number", "from_status", "to_status", "changed_at", "source", "import_id"]
-    result = await session.execute(insert(WttaStatusChange).from_select(columns, changed))
-    return int(getattr(result, "rowcount", 0) or 0)
+    await session.execute(insert(WttaStatusChange).from_select(columns, changed))
 
 
 async def _emit_status_events(session: AsyncSession, environment: Environment, *, now: datetime, source: str) -> None:
