@@ -81,5 +81,6 @@ class WttaImport(EnvironmentOwned, Base):
     rows_changed: Mapped[int] = mapped_column(default=0)
     status_changes: Mapped[int] = mapped_column(default=0)
     rows_missing: Mapped[int] = mapped_column(default=0)
+    covers_all: Mapped[bool] = mapped_column(default=False)  # the file listed every cached number: all verified
     etag: Mapped[str | None] = mapped_column(String(500), default=None)
     last_modified: Mapped[str | None] = mapped_column(String(100), default=None)

@@ -29,10 +29,10 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    true,
     update,
 )
 from sqlalchemy.dialects import sqlite
-from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.db import UTCDateTime
@@ -106,13 +106,24 @@ class ImportSource:
     last_modified: str | None = None
 
 
-ADMISSION_COLUMNS = select(WttaAdmission.__table__)
+async def lookup(session: AsyncSession, *, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
+    """The cached admission's columns: one statement (a primary-key read), no ORM object (the hot path).
 
-
-async def lookup(session: AsyncSession, *, environment: Environment, kvk_number: str) -> RowMapping | None:
-    """The cached admission's columns: one primary-key read, no ORM object (the hot path)."""
-    statement = scoped(ADMISSION_COLUMNS, WttaAdmission, environment).where(WttaAdmission.kvk_number == kvk_number)
-    return (await session.execute(statement)).mappings().first()
+    `last_verified_at` is the later of the row's own stamp and the newest import that listed every cached number
+    (such an import stamps itself instead of a million rows; see `_apply`).
+    """
+    covered = scoped(select(func.max(WttaImport.finished_at)), WttaImport, environment).where(WttaImport.covers_all)
+    statement = scoped(
+        select(WttaAdmission.__table__, covered.scalar_subquery().label("covered_at")), WttaAdmission, environment
+    ).where(WttaAdmission.kvk_number == kvk_number)
+    row = (await session.execute(statement)).mappings().first()
+    if row is None:
+        return None
+    found = dict(row)
+    covered_at = found.pop("covered_at")
+    if covered_at is not None and covered_at > found["last_verified_at"]:
+        found["last_verified_at"] = covered_at
+    return found
 
 
 async def history(session: AsyncSession, *, environment: Environment, kvk_number: str) -> list[WttaStatusChange]:
@@ -182,13 +193,15 @@ async def import_rows(
     await _refuse_duplicates(session)
     on_stage("comparing")
     compared = await _compare(session, environment)
+    cached_total = await session.scalar(scoped(select(func.count()), WttaAdmission, environment))
+    covers_all = rows_read - compared.created == cached_total
     on_stage("recording history")
     if compared.created or compared.status_changed:  # re-importing an unchanged file skips both passes
         await _record_history(session, environment, now=now, source=origin.source, import_id=import_id)
     if compared.status_changed:
         await _emit_status_events(session, environment, now=now, source=origin.source)
     on_stage("applying")
-    await _apply(session, environment, now=now, origin=origin)
+    await _apply(session, environment, now=now, origin=origin, only_changed=covers_all)
     on_stage("marking missing")
     missing = await _mark_missing(session, environment, now=now) if full else 0
     if sqlite_connection:
@@ -209,6 +222,7 @@ async def import_rows(
             rows_changed=changed,
             status_changes=status_changes,
             rows_missing=missing,
+            covers_all=covers_all,
             etag=origin.etag,
             last_modified=origin.last_modified,
         )
@@ -353,11 +367,16 @@ async def _emit_status_events(session: AsyncSession, environment: Environment, *
         await result.close()
 
 
-async def _apply(session: AsyncSession, environment: Environment, *, now: datetime, origin: ImportSource) -> None:
+async def _apply(
+    session: AsyncSession, environment: Environment, *, now: datetime, origin: ImportSource, only_changed: bool
+) -> None:
     """Overwrite cached numbers, then insert new ones; every row read is verified now and no longer missing.
 
     Two set-based statements (UPDATE … FROM, INSERT … SELECT … WHERE NOT EXISTS) rather than one upsert: both
-    databases join the staging table in one pass instead of probing the primary key once per row.
+    databases join the staging table in one pass instead of probing the primary key once per row. When the file
+    lists every cached number (`only_changed`), unchanged rows are not rewritten: the import itself records that it
+    verified them all (`WttaImport.covers_all`, read by `lookup`), which makes re-importing an unchanged register
+    cheaper than the first import.
     """
     table = cast(Table, WttaAdmission.__table__)
     stamped = {
@@ -365,9 +384,10 @@ async def _apply(session: AsyncSession, environment: Environment, *, now: dateti
         "source_url": literal(origin.source_url, String()),
         "last_verified_at": literal(now, UTCDateTime()),
     }
+    changed = or_(_data_differs(), table.c.missing_from_source_at.is_not(None)) if only_changed else true()
     await session.execute(
         update(table)
-        .where(table.c.environment == environment, table.c.kvk_number == staging.c.kvk_number)
+        .where(table.c.environment == environment, table.c.kvk_number == staging.c.kvk_number, changed)
         .values(**{name: staging.c[name] for name in DATA_FIELDS}, **stamped, missing_from_source_at=None)
     )
     new = select(

@@ -72,12 +72,32 @@ async def test_importing_the_same_file_twice_changes_only_the_verification_time(
     lines = [row("12345678"), row("87654321", "suspended")]
     await import_lines(sessionmaker, lines)
     first = await snapshot(sessionmaker)
+    verified = [await cached(sessionmaker, kvk) for kvk in ("12345678", "87654321")]
     again = await import_lines(sessionmaker, lines)
     assert (again.rows_created, again.rows_changed, again.rows_unchanged, again.status_changes) == (0, 0, 2, 0)
     second = await snapshot(sessionmaker)
     assert [r[:3] for r in second[:-1]] == [r[:3] for r in first[:-1]]
     assert second[-1] == first[-1], "no history, no events"
-    assert all(str(s[3]) > str(f[3]) for f, s in zip(first[:-1], second[:-1], strict=True)), "verified again"
+    for kvk, before in zip(("12345678", "87654321"), verified, strict=True):
+        after = await cached(sessionmaker, kvk)
+        assert after is not None
+        assert before is not None
+        assert after.last_verified_at > before.last_verified_at, "verified again"
+
+
+async def test_last_verified_at_is_the_last_import_that_contained_the_row(sessionmaker: Maker) -> None:
+    await import_lines(sessionmaker, [row("11111111"), row("22222222"), row("33333333")])
+    covering = await import_lines(sessionmaker, [row("11111111"), row("22222222"), row("33333333", "revoked")])
+    partial = await import_lines(sessionmaker, [row("11111111")])
+    assert covering.rows_changed == 1
+    times = {}
+    for kvk in ("11111111", "22222222", "33333333"):
+        admission = await cached(sessionmaker, kvk)
+        assert admission is not None
+        times[kvk] = admission.last_verified_at
+    assert times["11111111"] > times["22222222"], "the partial import contained only 11111111"
+    assert times["22222222"] == times["33333333"], "both verified by the covering import"
+    assert partial.import_id != covering.import_id
 
 
 async def test_status_changes_are_kept_and_emitted_in_the_outbox(sessionmaker: Maker) -> None:

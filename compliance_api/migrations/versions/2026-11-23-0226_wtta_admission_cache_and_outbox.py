@@ -80,6 +80,7 @@ def upgrade() -> None:
         sa.Column("rows_changed", sa.Integer(), nullable=False),
         sa.Column("status_changes", sa.Integer(), nullable=False),
         sa.Column("rows_missing", sa.Integer(), nullable=False),
+        sa.Column("covers_all", sa.Boolean(), nullable=False),
         sa.Column("etag", sa.String(length=500), nullable=True),
         sa.Column("last_modified", sa.String(length=100), nullable=True),
         sa.Column(
