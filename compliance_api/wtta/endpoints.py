@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import service
+from compliance_api.wtta.reader import sqlite_lookup_for
 from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
 
 router = APIRouter(prefix="/v1/wtta", tags=["wtta"])
@@ -29,12 +30,17 @@ NOT_IN_CACHE: dict[int | str, dict[str, Any]] = {
     responses=NOT_IN_CACHE,
 )
 async def lookup(
+    request: Request,
     caller: CurrentCaller,
     session: DbSession,
     kvk: Annotated[str, Query(pattern=KVK_PATTERN, description="KvK number, exactly 8 digits.")],
 ) -> Response:
     """The cached admission of the supplier with this KvK number (404 `not_in_cache` when unknown)."""
-    row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
+    reader = sqlite_lookup_for(request.app.state, request.app.state.services.settings.resolved_database_url)
+    if reader is not None:
+        row = reader.lookup(caller.environment, kvk)
+    else:
+        row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
     if row is None:
         raise await _not_in_cache(session, caller.environment, kvk)
     # Serialised here, once: returning the model would make FastAPI validate it a second time (hot path).

@@ -3,12 +3,15 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.datastructures import State
 
+from compliance_api.config import Settings
 from compliance_api.events import service as events
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import service
 from compliance_api.wtta.models import AdmissionStatus, WttaAdmission, WttaStatusChange
+from compliance_api.wtta.reader import sqlite_lookup_for
 from compliance_api.wtta.register_file import RegisterFileError
 from compliance_api.wtta.schemas import WttaAdmissionOut
 from compliance_api.wtta.service import ADMISSION_UPDATED, EmptySnapshot
@@ -171,3 +174,25 @@ async def test_environments_are_separate_caches(sessionmaker: Maker) -> None:
         assert await events.pending(session, environment=Environment.live) == [], "new in live: not an update"
         test_history = await service.history(session, environment=Environment.test, kvk_number="12345678")
     assert [c.to_status for c in test_history] == [AdmissionStatus.revoked]
+
+
+async def test_the_sqlite_lookup_reads_what_the_session_reads(sessionmaker: Maker, settings: Settings) -> None:
+    """On SQLite the endpoint reads through SqliteLookup; on PostgreSQL `reader` is None and the session serves."""
+    await import_lines(sessionmaker, [row("11111111"), row("22222222", "revoked")])
+    await import_lines(sessionmaker, [row("11111111"), row("22222222", "revoked")])
+    await import_lines(sessionmaker, [row("22222222", "suspended")], environment=Environment.test)
+    holder = State()
+    reader = sqlite_lookup_for(holder, settings.resolved_database_url)
+    assert (reader is None) == (not settings.is_sqlite)
+    if reader is None:
+        return
+    for environment, kvk in (
+        (Environment.live, "11111111"),
+        (Environment.live, "22222222"),
+        (Environment.test, "22222222"),
+    ):
+        async with sessionmaker() as session:
+            expected = await service.lookup(session, environment=environment, kvk_number=kvk)
+        assert reader.lookup(environment, kvk) == expected
+    assert reader.lookup(Environment.test, "11111111") is None
+    reader.close()
