@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
@@ -32,17 +33,19 @@ NOT_IN_CACHE: dict[int | str, dict[str, Any]] = {
 async def lookup(
     request: Request,
     caller: CurrentCaller,
-    session: DbSession,
     kvk: Annotated[str, Query(pattern=KVK_PATTERN, description="KvK number, exactly 8 digits.")],
 ) -> Response:
     """The cached admission of the supplier with this KvK number (404 `not_in_cache` when unknown)."""
-    reader = sqlite_lookup_for(request.app.state, request.app.state.services.settings.resolved_database_url)
-    if reader is not None:
-        row = reader.lookup(caller.environment, kvk)
-    else:
-        row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
-    if row is None:
-        raise await _not_in_cache(session, caller.environment, kvk)
+    services = request.app.state.services
+    reader = sqlite_lookup_for(request.app.state, services.settings.resolved_database_url)
+    row = reader.lookup(caller.environment, kvk) if reader is not None else None
+    if reader is None or row is None:
+        # No DbSession dependency: on SQLite a found number needs no session at all (the hot path).
+        async with services.sessionmaker() as session:
+            if reader is None:
+                row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
+            if row is None:
+                raise await _not_in_cache(session, caller.environment, kvk)
     # Serialised here, once: returning the model would make FastAPI validate it a second time (hot path).
     return Response(WttaAdmissionOut.model_validate(row).model_dump_json(), media_type="application/json")
 
@@ -66,7 +69,7 @@ async def status_history(
     return WttaHistoryOut(kvk_number=kvk, changes=[StatusChangeOut.model_validate(c) for c in changes])
 
 
-async def _not_in_cache(session: DbSession, environment: Environment, kvk: str) -> ApiError:
+async def _not_in_cache(session: AsyncSession, environment: Environment, kvk: str) -> ApiError:
     refreshed = await service.last_refreshed(session, environment=environment)
     when = f"last refreshed {refreshed.isoformat()}" if refreshed else "not yet imported"
     return ApiError(
