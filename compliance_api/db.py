@@ -50,9 +50,9 @@ class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime(), uuid.UUID: Uuid()}
 
 
-def str_enum(enum: type[StrEnum], name: str) -> Enum:
+def str_enum(enum: type[StrEnum], name: str, *, length: int = 16) -> Enum:
     """A portable enum column: stored as its string value, no native database type."""
-    return Enum(enum, name=name, native_enum=False, length=16, values_callable=lambda e: [m.value for m in e])
+    return Enum(enum, name=name, native_enum=False, length=length, values_callable=lambda e: [m.value for m in e])
 
 
 def _json_dumps(value: Any) -> str:

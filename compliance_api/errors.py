@@ -52,6 +52,13 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
         ErrorSpec("forbidden", 403, "Forbidden", "The caller is not authorised for this resource."),
         ErrorSpec("not_found", 404, "Not found", "No such route or resource."),
         ErrorSpec(
+            "not_in_cache",
+            404,
+            "Not in the register cache",
+            "The KvK number is not in this environment's cache of the WTTA admission register; the detail says when "
+            "the cache was last refreshed. The admission duty applies from 1 January 2027.",
+        ),
+        ErrorSpec(
             "method_not_allowed",
             405,
             "Method not allowed",

@@ -4,5 +4,16 @@ from compliance_api.accounts.models import User
 from compliance_api.auth.models import ApiToken
 from compliance_api.classify.models import Classification
 from compliance_api.db import Base
+from compliance_api.events.models import OutboxEvent
+from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
-__all__ = ["ApiToken", "Base", "Classification", "User"]
+__all__ = [
+    "ApiToken",
+    "Base",
+    "Classification",
+    "OutboxEvent",
+    "User",
+    "WttaAdmission",
+    "WttaImport",
+    "WttaStatusChange",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from compliance_api.cli import classifications, demo, migrate, openapi, rulesets, serve, tokens, users
+from compliance_api.cli import classifications, demo, migrate, openapi, rulesets, serve, tokens, users, wtta
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Compliance API: serve, migrate and manage data.")
 app.command("serve")(serve.serve)
@@ -15,6 +15,7 @@ app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(classifications.app, name="classifications")
 app.add_typer(rulesets.app, name="rulesets")
+app.add_typer(wtta.app, name="wtta")
 
 
 def main() -> None:

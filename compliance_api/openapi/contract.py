@@ -17,6 +17,7 @@ from fastapi.openapi.utils import get_openapi
 from compliance_api import CONTRACT_VERSION
 from compliance_api.errors import ERROR_CATALOGUE
 from compliance_api.kit.tokens import TOKEN_PATTERN
+from compliance_api.wtta.fixtures import SANDBOX_TABLE
 
 TITLE = "Compliance API"
 API_PREFIXES = ("/v1/", "/api/v1/")
@@ -28,6 +29,12 @@ DESCRIPTION = f"""Compliance checks for freelancer engagements, for HR, payroll,
 One deployment serves production and the sandbox; the `Host` decides. Hosts listed in `COMPLIANCE_SANDBOX_HOSTS`
 (default `sandbox.localhost`) are the sandbox, every other host is production. Sandbox data is test data only and is
 deleted after at most 30 days.
+
+## Sandbox fixtures
+Fixed test data, recreated by `compliance-api demo` and kept by the sandbox purge. `GET /v1/wtta/lookup` on the
+sandbox host answers these KvK numbers (their `source` says they are test data):
+
+{SANDBOX_TABLE}
 
 ## Authentication
 Every `/v1` operation needs `Authorization: Bearer <token>`. Tokens look like `sk_live_…` (production) or `sk_test_…`
@@ -156,7 +163,10 @@ def build_contract(app: FastAPI) -> dict[str, Any]:
         description=DESCRIPTION,
         routes=app.routes,
         webhooks=app.webhooks.routes,
-        tags=[{"name": "health", "description": "Service status."}],
+        tags=[
+            {"name": "health", "description": "Service status."},
+            {"name": "wtta", "description": "The WTTA admission register cache (labour-supplier admissions)."},
+        ],
     )
     components = schema.setdefault("components", {})
     schemas = components.setdefault("schemas", {})

@@ -1,0 +1,87 @@
+"""Lookup throughput with a 1,000,000-row cache against `/v1/health`, in the same server process and run.
+
+One server process (one worker, CPU 0), wrk on CPU 1, 64 connections; `GET /v1/wtta/lookup?kvk=…` picks a random
+number of the generated register on every request (so nearly every lookup is a different row), alternating with
+`GET /v1/health`. Target: `ratio = rps(lookup) / rps(health) >= 0.8`.
+
+    .venv/bin/python bench/wtta_lookup_ratio.py --database-url URL [--rows 1000000] [--duration 10] [--rounds 2]
+
+The database must already hold the register (e.g. the one `bench/wtta_import.py --keep DIR` leaves behind:
+`sqlite:///DIR/sqlite/compliance.db`, or `postgresql://postgres@127.0.0.1:5432/compliance_bench_wtta`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from health_ratio import WRK_REPORT, Server, cpu_seconds, create_token, stop_all, wrk
+from wtta_generate import FIRST_KVK
+
+SECRET_KEY = "bench-secret-key-0123456789-abcdefghijklmnop"
+
+RANDOM_LOOKUP = """
+math.randomseed(42)
+request = function()
+  local kvk = string.format("%08d", {first} + math.random(0, {rows} - 1) * 7)
+  return wrk.format("GET", "/v1/wtta/lookup?kvk=" .. kvk)
+end
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--redis-url", default="")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--warmup", type=float, default=2)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="wtta-lookup-"))
+    env = {
+        **os.environ,
+        "DATABASE_URL": args.database_url,
+        "REDIS_URL": args.redis_url,
+        "COMPLIANCE_SECRET_KEY": SECRET_KEY,
+        "COMPLIANCE_VAR_DIR": str(workdir),
+    }
+    token = create_token(env, workdir, "internal")
+    health_script = workdir / "health.lua"
+    health_script.write_text(WRK_REPORT)
+    lookup_script = workdir / "lookup.lua"
+    lookup_script.write_text(RANDOM_LOOKUP.format(first=FIRST_KVK, rows=args.rows) + WRK_REPORT)
+    server = Server("wtta", env, workdir, 0)
+    try:
+        server.start()
+        assert server.proc is not None
+        paths = {"health": ("/v1/health", health_script), "lookup": ("/v1/wtta/lookup", lookup_script)}
+        rps: dict[str, list[float]] = {"health": [], "lookup": []}
+        for round_no in range(args.rounds):
+            for kind in ("health", "lookup") if round_no % 2 == 0 else ("lookup", "health"):
+                path, script = paths[kind]
+                wrk(server.base_url + path, args.warmup, cpu=1, connections=64, token=token, script=script)
+                before, started = cpu_seconds(server.proc.pid), time.monotonic()
+                run = wrk(server.base_url + path, args.duration, cpu=1, connections=64, token=token, script=script)
+                cpu = (cpu_seconds(server.proc.pid) - before) / (time.monotonic() - started)
+                rps[kind].append(run.rps)
+                print(
+                    f"round {round_no + 1} {kind:6} rps={run.rps:8.1f} p50={run.p50_ms:6.2f} ms"
+                    f" p99={run.p99_ms:7.2f} ms non2xx={run.non2xx} server cpu={cpu:4.0%}",
+                    flush=True,
+                )
+        health, lookup = sum(rps["health"]) / args.rounds, sum(rps["lookup"]) / args.rounds
+        print(f"health {health:.1f} rps, lookup {lookup:.1f} rps, ratio {lookup / health:.2f} (target >= 0.80)")
+    finally:
+        server.stop()
+        stop_all()
+
+
+if __name__ == "__main__":
+    main()

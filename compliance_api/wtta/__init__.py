@@ -1,0 +1,1 @@
+"""WTTA admission register cache: imports, lookups, status history and sandbox fixtures."""

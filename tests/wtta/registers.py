@@ -1,0 +1,49 @@
+"""Register files and imports for the WTTA tests (through the real parser and service)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.kit.environment import Environment
+from compliance_api.wtta import service
+from compliance_api.wtta.register_file import FIELDS, read_rows
+from compliance_api.wtta.service import ImportResult, ImportSource
+
+HEADER = ",".join(FIELDS)
+
+
+def register_csv(*lines: str) -> bytes:
+    """A CSV register: the header plus the given data lines."""
+    return ("\n".join([HEADER, *lines]) + "\n").encode()
+
+
+def row(kvk: str, status: str = "admitted", *, name: str = "Acme B.V.", number: str = "NAU-1") -> str:
+    return f"{kvk},{name},{status},{number},2027-01-01,"
+
+
+async def import_file(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    content: bytes,
+    *,
+    environment: Environment = Environment.live,
+    full: bool = False,
+    source: str = "test register",
+    source_url: str | None = None,
+) -> ImportResult:
+    async with sessionmaker.begin() as session:
+        return await service.import_rows(
+            session,
+            environment=environment,
+            rows=read_rows(io.BytesIO(content)),
+            origin=ImportSource(location="test.csv", source=source, source_url=source_url),
+            full=full,
+        )
+
+
+async def import_lines(
+    sessionmaker: async_sessionmaker[AsyncSession], lines: Sequence[str], **options: object
+) -> ImportResult:
+    return await import_file(sessionmaker, register_csv(*lines), **options)  # type: ignore[arg-type]
