@@ -10,5 +10,6 @@ from fastapi import APIRouter
 
 from compliance_api.classify.endpoints import router as classify_router
 from compliance_api.health.endpoints import router as health_router
+from compliance_api.passport.endpoints import router as passport_router
 
-API_ROUTERS: tuple[APIRouter, ...] = (health_router, classify_router)
+API_ROUTERS: tuple[APIRouter, ...] = (health_router, classify_router, passport_router)

@@ -20,7 +20,7 @@ from compliance_api.api import API_ROUTERS
 from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
-from compliance_api.config import Settings
+from compliance_api.config import Deployment, Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
 from compliance_api.health.endpoints import probes
@@ -30,6 +30,8 @@ from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
 from compliance_api.openapi.endpoints import mount_docs_assets
 from compliance_api.openapi.endpoints import router as openapi_router
+from compliance_api.passport.endpoints import jwks_router
+from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 
 
@@ -47,6 +49,7 @@ class Services:
     pepper: bytes
     base_url: str
     rulesets: Rulesets
+    signing_keys: SigningKeys
 
 
 def build_services(settings: Settings) -> Services:
@@ -68,6 +71,9 @@ def build_services(settings: Settings) -> Services:
         pepper=settings.secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
+        signing_keys=SigningKeys(
+            settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded
+        ),
     )
 
 
@@ -106,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     app.include_router(probes)
     app.include_router(openapi_router)
+    app.include_router(jwks_router)
     mount_docs_assets(app)
     if settings.metrics_enabled:
         app.add_route("/metrics", _metrics, include_in_schema=False)

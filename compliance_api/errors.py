@@ -50,7 +50,25 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "`sk_live_` tokens work only on the production host, `sk_test_` tokens only on the sandbox host.",
         ),
         ErrorSpec("forbidden", 403, "Forbidden", "The caller is not authorised for this resource."),
+        ErrorSpec(
+            "freelancer_only",
+            403,
+            "Freelancers only",
+            "Passports belong to freelancers: this operation needs a token of a user of kind `freelancer`.",
+        ),
         ErrorSpec("not_found", 404, "Not found", "No such route or resource."),
+        ErrorSpec(
+            "no_passport",
+            404,
+            "No passport",
+            "This freelancer has no passport in this environment yet; an operator creates it with `compliance-api passport`.",
+        ),
+        ErrorSpec(
+            "share_not_found",
+            404,
+            "Share-token not found",
+            "The share-token (or share id) is unknown, expired or revoked; ask the freelancer for a new one.",
+        ),
         ErrorSpec(
             "method_not_allowed",
             405,

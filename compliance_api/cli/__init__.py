@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import typer
 
-from compliance_api.cli import classifications, demo, migrate, openapi, serve, tokens, users
+from compliance_api.cli import (
+    classifications,
+    demo,
+    idempotency,
+    keys,
+    migrate,
+    openapi,
+    passport,
+    serve,
+    tokens,
+    users,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Compliance API: serve, migrate and manage data.")
 app.command("serve")(serve.serve)
@@ -14,6 +25,9 @@ app.command("openapi")(openapi.openapi)
 app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(classifications.app, name="classifications")
+app.add_typer(passport.app, name="passport")
+app.add_typer(keys.app, name="keys")
+app.add_typer(idempotency.app, name="idempotency")
 
 
 def main() -> None:
