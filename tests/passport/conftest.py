@@ -44,7 +44,7 @@ async def give_passport(
     checks: dict[str, dt.date | None] | None = None,
     sector: str = "ict",
 ) -> None:
-    """A passport with `checks` (check id → expiry date; None: the catalogue's default), verified a year ago."""
+    """A passport with `checks` (check id → expiry date; None: the catalogue's default), verified 30 days ago."""
     now = utcnow()
     wanted = checks if checks is not None else {"identity": None, "kvk_registration": None}
     async with sessionmaker.begin() as session:
