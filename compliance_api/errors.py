@@ -11,9 +11,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 from starlette.types import Send
 
 PROBLEM_JSON = "application/problem+json"
+HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,14 +226,30 @@ async def _handle_api_error(request: Request, exc: Exception) -> Response:
     )
 
 
+def _allowed_methods(request: Request) -> str:
+    """Every method some route takes on this path: Starlette's 405 names only the first route's (GET and POST on one
+    path are two routes)."""
+    allowed = [
+        method
+        for method in HTTP_METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in request.app.router.routes
+        )
+    ]
+    return ", ".join(allowed)
+
+
 async def _handle_http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large", 415: "unsupported_media_type"}.get(
         exc.status_code, "validation_failed" if 400 <= exc.status_code < 500 else "internal_error"
     )
     detail = exc.detail if isinstance(exc.detail, str) and exc.status_code not in (404, 405) else None
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = _allowed_methods(request)
     return problem_response(
-        code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, headers=exc.headers
+        code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, headers=headers
     )
 
 

@@ -128,3 +128,9 @@ async def test_a_malformed_share_id_is_400(client: AsyncClient, holder: Account,
     response = await client.delete(f"{SHARES}/{share_id}", headers=holder.live)
     assert response.status_code == 400
     assert response.json()["code"] == "validation_failed"
+
+
+async def test_a_wrong_method_names_every_method_of_the_path(client: AsyncClient, holder: Account) -> None:
+    response = await client.put(SHARES, headers=holder.live)
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, POST"
