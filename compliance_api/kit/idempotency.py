@@ -48,12 +48,16 @@ from compliance_api.kit.environment import EnvironmentOwned
 RETENTION = dt.timedelta(hours=24)
 CLAIM_LEASE = dt.timedelta(minutes=5)
 MAX_KEY_LENGTH = 255
+KEY_PATTERN = r"^[ -~]+$"  # printable ASCII
 REPLAYED_HEADER = "Idempotent-Replayed"
 
 IdempotencyKey = Annotated[
     str | None,
     Header(
         alias="Idempotency-Key",
+        min_length=1,
+        max_length=MAX_KEY_LENGTH,
+        pattern=KEY_PATTERN,
         description="Up to 255 printable ASCII characters, e.g. a UUID; a retry with the same key and body replays "
         "the first result for 24 hours (DESIGN §4b).",
     ),
@@ -84,7 +88,7 @@ def check_key(key: str) -> None:
     if not 1 <= len(key) <= MAX_KEY_LENGTH or not all(" " <= char <= "~" for char in key):
         message = "must be 1 to 255 printable ASCII characters"
         raise ApiError(
-            "validation_failed", f"Idempotency-Key: {message}.", errors=[FieldError("Idempotency-Key", message)]
+            "validation_failed", f"Idempotency-Key: {message}.", errors=[FieldError("header.Idempotency-Key", message)]
         )
 
 

@@ -221,7 +221,7 @@ def test_bad_keys_are_refused(key: str) -> None:
     with pytest.raises(ApiError) as raised:
         check_key(key)
     assert raised.value.code == "validation_failed"
-    assert raised.value.errors[0].field == "Idempotency-Key"
+    assert raised.value.errors[0].field == "header.Idempotency-Key"
 
 
 @pytest.mark.parametrize("key", ["a", "x" * 255, "9f1c7e1e-4b1a-4c36-9d1e-0c2d2b8d4f11", "with space ~!"])

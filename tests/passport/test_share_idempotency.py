@@ -57,7 +57,7 @@ async def test_a_bad_key_is_400_and_creates_nothing(
 ) -> None:
     response = await client.post(SHARES, headers={**holder.live, "Idempotency-Key": key})
     assert response.status_code == 400
-    assert response.json()["errors"][0]["field"] == "Idempotency-Key"
+    assert response.json()["errors"][0]["field"] == "header.Idempotency-Key"
     assert await shares(sessionmaker) == []
 
 
