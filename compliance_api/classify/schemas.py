@@ -8,14 +8,14 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StrictBool
 
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.kit.schemas import IsoDate, RequestSchema, ResponseSchema, WholeNumber
+from compliance_api.kit.schemas import WHOLE_NUMBER, IsoDate, RequestSchema, ResponseSchema
 
 _RULESETS = packaged_rulesets()
 
@@ -41,12 +41,14 @@ class Engagement(RequestSchema):
     hourly_rate_eur: float | None = Field(
         default=None, ge=0, lt=10_000, allow_inf_nan=False, description="Hourly rate in EUR, excluding VAT."
     )
-    months_duration: WholeNumber | None = Field(default=None, ge=0, le=600, description="Expected length in months.")
-    days_per_week: WholeNumber | None = Field(
-        default=None, ge=0, le=7, description="Days a week worked for this client."
+    months_duration: Annotated[int, Field(ge=0, le=600), WHOLE_NUMBER] | None = Field(
+        default=None, description="Expected length in months."
     )
-    other_clients_count: WholeNumber | None = Field(
-        default=None, ge=0, le=100_000, description="Number of the freelancer's other clients."
+    days_per_week: Annotated[int, Field(ge=0, le=7), WHOLE_NUMBER] | None = Field(
+        default=None, description="Days a week worked for this client."
+    )
+    other_clients_count: Annotated[int, Field(ge=0, le=100_000), WHOLE_NUMBER] | None = Field(
+        default=None, description="Number of the freelancer's other clients."
     )
     own_tools: StrictBool | None = Field(default=None, description="The freelancer works with their own tools.")
     own_liability: StrictBool | None = Field(
