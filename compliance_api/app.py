@@ -25,6 +25,7 @@ from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
 from compliance_api.health.endpoints import probes
 from compliance_api.health.probe import HealthProbe
+from compliance_api.kit.environment import Environment
 from compliance_api.logging import configure_logging
 from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
@@ -71,10 +72,17 @@ def build_services(settings: Settings) -> Services:
         pepper=settings.secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
-        signing_keys=SigningKeys(
-            settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded
-        ),
+        signing_keys=_signing_keys(settings),
     )
+
+
+def _signing_keys(settings: Settings) -> SigningKeys:
+    """Embedded mode makes its first keys on demand; production must have them and refuses to start without."""
+    keys = SigningKeys(settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded)
+    if settings.deployment is Deployment.production:
+        for environment in Environment:
+            keys.keys(environment)
+    return keys
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

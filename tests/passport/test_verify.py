@@ -15,10 +15,12 @@ from fastapi import FastAPI
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.app import create_app
+from compliance_api.config import Deployment, Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import service
-from compliance_api.passport.signing import add_key
+from compliance_api.passport.signing import NoSigningKey, add_key
 from tests.passport.conftest import Account, give_passport
 from tests.servers import server
 
@@ -192,3 +194,15 @@ async def test_jwks_over_http_verifies_with_pyjwt(
         )
         payload = jwt.api_jws.PyJWS().decode(summary["jws_signature"], key=signing_key.key, algorithms=["EdDSA"])
     assert json.loads(payload)["freelancer_id"] == str(holder.user.id)
+
+
+def test_production_refuses_to_start_without_signing_keys(settings: Settings, tmp_path: Path) -> None:
+    production = settings.model_copy(
+        update={"deployment": Deployment.production, "signing_keys_dir": tmp_path / "keys"}
+    )
+    with pytest.raises(NoSigningKey, match="keys rotate"):
+        create_app(production)
+    add_key(tmp_path / "keys", Environment.live)
+    add_key(tmp_path / "keys", Environment.test)
+    create_app(production)
+    assert sorted(p.name for p in (tmp_path / "keys" / "live").iterdir()) == ["0001.jwk.json"], "nothing generated"
