@@ -21,17 +21,20 @@ from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
-from compliance_api.config import Settings
+from compliance_api.config import Deployment, Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
 from compliance_api.health.endpoints import probes
 from compliance_api.health.probe import HealthProbe
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.logging import configure_logging
 from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
 from compliance_api.openapi.endpoints import mount_docs_assets
 from compliance_api.openapi.endpoints import router as openapi_router
+from compliance_api.passport.endpoints import jwks_router
+from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 
 
@@ -50,6 +53,7 @@ class Services:
     base_url: str
     rulesets: Rulesets
     audit: GroupCommit
+    signing_keys: SigningKeys
 
 
 def build_services(settings: Settings) -> Services:
@@ -72,7 +76,17 @@ def build_services(settings: Settings) -> Services:
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
         audit=GroupCommit(engine, Classification),
+        signing_keys=_signing_keys(settings),
     )
+
+
+def _signing_keys(settings: Settings) -> SigningKeys:
+    """Embedded mode makes its first keys on demand; production must have them and refuses to start without."""
+    keys = SigningKeys(settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded)
+    if settings.deployment is Deployment.production:
+        for environment in Environment:
+            keys.keys(environment)
+    return keys
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -111,6 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     app.include_router(probes)
     app.include_router(openapi_router)
+    app.include_router(jwks_router)
     mount_docs_assets(app)
     if settings.metrics_enabled:
         app.add_route("/metrics", _metrics, include_in_schema=False)

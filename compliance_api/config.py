@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     classification_retention_years: int = Field(
         default=7, ge=1, le=100, validation_alias=AliasChoices("COMPLIANCE_CLASSIFICATION_RETENTION_YEARS")
     )
+    signing_keys_dir: Path | None = Field(default=None, validation_alias=AliasChoices("COMPLIANCE_SIGNING_KEYS_DIR"))
     sandbox_retention_days: int = Field(
         default=30, ge=1, le=30, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_RETENTION_DAYS")
     )
@@ -73,6 +74,11 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.resolved_database_url.startswith("sqlite")
+
+    @property
+    def resolved_signing_keys_dir(self) -> Path:
+        """Passport signing keys: `COMPLIANCE_SIGNING_KEYS_DIR`, else `var/keys`."""
+        return self.signing_keys_dir or self.var_dir / "keys"
 
     def secret_key_bytes(self) -> bytes:
         """The server-side secret (token pepper); in embedded mode generated once into `var/`."""

@@ -11,9 +11,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 from starlette.types import Send
 
 PROBLEM_JSON = "application/problem+json"
+HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,12 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "`sk_live_` tokens work only on the production host, `sk_test_` tokens only on the sandbox host.",
         ),
         ErrorSpec("forbidden", 403, "Forbidden", "The caller is not authorised for this resource."),
+        ErrorSpec(
+            "freelancer_only",
+            403,
+            "Freelancers only",
+            "Passports belong to freelancers: this operation needs a token of a user of kind `freelancer`.",
+        ),
         ErrorSpec("not_found", 404, "Not found", "No such route or resource."),
         ErrorSpec(
             "not_in_cache",
@@ -57,6 +65,18 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "Not in the register cache",
             "The KvK number is not in this environment's cache of the WTTA admission register; the detail says when "
             "the cache was last refreshed. The admission duty applies from 1 January 2027.",
+        ),
+        ErrorSpec(
+            "no_passport",
+            404,
+            "No passport",
+            "This freelancer has no passport in this environment yet; an operator creates it with `compliance-api passport`.",
+        ),
+        ErrorSpec(
+            "share_not_found",
+            404,
+            "Share-token not found",
+            "The share-token (or share id) is unknown, expired or revoked; ask the freelancer for a new one.",
         ),
         ErrorSpec(
             "method_not_allowed",
@@ -213,14 +233,30 @@ async def _handle_api_error(request: Request, exc: Exception) -> Response:
     )
 
 
+def _allowed_methods(request: Request) -> str:
+    """Every method some route takes on this path: Starlette's 405 names only the first route's (GET and POST on one
+    path are two routes)."""
+    allowed = [
+        method
+        for method in HTTP_METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in request.app.router.routes
+        )
+    ]
+    return ", ".join(allowed)
+
+
 async def _handle_http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large", 415: "unsupported_media_type"}.get(
         exc.status_code, "validation_failed" if 400 <= exc.status_code < 500 else "internal_error"
     )
     detail = exc.detail if isinstance(exc.detail, str) and exc.status_code not in (404, 405) else None
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = _allowed_methods(request)
     return problem_response(
-        code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, headers=exc.headers
+        code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, headers=headers
     )
 
 

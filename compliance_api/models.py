@@ -5,13 +5,20 @@ from compliance_api.auth.models import ApiToken
 from compliance_api.classify.models import Classification
 from compliance_api.db import Base
 from compliance_api.events.models import OutboxEvent
+from compliance_api.kit.idempotency import IdempotencyRecord
+from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
 __all__ = [
     "ApiToken",
     "Base",
     "Classification",
+    "IdempotencyRecord",
     "OutboxEvent",
+    "Passport",
+    "PassportShare",
+    "PassportShareView",
+    "PassportVerification",
     "User",
     "WttaAdmission",
     "WttaImport",

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import typer
 
-from compliance_api.cli import classifications, demo, migrate, openapi, rulesets, serve, tokens, users, wtta
+from compliance_api.cli import (
+    classifications,
+    demo,
+    idempotency,
+    keys,
+    migrate,
+    openapi,
+    passport,
+    rulesets,
+    serve,
+    tokens,
+    users,
+    wtta,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Compliance API: serve, migrate and manage data.")
 app.command("serve")(serve.serve)
@@ -16,6 +29,9 @@ app.add_typer(tokens.app, name="tokens")
 app.add_typer(classifications.app, name="classifications")
 app.add_typer(rulesets.app, name="rulesets")
 app.add_typer(wtta.app, name="wtta")
+app.add_typer(passport.app, name="passport")
+app.add_typer(keys.app, name="keys")
+app.add_typer(idempotency.app, name="idempotency")
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.auth import service as auth_service
 from compliance_api.kit.environment import Environment
+from compliance_api.passport.fixtures import create_passport_fixtures
 from compliance_api.wtta.fixtures import create_sandbox_admissions
 
 DEMO_BUSINESS_EMAIL = "demo-business@example.com"
@@ -42,5 +43,8 @@ async def create_demo(session: AsyncSession, *, pepper: bytes) -> DemoResult:
     _, test = await auth_service.create(
         session, user=user, environment=Environment.test, name=DEMO_TOKEN_NAME, pepper=pepper
     )
-    fixtures = {"wtta": await create_sandbox_admissions(session)}
+    fixtures = {
+        "wtta": await create_sandbox_admissions(session),
+        **await create_passport_fixtures(session, pepper=pepper),
+    }
     return DemoResult(email=user.email, live_token=live, test_token=test, fixtures=fixtures)

@@ -62,6 +62,25 @@ indicator on never gives a safer verdict or a lower score. Every verdict is kept
 (`GET /v1/classifications/{{id}}`, for the account that asked, in the same environment) for 7 years in production
 and 30 days in the sandbox. The verdicts are an indication for due diligence, not legal advice.
 
+## Passports
+A freelancer reads their own passport with their own token (`GET /v1/passport`, also at `/api/v1/passport`); a
+business token gets 403 `freelancer_only`, a freelancer without a passport 404 `no_passport`. `compliance_score` is the
+sum of the catalogue weights of the valid verifications (KvK registration 25, VAT number 15, identity 25, professional
+liability insurance 20, certificate of conduct 15); `compliance_level` is `none` (0), `low` (≥ 1), `medium` (≥ 40) or
+`high` (≥ 75); `verified` needs a valid identity check and KvK registration. The freelancer creates share-tokens
+(`pst_…`, shown once, stored as a keyed hash, expiring, revocable). Any account verifies one with
+`GET /v1/passport/{{token}}/verify`: unknown, expired and revoked tokens answer the same 404 `share_not_found`, and each
+verification is recorded for the freelancer (`GET /v1/passport/shares/{{id}}/views`). The summary carries
+`jws_signature`, a compact JWS (`alg` EdDSA, Ed25519, `kid` in the header) whose payload is the summary's other fields;
+the public keys are at `/.well-known/jwks.json` of the same host (production and sandbox sign with different keys,
+and retired keys stay published).
+
+## Idempotency
+POSTs that create something accept `Idempotency-Key` (1–255 printable ASCII characters). For 24 hours a retry with the
+same key and body replays the first response with `Idempotent-Replayed: true`; the same key with another body is 409
+`idempotency_mismatch`, and while the first request is still running 409 `idempotency_in_progress`. A request that
+fails does not keep its key.
+
 ## Errors
 Errors are RFC 9457 `application/problem+json` with a stable `code` and the `request_id` (also in `X-Request-Id`):
 

@@ -1,0 +1,193 @@
+"""`Idempotency-Key` for POSTs that create something (DESIGN §4b), reusable by any endpoint.
+
+Usage in an endpoint (the key comes from an `IdempotencyKey` header parameter):
+
+    return await idempotent(request, caller, session, key, fingerprint("POST", path, body),
+                            lambda: service.create(...), status_code=201)
+
+- A key is claimed per (user, environment, key) in its own short transaction, committed before the work starts,
+  so a concurrent duplicate sees the claim and gets 409 `idempotency_in_progress`.
+- The response is stored in the request's own transaction, so it is kept exactly when the created thing is.
+  A request that fails (any exception: 4xx or 5xx) releases the claim, so the key can be retried.
+- A retry with the same body replays the stored status and body with `Idempotent-Replayed: true`; a different
+  body is 409 `idempotency_mismatch`.
+- Records live 24 hours. Expired records are ignored on read and taken over by a new request with the same key;
+  `compliance-api idempotency purge` deletes them (run it daily). A claim whose request died without finishing
+  (process killed) is abandoned after `CLAIM_LEASE` and can be taken over too.
+- Responses can hold secrets shown once (a share-token), so the key is stored only as a keyed hash and the
+  response is encrypted (AES-GCM) under a key derived from the Idempotency-Key itself: a leaked database, even
+  with the pepper, does not reveal a stored response without the client's key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+import orjson
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from fastapi import Header, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
+from sqlalchemy import ForeignKey, LargeBinary, String, UniqueConstraint, delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Mapped, mapped_column
+
+from compliance_api.auth.caller import Caller
+from compliance_api.db import Base
+from compliance_api.errors import ApiError, FieldError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import EnvironmentOwned
+
+RETENTION = dt.timedelta(hours=24)
+CLAIM_LEASE = dt.timedelta(minutes=5)
+MAX_KEY_LENGTH = 255
+KEY_PATTERN = r"^[ -~]+$"  # printable ASCII
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=MAX_KEY_LENGTH,
+        pattern=KEY_PATTERN,
+        description="Up to 255 printable ASCII characters, e.g. a UUID; a retry with the same key and body replays "
+        "the first result for 24 hours (DESIGN §4b).",
+    ),
+]
+
+
+class IdempotencyRecord(EnvironmentOwned, Base):
+    __tablename__ = "idempotency_record"
+    __table_args__ = (UniqueConstraint("user_id", "environment", "key_hash", name="uq_idempotency_record_key"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))
+    key_hash: Mapped[str] = mapped_column(String(64))
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(index=True)
+    response_status: Mapped[int | None] = mapped_column(default=None)
+    response_body: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+
+
+def fingerprint(method: str, path: str, body: BaseModel | None) -> str:
+    """What makes two requests "the same": method, path and the parsed body (key order and spacing do not count)."""
+    canonical = orjson.dumps(body.model_dump(mode="json") if body else None, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(f"{method} {path} ".encode() + canonical).hexdigest()
+
+
+def check_key(key: str) -> None:
+    if not 1 <= len(key) <= MAX_KEY_LENGTH or not all(" " <= char <= "~" for char in key):
+        message = "must be 1 to 255 printable ASCII characters"
+        raise ApiError(
+            "validation_failed", f"Idempotency-Key: {message}.", errors=[FieldError("header.Idempotency-Key", message)]
+        )
+
+
+def _derive(pepper: bytes, purpose: bytes, caller: Caller, key: str) -> bytes:
+    scope = f"{caller.user_id}:{caller.environment}:{key}".encode()
+    return hmac.new(pepper, purpose + scope, hashlib.sha256).digest()
+
+
+def _seal(secret: bytes, status: int, body: bytes) -> bytes:
+    nonce = os.urandom(12)
+    return nonce + AESGCM(secret).encrypt(nonce, status.to_bytes(2, "big") + body, None)
+
+
+def _open(secret: bytes, sealed: bytes) -> tuple[int, bytes]:
+    plain = AESGCM(secret).decrypt(sealed[:12], sealed[12:], None)
+    return int.from_bytes(plain[:2], "big"), plain[2:]
+
+
+async def _claim(
+    sessionmaker: async_sessionmaker[AsyncSession], caller: Caller, key_hash: str, fingerprint: str, now: dt.datetime
+) -> IdempotencyRecord:
+    """The stored record for this key (a finished one to replay), or a fresh claim committed for this request."""
+    async with sessionmaker.begin() as session:
+        existing = await session.scalar(
+            select(IdempotencyRecord).where(
+                IdempotencyRecord.user_id == caller.user_id,
+                IdempotencyRecord.environment == caller.environment,
+                IdempotencyRecord.key_hash == key_hash,
+            )
+        )
+        stale = existing is not None and (
+            existing.expires_at <= now
+            or (existing.response_status is None and existing.created_at + CLAIM_LEASE <= now)
+        )
+        if existing is not None and not stale:
+            if not hmac.compare_digest(existing.fingerprint, fingerprint):
+                raise ApiError("idempotency_mismatch")
+            if existing.response_status is None:
+                raise ApiError("idempotency_in_progress")
+            return existing
+        if existing is not None:
+            await session.delete(existing)
+            await session.flush()
+        claim = IdempotencyRecord(
+            environment=caller.environment,
+            user_id=caller.user_id,
+            key_hash=key_hash,
+            fingerprint=fingerprint,
+            created_at=now,
+            expires_at=now + RETENTION,
+        )
+        session.add(claim)
+    return claim
+
+
+async def _release(sessionmaker: async_sessionmaker[AsyncSession], claim_id: uuid.UUID) -> None:
+    async with sessionmaker.begin() as session:
+        await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id == claim_id))
+
+
+async def idempotent(
+    request: Request,
+    caller: Caller,
+    session: AsyncSession,
+    key: str | None,
+    request_fingerprint: str,
+    run: Callable[[], Awaitable[BaseModel]],
+    *,
+    status_code: int = 200,
+) -> Response:
+    """Run `run` once per Idempotency-Key and answer with its result as JSON; without a key, just run it."""
+    if key is None:
+        return JSONResponse((await run()).model_dump(mode="json"), status_code=status_code)
+    check_key(key)
+    services = request.app.state.services
+    key_hash = _derive(services.pepper, b"idempotency-key:", caller, key).hex()
+    secret = _derive(services.pepper, b"idempotency-seal:", caller, key)
+    try:
+        record = await _claim(services.sessionmaker, caller, key_hash, request_fingerprint, utcnow())
+    except IntegrityError:  # a concurrent duplicate inserted its claim between our read and our insert
+        raise ApiError("idempotency_in_progress") from None
+    if record.response_body is not None:
+        status, body = _open(secret, record.response_body)
+        return Response(body, status_code=status, media_type="application/json", headers={REPLAYED_HEADER: "true"})
+    try:
+        result = await run()
+    except Exception:  # a cancelled request keeps its claim until CLAIM_LEASE runs out
+        await _release(services.sessionmaker, record.id)
+        raise
+    body = orjson.dumps(result.model_dump(mode="json"))
+    await session.execute(
+        update(IdempotencyRecord)
+        .where(IdempotencyRecord.id == record.id)
+        .values(response_status=status_code, response_body=_seal(secret, status_code, body))
+    )
+    return Response(body, status_code=status_code, media_type="application/json")
+
+
+async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
+    """Delete records past their 24 hours; returns how many."""
+    result = await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.expires_at <= now))
+    return int(result.rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,167 @@
+"""`/v1/passport...` (and `/api/v1/passport`): thin routes over the passport service; the JWKS outside `/v1`."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Request
+from fastapi.responses import JSONResponse, Response
+
+from compliance_api.auth.caller import CurrentCaller
+from compliance_api.db import DbSession
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
+from compliance_api.passport import service
+from compliance_api.passport.catalogue import packaged_catalogue
+from compliance_api.passport.schemas import (
+    OwnPassport,
+    PassportSummary,
+    Share,
+    ShareCreate,
+    ShareCreated,
+    ShareList,
+    ShareViewList,
+)
+from compliance_api.passport.signing import SigningKeys
+
+router = APIRouter(tags=["passport"])
+jwks_router = APIRouter(include_in_schema=False)
+
+FREELANCER_ONLY: dict[int | str, dict[str, Any]] = {403: {"description": "The token is not a freelancer's."}}
+OWN: dict[int | str, dict[str, Any]] = {
+    **FREELANCER_ONLY,
+    404: {"description": "`no_passport`: this freelancer has no passport in this environment."},
+}
+SHARE: dict[int | str, dict[str, Any]] = {
+    **FREELANCER_ONLY,
+    404: {"description": "`no_passport`, or `share_not_found`: no share with this id of this freelancer here."},
+}
+SHARE_ID = Annotated[uuid.UUID, Path(examples=["6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"])]
+
+
+def _keys(request: Request) -> SigningKeys:
+    keys: SigningKeys = request.app.state.services.signing_keys
+    return keys
+
+
+async def _own_passport(caller: CurrentCaller, session: DbSession) -> OwnPassport:
+    """The caller's own passport (a freelancer's token): score, level, sector, verified, last update."""
+    return await service.own_passport(session, caller, packaged_catalogue(), utcnow())
+
+
+router.get(
+    "/v1/passport",
+    summary="Your own passport",
+    operation_id="passport-get",
+    response_model=OwnPassport,
+    responses=OWN,
+)(_own_passport)
+router.get(
+    "/api/v1/passport",
+    summary="Your own passport (alternative path)",
+    operation_id="passport-get-api",
+    response_model=OwnPassport,
+    responses=OWN,
+)(_own_passport)
+
+
+@router.post(
+    "/v1/passport/shares",
+    summary="Create a share-token",
+    operation_id="passport-share-create",
+    status_code=201,
+    response_model=ShareCreated,
+    responses={**OWN, 409: {"description": "Idempotency-Key reused with another body, or still in progress."}},
+)
+async def create_share(
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+    body: Annotated[ShareCreate | None, Body()] = None,
+) -> Response:
+    """A new share-token for your passport, shown once, valid `ttl_days` (default 30); honours Idempotency-Key."""
+    wanted = body or ShareCreate()
+    return await idempotent(
+        request,
+        caller,
+        session,
+        idempotency_key,
+        fingerprint("POST", request.url.path, wanted),
+        lambda: service.create_share(
+            session, caller, ttl_days=wanted.ttl_days, pepper=request.app.state.services.pepper, now=utcnow()
+        ),
+        status_code=201,
+    )
+
+
+@router.get(
+    "/v1/passport/shares",
+    summary="Your share-tokens",
+    operation_id="passport-share-list",
+    response_model=ShareList,
+    responses=OWN,
+)
+async def list_shares(caller: CurrentCaller, session: DbSession) -> ShareList:
+    """Every share-token of your passport, newest last, with its status (the tokens themselves are not kept)."""
+    return ShareList(data=await service.list_shares(session, caller, utcnow()))
+
+
+@router.delete(
+    "/v1/passport/shares/{share_id}",
+    summary="Revoke a share-token",
+    operation_id="passport-share-revoke",
+    response_model=Share,
+    responses=SHARE,
+)
+async def revoke_share(share_id: SHARE_ID, caller: CurrentCaller, session: DbSession) -> Share:
+    """Revoke at once: the token then answers 404 like an unknown one. Revoking twice is harmless."""
+    return await service.revoke_share(session, caller, share_id, utcnow())
+
+
+@router.get(
+    "/v1/passport/shares/{share_id}/views",
+    summary="Who verified a share-token",
+    operation_id="passport-share-views",
+    response_model=ShareViewList,
+    responses=SHARE,
+)
+async def list_views(share_id: SHARE_ID, caller: CurrentCaller, session: DbSession) -> ShareViewList:
+    """Every successful verification of this share-token: the verifier's account and when."""
+    return ShareViewList(data=await service.list_views(session, caller, share_id))
+
+
+@router.get(
+    "/v1/passport/{token}/verify",
+    summary="Verify a passport through a share-token",
+    operation_id="passport-verify",
+    response_model=PassportSummary,
+    responses={404: {"description": "`share_not_found`: unknown, expired and revoked tokens alike."}},
+)
+async def verify(
+    token: Annotated[str, Path(examples=["pst_4Xc9QmT2LbV7nR1sK8dF3hJ6wZ0yPq5a"])],
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+) -> PassportSummary:
+    """The passport summary signed as a compact JWS (EdDSA, `kid`); any account may verify, and each
+    verification is recorded for the freelancer to see."""
+    return await service.verify_share(
+        session,
+        caller,
+        token,
+        pepper=request.app.state.services.pepper,
+        keys=_keys(request),
+        catalogue=packaged_catalogue(),
+        now=utcnow(),
+    )
+
+
+@jwks_router.get("/.well-known/jwks.json")
+async def jwks(request: Request) -> JSONResponse:
+    """The public passport signing keys of this host's environment (production or sandbox), old ones included."""
+    document = _keys(request).jwks(request.scope["state"]["environment"])
+    return JSONResponse(
+        document, media_type="application/jwk-set+json", headers={"Cache-Control": "public, max-age=300"}
+    )

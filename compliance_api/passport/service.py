@@ -1,0 +1,301 @@
+"""Passport rules: operators record verifications; freelancers read and share; verifiers verify a share-token."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import orjson
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts.models import User, UserKind
+from compliance_api.auth.caller import Caller
+from compliance_api.errors import ApiError
+from compliance_api.kit.environment import Environment, scoped
+from compliance_api.passport import share_tokens
+from compliance_api.passport.catalogue import Catalogue, is_valid
+from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
+from compliance_api.passport.schemas import (
+    OwnPassport,
+    PassportSummary,
+    Share,
+    ShareCreated,
+    ShareView,
+    Verification,
+)
+from compliance_api.passport.signing import SigningKeys
+
+
+class PassportError(ValueError):
+    """An operator's mistake, shown by the CLI."""
+
+
+async def _passport(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Passport | None:
+    statement = scoped(select(Passport), Passport, environment).where(Passport.user_id == user_id)
+    return await session.scalar(statement)
+
+
+async def _ensure(session: AsyncSession, user: User, environment: Environment, now: dt.datetime) -> Passport:
+    if user.kind is not UserKind.freelancer:
+        raise PassportError(f"{user.email} is a {user.kind} user; only freelancers have passports")
+    passport = await _passport(session, user.id, environment)
+    if passport is None:
+        passport = Passport(user_id=user.id, environment=environment, created_at=now, updated_at=now)
+        session.add(passport)
+        await session.flush()
+    return passport
+
+
+async def set_sector(
+    session: AsyncSession, user: User, environment: Environment, sector: str, now: dt.datetime
+) -> Passport:
+    """Create the passport if needed and set its sector (operator action)."""
+    cleaned = sector.strip()
+    if not 1 <= len(cleaned) <= 64:
+        raise PassportError("the sector must be 1 to 64 characters")
+    passport = await _ensure(session, user, environment, now)
+    passport.sector, passport.updated_at = cleaned, now
+    await session.flush()
+    return passport
+
+
+async def record_verification(
+    session: AsyncSession,
+    user: User,
+    environment: Environment,
+    catalogue: Catalogue,
+    *,
+    check: str,
+    verified_on: dt.date,
+    expires_on: dt.date | None,
+    evidence_ref: str,
+    now: dt.datetime,
+) -> PassportVerification:
+    """Record (or replace) one check; without an expiry date the catalogue's default validity applies."""
+    check_type = catalogue.check(check)
+    if expires_on is None and check_type.default_validity_days is not None:
+        expires_on = verified_on + dt.timedelta(days=check_type.default_validity_days)
+    if expires_on is not None and expires_on < verified_on:
+        raise PassportError("the expiry date is before the verified date")
+    if not 1 <= len(evidence_ref.strip()) <= 255:
+        raise PassportError("the evidence reference must be 1 to 255 characters")
+    passport = await _ensure(session, user, environment, now)
+    row = await session.scalar(
+        select(PassportVerification).where(
+            PassportVerification.passport_id == passport.id, PassportVerification.check == check
+        )
+    )
+    if row is None:
+        row = PassportVerification(passport_id=passport.id, check=check)
+        session.add(row)
+    row.verified_on, row.expires_on, row.evidence_ref, row.recorded_at = (
+        verified_on,
+        expires_on,
+        evidence_ref.strip(),
+        now,
+    )
+    passport.updated_at = now
+    await session.flush()
+    return row
+
+
+async def _verifications(session: AsyncSession, passport: Passport) -> list[PassportVerification]:
+    statement = select(PassportVerification).where(PassportVerification.passport_id == passport.id)
+    return list(await session.scalars(statement.order_by(PassportVerification.check)))
+
+
+def _require_freelancer(caller: Caller) -> None:
+    if caller.kind is not UserKind.freelancer:
+        raise ApiError(
+            "freelancer_only", "This is a business token; passports are read with the freelancer's own token."
+        )
+
+
+async def _own(session: AsyncSession, caller: Caller) -> Passport:
+    _require_freelancer(caller)
+    passport = await _passport(session, caller.user_id, caller.environment)
+    if passport is None:
+        raise ApiError("no_passport", f"You have no passport in {caller.environment.label} yet.")
+    return passport
+
+
+async def own_passport(session: AsyncSession, caller: Caller, catalogue: Catalogue, now: dt.datetime) -> OwnPassport:
+    passport = await _own(session, caller)
+    today = now.date()
+    rows = await _verifications(session, passport)
+    valid = {r.check for r in rows if is_valid(r.verified_on, r.expires_on, today)}
+    score = catalogue.score(valid)
+    return OwnPassport(
+        compliance_score=score,
+        compliance_level=catalogue.level(score),
+        sector=passport.sector,
+        verified=catalogue.is_verified(valid),
+        last_updated=passport.updated_at,
+        freelancer_id=passport.user_id,
+        livemode=passport.environment is Environment.live,
+        verifications=[
+            Verification(
+                check=r.check,
+                name=catalogue.check(r.check).name,
+                verified_on=r.verified_on,
+                expires_on=r.expires_on,
+                evidence_ref=r.evidence_ref,
+                valid=r.check in valid,
+            )
+            for r in rows
+        ],
+    )
+
+
+def share_view(share: PassportShare, now: dt.datetime) -> Share:
+    return Share(
+        id=share.id,
+        last4=share.last4,
+        created_at=share.created_at,
+        expires_at=share.expires_at,
+        revoked_at=share.revoked_at,
+        status=share.status(now),
+    )
+
+
+async def _create_share(
+    session: AsyncSession, passport: Passport, ttl_days: int, pepper: bytes, now: dt.datetime
+) -> ShareCreated:
+    token = share_tokens.generate()
+    share = PassportShare(
+        passport_id=passport.id,
+        environment=passport.environment,
+        token_hash=share_tokens.hash_share_token(token, pepper),
+        last4=token[-4:],
+        created_at=now,
+        expires_at=now + dt.timedelta(days=ttl_days),
+    )
+    session.add(share)
+    await session.flush()
+    return ShareCreated(**share_view(share, now).model_dump(), token=token)
+
+
+async def create_share(
+    session: AsyncSession, caller: Caller, *, ttl_days: int, pepper: bytes, now: dt.datetime
+) -> ShareCreated:
+    return await _create_share(session, await _own(session, caller), ttl_days, pepper, now)
+
+
+async def create_share_for(
+    session: AsyncSession, user: User, environment: Environment, *, ttl_days: int, pepper: bytes, now: dt.datetime
+) -> ShareCreated:
+    """Operator action (`passport share`): the freelancer must have a passport already."""
+    passport = await _passport(session, user.id, environment)
+    if passport is None or user.kind is not UserKind.freelancer:
+        raise PassportError(f"{user.email} has no passport in {environment.label}")
+    if not 1 <= ttl_days <= 365:
+        raise PassportError("the lifetime must be 1 to 365 days")
+    return await _create_share(session, passport, ttl_days, pepper, now)
+
+
+async def list_shares(session: AsyncSession, caller: Caller, now: dt.datetime) -> list[Share]:
+    passport = await _own(session, caller)
+    statement = scoped(select(PassportShare), PassportShare, caller.environment).where(
+        PassportShare.passport_id == passport.id
+    )
+    return [share_view(s, now) for s in await session.scalars(statement.order_by(PassportShare.created_at))]
+
+
+async def _own_share(session: AsyncSession, caller: Caller, share_id: uuid.UUID) -> PassportShare:
+    passport = await _own(session, caller)
+    share = await session.scalar(
+        scoped(select(PassportShare), PassportShare, caller.environment).where(
+            PassportShare.id == share_id, PassportShare.passport_id == passport.id
+        )
+    )
+    if share is None:
+        raise ApiError("share_not_found", "You have no share with this id in this environment.")
+    return share
+
+
+def _revoke(share: PassportShare, now: dt.datetime) -> None:
+    if share.revoked_at is None:
+        share.revoked_at = now
+
+
+async def revoke_share(session: AsyncSession, caller: Caller, share_id: uuid.UUID, now: dt.datetime) -> Share:
+    """Revoke one of the caller's shares; revoking twice is harmless."""
+    share = await _own_share(session, caller, share_id)
+    _revoke(share, now)
+    await session.flush()
+    return share_view(share, now)
+
+
+async def revoke_share_by_token(session: AsyncSession, token: str, *, pepper: bytes, now: dt.datetime) -> Share:
+    """Operator action (`passport revoke-share TOKEN`), in whichever environment the token lives."""
+    token_hash = share_tokens.hash_share_token(token.strip(), pepper)
+    share = await session.scalar(select(PassportShare).where(PassportShare.token_hash == token_hash))
+    if share is None:
+        raise PassportError("no such share-token")
+    _revoke(share, now)
+    await session.flush()
+    return share_view(share, now)
+
+
+async def list_views(session: AsyncSession, caller: Caller, share_id: uuid.UUID) -> list[ShareView]:
+    share = await _own_share(session, caller, share_id)
+    rows = await session.execute(
+        select(PassportShareView.viewed_at, User.id, User.email)
+        .join(User, User.id == PassportShareView.viewer_user_id)
+        .where(PassportShareView.share_id == share.id)
+        .order_by(PassportShareView.viewed_at)
+    )
+    return [ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email) for at, viewer, email in rows]
+
+
+def summary_payload(summary: PassportSummary) -> bytes:
+    """The signed bytes: the summary without its signature, as compact JSON with sorted keys."""
+    fields = summary.model_dump(mode="json", exclude={"jws_signature"})
+    return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+
+
+async def verify_share(
+    session: AsyncSession,
+    caller: Caller,
+    token: str,
+    *,
+    pepper: bytes,
+    keys: SigningKeys,
+    catalogue: Catalogue,
+    now: dt.datetime,
+) -> PassportSummary:
+    """The signed summary behind a share-token; unknown, expired and revoked tokens are the same 404."""
+    share = None
+    if len(token) <= share_tokens.MAX_LENGTH:
+        token_hash = share_tokens.hash_share_token(token, pepper)
+        share = await session.scalar(
+            scoped(select(PassportShare), PassportShare, caller.environment).where(
+                PassportShare.token_hash == token_hash
+            )
+        )
+    if share is None or share.status(now) != "active":
+        raise ApiError("share_not_found")
+    passport = await session.get_one(Passport, share.passport_id)
+    today = now.date()
+    counted = [r for r in await _verifications(session, passport) if is_valid(r.verified_on, r.expires_on, today)]
+    ends = [share.expires_at] + [
+        dt.datetime.combine(r.expires_on + dt.timedelta(days=1), dt.time(), dt.UTC) for r in counted if r.expires_on
+    ]
+    unsigned = PassportSummary(
+        freelancer_id=passport.user_id,
+        issued_at=now.replace(microsecond=0),
+        expires_at=min(ends),
+        compliance_score=catalogue.score({r.check for r in counted}),
+        verifications=[r.check for r in counted],
+        livemode=share.environment is Environment.live,
+        jws_signature="",
+    )
+    session.add(
+        PassportShareView(
+            share_id=share.id, viewer_user_id=caller.user_id, viewer_token_id=caller.token_id, viewed_at=now
+        )
+    )
+    await session.flush()
+    signature = keys.sign(share.environment, summary_payload(unsigned))
+    return unsigned.model_copy(update={"jws_signature": signature})

@@ -1,0 +1,25 @@
+"""Share-tokens: `pst_` + 32 base62 characters (≈190 random bits), stored only as a keyed hash.
+
+Verification looks the token up by its keyed hash (an indexed equality in the database), so no secret is ever
+compared in Python; the hash is keyed with the server pepper and domain-separated from API token hashes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from compliance_api.kit.tokens import BASE62
+
+PREFIX = "pst_"
+BODY_LENGTH = 32
+MAX_LENGTH = 128
+
+
+def generate() -> str:
+    return PREFIX + "".join(secrets.choice(BASE62) for _ in range(BODY_LENGTH))
+
+
+def hash_share_token(token: str, pepper: bytes) -> str:
+    return hmac.new(pepper, b"passport-share:" + token.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()

@@ -1,0 +1,102 @@
+"""Passport signing keys: Ed25519 JWKs in files, one folder per environment, newest signs, all are published.
+
+Layout: `<COMPLIANCE_SIGNING_KEYS_DIR>/<live|test>/<NNNN>.jwk.json`, each a private JWK whose `kid` is its RFC 7638
+thumbprint. The highest number signs; `compliance-api keys rotate` adds the next one, and every older key stays in
+the JWKS so signatures made with it still verify. Key files are never changed once written, so a folder is re-read
+only when its list of files changes: every worker picks up a rotation on its next request, without a restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from joserfc import jws
+from joserfc.errors import SecurityWarning
+from joserfc.jwk import OKPKey
+
+from compliance_api.kit.environment import Environment
+
+ALGORITHM = "EdDSA"
+SUFFIX = ".jwk.json"
+
+
+class NoSigningKey(Exception):
+    def __init__(self, folder: Path) -> None:
+        super().__init__(f"no passport signing key in {folder}; run `compliance-api keys rotate --env ...`")
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    names: tuple[str, ...]
+    keys: tuple[OKPKey, ...]
+
+
+def _folder(root: Path, environment: Environment) -> Path:
+    return root / environment.value
+
+
+def _key_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob(f"*{SUFFIX}")) if folder.is_dir() else []
+
+
+def add_key(root: Path, environment: Environment) -> str:
+    """Write a new Ed25519 key after the existing ones (it signs from now on); returns its `kid`."""
+    folder = _folder(root, environment)
+    folder.mkdir(parents=True, exist_ok=True)
+    key = OKPKey.generate_key("Ed25519", parameters={"use": "sig"}, private=True)
+    kid = key.thumbprint()
+    files = _key_files(folder)
+    number = int(files[-1].name.split(".")[0]) + 1 if files else 1
+    draft = folder / f".{kid}.tmp"
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        json.dump(key.as_dict(private=True, kid=kid, alg=ALGORITHM), handle)
+    try:  # a hard link appears complete or not at all, and fails if another process took the number
+        os.link(draft, folder / f"{number:04d}{SUFFIX}")
+    finally:
+        draft.unlink()
+    return kid
+
+
+class SigningKeys:
+    """The keys of both environments; embedded mode creates a first key per environment when there is none."""
+
+    def __init__(self, root: Path, *, generate: bool) -> None:
+        self.root = root
+        self.generate = generate
+        self._loaded: dict[Environment, _Loaded] = {}
+
+    def keys(self, environment: Environment) -> tuple[OKPKey, ...]:
+        folder = _folder(self.root, environment)
+        files = _key_files(folder)
+        if self.generate and not files:
+            with contextlib.suppress(FileExistsError):  # another worker generated it first
+                add_key(self.root, environment)
+            files = _key_files(folder)
+        names = tuple(path.name for path in files)
+        loaded = self._loaded.get(environment)
+        if loaded is None or loaded.names != names:
+            keys = tuple(OKPKey.import_key(json.loads(path.read_text())) for path in files)
+            loaded = self._loaded[environment] = _Loaded(names, keys)
+        if not loaded.keys:
+            raise NoSigningKey(folder)
+        return loaded.keys
+
+    def sign(self, environment: Environment, payload: bytes) -> str:
+        """A compact JWS over `payload` with the environment's newest key, its `kid` in the header."""
+        key = self.keys(environment)[-1]
+        # `EdDSA` is what every JOSE library verifies today (RFC 9864's `Ed25519` is not in PyJWT yet, api.md §5);
+        # joserfc warns that it is deprecated, which is the known trade-off, not news on every request.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SecurityWarning)
+            return jws.serialize_compact({"alg": ALGORITHM, "kid": key.kid}, payload, key, algorithms=[ALGORITHM])
+
+    def jwks(self, environment: Environment) -> dict[str, Any]:
+        """The public JWK Set of one environment (RFC 7517), oldest key first."""
+        return {"keys": [key.as_dict(private=False, kid=key.kid, alg=ALGORITHM) for key in self.keys(environment)]}
