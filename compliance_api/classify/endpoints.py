@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
+from pydantic import BaseModel
 
-from compliance_api.auth.caller import CurrentCaller
+from compliance_api.auth.caller import Caller, CurrentCaller
 from compliance_api.classify import examples, service, views
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
@@ -21,11 +23,29 @@ from compliance_api.classify.schemas import (
 from compliance_api.classify.verdict import Country
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.schemas import json_response
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
+IDEMPOTENCY_CONFLICT: dict[int | str, dict[str, Any]] = {
+    409: {"description": "Idempotency-Key reused with another body, or still in progress."}
+}
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such classification for this caller."}}
+
+
+async def _once(
+    request: Request,
+    caller: Caller,
+    key: str | None,
+    body: BaseModel,
+    classify: Callable[[], Awaitable[dict[str, Any]]],
+) -> Response:
+    """Classify, or with an Idempotency-Key replay the first verdict (no session is opened without a key)."""
+    if key is None:
+        return json_response(await classify())
+    async with request.app.state.services.sessionmaker.begin() as session:
+        return await idempotent(request, caller, session, key, fingerprint("POST", request.url.path, body), classify)
 
 
 def _rulesets(request: Request) -> Rulesets:
@@ -44,13 +64,21 @@ def _retention(request: Request) -> service.Retention:
     operation_id="classify-zelfstandigenwet",
     response_model=ZWVerdict,
     openapi_extra=examples.ZELFSTANDIGENWET,
+    responses=IDEMPOTENCY_CONFLICT,
 )
-async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, caller: CurrentCaller, request: Request) -> Response:
+async def classify_zelfstandigenwet(
+    body: ZelfstandigenwetRequest, caller: CurrentCaller, request: Request, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Scores the engagement against the `nl-zw` ruleset (Zelfstandigenwet 5+4 criteria anchored in Deliveroo,
-    with the hourly-rate presumption) and keeps the verdict as an audit record."""
+    with the hourly-rate presumption) and keeps the verdict as an audit record; honours Idempotency-Key."""
     services = request.app.state.services
-    verdict = await service.classify_engagement(services.audit, caller, body, services.rulesets, utcnow())
-    return json_response(verdict)
+    return await _once(
+        request,
+        caller,
+        idempotency_key,
+        body,
+        lambda: service.classify_engagement(services.audit, caller, body, services.rulesets, utcnow()),
+    )
 
 
 @router.post(
@@ -59,13 +87,21 @@ async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, caller: Curre
     operation_id="classify-cross-border",
     response_model=CrossBorderVerdict,
     openapi_extra=examples.CROSS_BORDER,
+    responses=IDEMPOTENCY_CONFLICT,
 )
-async def classify_cross_border(body: CrossBorderRequest, caller: CurrentCaller, request: Request) -> Response:
+async def classify_cross_border(
+    body: CrossBorderRequest, caller: CurrentCaller, request: Request, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Scores the criteria against the country's ruleset; criteria left out count as false and are named in
-    `advice`; an unknown name is a 400 listing the allowed ones."""
+    `advice`; an unknown name is a 400 listing the allowed ones. Honours Idempotency-Key."""
     services = request.app.state.services
-    verdict = await service.classify_cross_border(services.audit, caller, body, services.rulesets, utcnow())
-    return json_response(verdict)
+    return await _once(
+        request,
+        caller,
+        idempotency_key,
+        body,
+        lambda: service.classify_cross_border(services.audit, caller, body, services.rulesets, utcnow()),
+    )
 
 
 @router.get(

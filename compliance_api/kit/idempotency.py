@@ -27,7 +27,7 @@ import hmac
 import os
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -155,13 +155,13 @@ async def idempotent(
     session: AsyncSession,
     key: str | None,
     request_fingerprint: str,
-    run: Callable[[], Awaitable[BaseModel]],
+    run: Callable[[], Awaitable[BaseModel | dict[str, Any]]],
     *,
     status_code: int = 200,
 ) -> Response:
     """Run `run` once per Idempotency-Key and answer with its result as JSON; without a key, just run it."""
     if key is None:
-        return JSONResponse((await run()).model_dump(mode="json"), status_code=status_code)
+        return JSONResponse(_json_ready(await run()), status_code=status_code)
     check_key(key)
     services = request.app.state.services
     key_hash = _derive(services.pepper, b"idempotency-key:", caller, key).hex()
@@ -178,13 +178,18 @@ async def idempotent(
     except Exception:  # a cancelled request keeps its claim until CLAIM_LEASE runs out
         await _release(services.sessionmaker, record.id)
         raise
-    body = orjson.dumps(result.model_dump(mode="json"))
+    body = orjson.dumps(_json_ready(result))
     await session.execute(
         update(IdempotencyRecord)
         .where(IdempotencyRecord.id == record.id)
         .values(response_status=status_code, response_body=_seal(secret, status_code, body))
     )
     return Response(body, status_code=status_code, media_type="application/json")
+
+
+def _json_ready(result: BaseModel | dict[str, Any]) -> Any:
+    """A response model, or a body already shaped as JSON by its service."""
+    return result.model_dump(mode="json") if isinstance(result, BaseModel) else result
 
 
 async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:

@@ -317,3 +317,33 @@ def test_contract_examples_match_their_response_models() -> None:
     ):
         body = operation["responses"]["200"]["content"]["application/json"]["example"]
         assert model.model_validate(body).model_dump(mode="json") == body
+
+
+async def test_idempotency_key_replays_the_first_verdict(
+    client: AsyncClient, account: Account, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    keyed = {**account.live, "Idempotency-Key": "payroll-run-42"}
+    body = {"engagement": {"hourly_rate_eur": 37}}
+    first = await client.post(ZW, json=body, headers=keyed)
+    again = await client.post(ZW, json=body, headers=keyed)
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    other_body = await client.post(ZW, json={"engagement": {"hourly_rate_eur": 90}}, headers=keyed)
+    assert other_body.status_code == 409
+    assert other_body.json()["code"] == "idempotency_mismatch"
+    unkeyed = [await client.post(ZW, json=body, headers=account.live) for _ in range(2)]
+    assert unkeyed[0].json()["id"] != unkeyed[1].json()["id"]
+    assert await count_records(sessionmaker, account) == 3
+
+
+async def test_idempotency_keys_are_per_environment(
+    client: AsyncClient, sandbox_client: AsyncClient, account: Account
+) -> None:
+    body = {"country": "BE", "criteria": {}}
+    live = await client.post(CB, json=body, headers={**account.live, "Idempotency-Key": "k1"})
+    test = await sandbox_client.post(CB, json=body, headers={**account.test, "Idempotency-Key": "k1"})
+    assert live.status_code == test.status_code == 200
+    assert live.json()["id"] != test.json()["id"]
+    assert "Idempotent-Replayed" not in test.headers
