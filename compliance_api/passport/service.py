@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError
+from compliance_api.events import service as events
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.passport import share_tokens
 from compliance_api.passport.catalogue import Catalogue, is_valid
@@ -56,6 +57,7 @@ async def set_sector(
         raise PassportError("the sector must be 1 to 64 characters")
     passport = await _ensure(session, user, environment, now)
     passport.sector, passport.updated_at = cleaned, now
+    await _emit_updated(session, passport, {"change": "sector", "sector": cleaned})
     await session.flush()
     return passport
 
@@ -96,8 +98,23 @@ async def record_verification(
         now,
     )
     passport.updated_at = now
+    await _emit_updated(session, passport, {"change": "verification", "check": check, "expires_on": _iso(expires_on)})
     await session.flush()
     return row
+
+
+def _iso(day: dt.date | None) -> str | None:
+    return None if day is None else day.isoformat()
+
+
+async def _emit_updated(session: AsyncSession, passport: Passport, details: dict[str, object]) -> None:
+    """`passport.updated` to the outbox, in the transaction of the change (the webhooks deliver it)."""
+    await events.emit(
+        session,
+        environment=passport.environment,
+        type="passport.updated",
+        payload={"freelancer_id": str(passport.user_id), "updated_at": passport.updated_at.isoformat(), **details},
+    )
 
 
 async def _verifications(session: AsyncSession, passport: Passport) -> list[PassportVerification]:
