@@ -9,5 +9,6 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from compliance_api.health.endpoints import router as health_router
+from compliance_api.rates.endpoints import router as rates_router
 
-API_ROUTERS: tuple[APIRouter, ...] = (health_router,)
+API_ROUTERS: tuple[APIRouter, ...] = (health_router, rates_router)

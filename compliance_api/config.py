@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     health_slow_ms: float = Field(default=250.0, gt=0, validation_alias=AliasChoices("COMPLIANCE_HEALTH_SLOW_MS"))
     log_level: str = Field(default="info", validation_alias=AliasChoices("COMPLIANCE_LOG_LEVEL"))
     access_log: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_ACCESS_LOG"))
+    rates_window_months: int = Field(
+        default=24, ge=1, le=240, validation_alias=AliasChoices("COMPLIANCE_RATES_WINDOW_MONTHS")
+    )
+    rates_min_sample: int = Field(default=10, ge=1, validation_alias=AliasChoices("COMPLIANCE_RATES_MIN_SAMPLE"))
 
     @field_validator("sandbox_hosts", mode="before")
     @classmethod

@@ -52,6 +52,18 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
         ErrorSpec("forbidden", 403, "Forbidden", "The caller is not authorised for this resource."),
         ErrorSpec("not_found", 404, "Not found", "No such route or resource."),
         ErrorSpec(
+            "unknown_sector",
+            404,
+            "Unknown sector",
+            "The sector is not in the catalogue; `GET /v1/rates/sectors` lists the sector slugs.",
+        ),
+        ErrorSpec(
+            "insufficient_data",
+            404,
+            "Insufficient data",
+            "Too few rate observations for this sector and region to publish a benchmark (below the minimum sample).",
+        ),
+        ErrorSpec(
             "method_not_allowed",
             405,
             "Method not allowed",

@@ -11,6 +11,7 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.auth import service as auth_service
 from compliance_api.kit.environment import Environment
+from compliance_api.rates.fixtures import create_demo_rates
 
 DEMO_BUSINESS_EMAIL = "demo-business@example.com"
 DEMO_TOKEN_NAME = "demo"  # noqa: S105 (a label, not a secret)
@@ -41,4 +42,5 @@ async def create_demo(session: AsyncSession, *, pepper: bytes) -> DemoResult:
     _, test = await auth_service.create(
         session, user=user, environment=Environment.test, name=DEMO_TOKEN_NAME, pepper=pepper
     )
-    return DemoResult(email=user.email, live_token=live, test_token=test)
+    fixtures = {"rates": await create_demo_rates(session)}
+    return DemoResult(email=user.email, live_token=live, test_token=test, fixtures=fixtures)
