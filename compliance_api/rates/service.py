@@ -178,27 +178,18 @@ async def _windows(
     return {pair: (as_of, window_start(as_of, window_months)) for pair, as_of in found.items()}
 
 
-# PostgreSQL sorts and interpolates in the database (percentile_cont shares one sort for the three quantiles);
-# the window of each pair comes in as arrays, so both backends use the same window from `_windows`.
-_PG_REGIONAL = text(
-    """
-    SELECT w.sector, w.region, count(*) AS n, bool_or(o.synthetic) AS synthetic,
+# PostgreSQL sorts and interpolates in the database (percentile_cont shares one sort for the three quantiles). The
+# window of each pair comes in as arrays, so both backends use the same windows from `_windows`; rows are grouped by
+# the pair's position in those arrays (an integer sorts far faster than two collated text columns).
+_PG_SELECT = """
+    SELECT w.pair, count(*) AS n, bool_or(o.synthetic) AS synthetic,
            percentile_cont(CAST(:quantiles AS float8[])) WITHIN GROUP (ORDER BY o.rate_cents) AS p
-    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[]), CAST(:starts AS date[])) AS w(sector, region, start)
-    JOIN rate_observation o
-      ON o.environment = :environment AND o.sector = w.sector AND o.region = w.region AND o.observed_on >= w.start
-    GROUP BY w.sector, w.region
-    """
-)
-_PG_NATIONAL = text(
-    """
-    SELECT w.sector, w.region, count(*) AS n, bool_or(o.synthetic) AS synthetic,
-           percentile_cont(CAST(:quantiles AS float8[])) WITHIN GROUP (ORDER BY o.rate_cents) AS p
-    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[]), CAST(:starts AS date[])) AS w(sector, region, start)
+    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[]), CAST(:starts AS date[]))
+         WITH ORDINALITY AS w(sector, region, start, pair)
     JOIN rate_observation o ON o.environment = :environment AND o.sector = w.sector AND o.observed_on >= w.start
-    GROUP BY w.sector, w.region
-    """
-)
+"""
+_PG_REGIONAL = text(_PG_SELECT + " AND o.region = w.region GROUP BY w.pair")
+_PG_NATIONAL = text(_PG_SELECT + " GROUP BY w.pair")
 
 
 async def _compute_postgresql(
@@ -218,8 +209,9 @@ async def _compute_postgresql(
             "starts": [w[1] for _, w in chosen],
         }
         for row in await session.execute(statement, params):
+            (sector, region), _ = chosen[row.pair - 1]
             low, mid, high = row.p
-            computed.append(Computed(row.sector, row.region, (low, mid, high), row.n, row.synthetic))
+            computed.append(Computed(sector, region, (low, mid, high), row.n, row.synthetic))
     return computed
 
 
