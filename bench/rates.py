@@ -62,7 +62,7 @@ FROM generate_series(1, :rows) AS i
 """
 
 INDEXES = {
-    "ix_rate_observation_pair": "environment, sector, region, observed_on",
+    "ix_rate_observation_pair": "environment, sector, region, observed_on) INCLUDE (rate_cents, synthetic",
     "ix_rate_observation_environment": "environment",
     "ix_rate_observation_import_id": "import_id",
 }

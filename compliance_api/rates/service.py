@@ -17,7 +17,7 @@ from sqlalchemy import delete, func, insert, select, text, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.rates.catalogue import NATIONAL
+from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.compute import QUANTILES, percentile, window_start
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
 
@@ -164,18 +164,45 @@ async def _windows(
     session: AsyncSession, environment: Environment, window_months: int, targets: set[Pair] | None
 ) -> dict[Pair, tuple[date, date]]:
     """(as_of, first day counted) per pair that has observations: the newest date decides, per pair."""
-    o = RateObservation
-    regional = scoped(select(o.sector, o.region, func.max(o.observed_on)), o, environment).where(o.region != NATIONAL)
-    national = scoped(select(o.sector, func.max(o.observed_on)), o, environment)
-    if targets is not None:
-        regional = regional.where(tuple_(o.sector, o.region).in_(sorted(p for p in targets if p[1] != NATIONAL)))
-        national = national.where(o.sector.in_(sorted({s for s, r in targets if r == NATIONAL})))
+    sectors = sorted(SECTORS) if targets is None else sorted({sector for sector, _ in targets})
     found: dict[Pair, date] = {}
-    for sector, region, newest in await session.execute(regional.group_by(o.sector, o.region)):
-        found[(sector, region)] = newest
-    for sector, newest in await session.execute(national.group_by(o.sector)):
-        found[(sector, NATIONAL)] = newest
-    return {pair: (as_of, window_start(as_of, window_months)) for pair, as_of in found.items()}
+    for (sector, region), newest in (await _newest(session, environment, sectors)).items():
+        if region != NATIONAL:
+            found[(sector, region)] = newest
+        found[(sector, NATIONAL)] = max(newest, found.get((sector, NATIONAL), newest))
+    return {
+        pair: (as_of, window_start(as_of, window_months))
+        for pair, as_of in found.items()
+        if targets is None or pair in targets
+    }
+
+
+# One backward index probe per (sector, region): a grouped max() would read the whole index.
+_PG_NEWEST = text(
+    """
+    SELECT w.sector, w.region,
+           (SELECT max(o.observed_on) FROM rate_observation o
+            WHERE o.environment = :environment AND o.sector = w.sector AND o.region = w.region) AS newest
+    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[])) AS w(sector, region)
+    """
+)
+
+
+async def _newest(session: AsyncSession, environment: Environment, sectors: list[str]) -> dict[Pair, date]:
+    """Newest observation date of every (sector, region) of these sectors, regions as recorded (`NL` included)."""
+    if session.get_bind().dialect.name == "postgresql":
+        pairs = [(sector, region) for sector in sectors for region in REGIONS]
+        params = {
+            "environment": environment.value,
+            "sectors": [p[0] for p in pairs],
+            "regions": [p[1] for p in pairs],
+        }
+        rows = await session.execute(_PG_NEWEST, params)
+    else:
+        o = RateObservation
+        statement = scoped(select(o.sector, o.region, func.max(o.observed_on)), o, environment)
+        rows = await session.execute(statement.where(o.sector.in_(sectors)).group_by(o.sector, o.region))
+    return {(sector, region): newest for sector, region, newest in rows if newest is not None}
 
 
 # PostgreSQL sorts and interpolates in the database (percentile_cont shares one sort for the three quantiles). The
@@ -195,7 +222,9 @@ _PG_NATIONAL = text(_PG_SELECT + " GROUP BY w.pair")
 async def _compute_postgresql(
     session: AsyncSession, environment: Environment, windows: dict[Pair, tuple[date, date]]
 ) -> list[Computed]:
+    # Each pair's values are sorted in memory; JIT compilation costs more than it saves on these plans.
     await session.execute(text("SET LOCAL work_mem = '512MB'"))
+    await session.execute(text("SET LOCAL jit = off"))
     computed: list[Computed] = []
     for statement, national in ((_PG_REGIONAL, False), (_PG_NATIONAL, True)):
         chosen = sorted((p, w) for p, w in windows.items() if (p[1] == NATIONAL) is national)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from typer.testing import CliRunner
 
 from compliance_api.cli import app
+from compliance_api.cli.rates import progress
 from compliance_api.kit.environment import Environment
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
 from tests.conftest import SECRET
@@ -144,3 +146,14 @@ async def test_demo_fills_the_sandbox_with_synthetic_rates(
     rates = json.loads(out)["fixtures"]["rates"]
     assert rates["synthetic_observations"] == await count(sessionmaker, RateObservation, Environment.test) > 1000
     assert await count(sessionmaker, RateObservation, Environment.live) == 0
+
+
+def test_progress_shows_only_on_a_terminal_for_long_imports(monkeypatch: pytest.MonkeyPatch) -> None:
+    with progress(1_000_000, "importing") as update:
+        assert update is None, "pytest's stderr is not a terminal"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with progress(100, "importing") as update:
+        assert update is None, "short imports need no bar"
+    with progress(20_000, "importing") as update:
+        assert update is not None
+        update(20_000)

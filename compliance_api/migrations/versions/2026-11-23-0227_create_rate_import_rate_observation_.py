@@ -81,7 +81,10 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_rate_observation_environment"), ["environment"], unique=False)
         batch_op.create_index(batch_op.f("ix_rate_observation_import_id"), ["import_id"], unique=False)
         batch_op.create_index(
-            "ix_rate_observation_pair", ["environment", "sector", "region", "observed_on"], unique=False
+            "ix_rate_observation_pair",
+            ["environment", "sector", "region", "observed_on"],
+            unique=False,
+            postgresql_include=["rate_cents", "synthetic"],
         )
 
 
