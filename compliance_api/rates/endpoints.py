@@ -10,6 +10,7 @@ from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.rates import service
+from compliance_api.rates.cache import BenchmarkCache, Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.models import RateBenchmark
 from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
@@ -32,25 +33,40 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 async def get_benchmark(
     request: Request,
     caller: CurrentCaller,
-    session: DbSession,
     sector: Annotated[str, Query(min_length=1, max_length=40, description="Sector slug.", examples=["ict"])],
     region: Annotated[
         str,
         Query(pattern=REGION_PATTERN, description="`NL` or an ISO 3166-2:NL province code.", examples=["NL-UT"]),
     ] = NATIONAL,
 ) -> RateBenchmarkOut:
-    """p25, p50 and p75 of observed hourly rates (EUR excl. VAT) for a sector and region, from the newest window."""
+    """p25, p50 and p75 of observed hourly rates (EUR, excl. VAT) for a sector and region, from the newest window."""
     if sector not in SECTORS:
         raise ApiError("unknown_sector", f"{sector!r} is not a sector; GET /v1/rates/sectors lists them")
-    row = await service.get_benchmark(session, environment=caller.environment, sector=sector, region=region)
+    entry = await _lookup(request, (caller.environment, sector, region))
     min_sample = request.app.state.settings.rates_min_sample
-    if row is None or row.sample_size < min_sample:
-        found = row.sample_size if row else 0
+    if entry.benchmark is None or entry.sample_size < min_sample:
         raise ApiError(
             "insufficient_data",
-            f"{found} observations for {sector} in {region}; at least {min_sample} are needed to publish a benchmark",
+            f"{entry.sample_size} observations for {sector} in {region}; "
+            f"at least {min_sample} are needed to publish a benchmark",
         )
-    return _benchmark_out(row)
+    return entry.benchmark
+
+
+async def _lookup(request: Request, key: Key) -> Entry:
+    """From this worker's cache, else one indexed read of the precomputed row (no session unless needed)."""
+    state = request.app.state
+    cache: BenchmarkCache | None = getattr(state, "rate_benchmark_cache", None)
+    if cache is None:
+        cache = state.rate_benchmark_cache = BenchmarkCache(state.settings.rates_cache_seconds)
+    entry = cache.get(key)
+    if entry is not None:
+        return entry
+    environment, sector, region = key
+    async with state.services.sessionmaker() as session:
+        row = await service.get_benchmark(session, environment=environment, sector=sector, region=region)
+    found = Entry(_benchmark_out(row), row.sample_size) if row else Entry(None, 0)
+    return cache.put(key, found)
 
 
 def _benchmark_out(row: RateBenchmark) -> RateBenchmarkOut:

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fastapi import FastAPI
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.kit.environment import Environment
+from compliance_api.rates.cache import BenchmarkCache, Entry
 from tests.factories import bearer, create_token
 from tests.rates.helpers import AS_OF, observations, seed
 
@@ -84,10 +86,40 @@ async def test_sandbox_never_sees_production_observations(
     _, test_token = await create_token(sessionmaker, pepper, environment=Environment.test)
     response = await sandbox_client.get("/v1/rates/benchmark", params={"sector": "ict"}, headers=bearer(test_token))
     assert (response.status_code, response.json()["code"]) == (404, "insufficient_data")
+
+
+async def test_each_environment_answers_from_its_own_observations(
+    client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
     await seed(sessionmaker, observations("ict", "NL-UT", [4000] * 12), environment=Environment.test, synthetic=True)
-    response = await sandbox_client.get("/v1/rates/benchmark", params={"sector": "ict"}, headers=bearer(test_token))
-    assert (response.json()["p50_eur"], response.json()["synthetic"]) == (40.0, True)
-    assert "synthetic" in response.json()["source"]
+    await seed(sessionmaker, observations("ict", "NL-UT", [9000] * 12))
+    _, test_token = await create_token(sessionmaker, pepper, environment=Environment.test)
+    _, live_token = await create_token(sessionmaker, pepper)
+    sandbox = (await sandbox_client.get("/v1/rates/benchmark?sector=ict", headers=bearer(test_token))).json()
+    live = (await client.get("/v1/rates/benchmark?sector=ict", headers=bearer(live_token))).json()
+    assert (sandbox["p50_eur"], sandbox["synthetic"], live["p50_eur"], live["synthetic"]) == (40.0, True, 90.0, False)
+    assert "synthetic" in sandbox["source"]
+
+
+async def test_an_import_is_answered_within_the_cache_ttl(
+    app: FastAPI, client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], token: str
+) -> None:
+    now = [0.0]
+    app.state.rate_benchmark_cache = BenchmarkCache(4.0, clock=lambda: now[0])
+    url = "/v1/rates/benchmark?sector=legal"
+    assert (await client.get(url, headers=bearer(token))).status_code == 404
+    await seed(sessionmaker, observations("legal", "NL-ZH", [15000] * 10))
+    assert (await client.get(url, headers=bearer(token))).status_code == 404, "still the cached answer"
+    now[0] = 4.0
+    response = await client.get(url, headers=bearer(token))
+    assert (response.status_code, response.json()["p50_eur"]) == (200, 150.0)
+
+
+def test_a_zero_ttl_cache_keeps_nothing() -> None:
+    cache = BenchmarkCache(0)
+    key = (Environment.live, "ict", "NL")
+    assert cache.put(key, Entry(None, 3)) == Entry(None, 3)
+    assert cache.get(key) is None
 
 
 async def test_sectors_list_the_publishable_regions(client: AsyncClient, token: str) -> None:
