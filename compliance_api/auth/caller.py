@@ -24,7 +24,7 @@ class Caller:
     token_last4: str
 
 
-def _caller(request: Request) -> Caller:
+async def _caller(request: Request) -> Caller:
     caller = request.scope["state"].get("caller")
     if not isinstance(caller, Caller):  # only reachable if a /v1 route is mounted outside the gateway
         raise RuntimeError("route reached without authentication")
