@@ -59,14 +59,14 @@ async def _lookup(request: Request, key: Key) -> Entry:
     cache: BenchmarkCache | None = getattr(state, "rate_benchmark_cache", None)
     if cache is None:
         cache = state.rate_benchmark_cache = BenchmarkCache(state.settings.rates_cache_seconds)
-    entry = cache.get(key)
-    if entry is not None:
-        return entry
-    environment, sector, region = key
-    async with state.services.sessionmaker() as session:
-        row = await service.get_benchmark(session, environment=environment, sector=sector, region=region)
-    found = Entry(_benchmark_out(row), row.sample_size) if row else Entry(None, 0)
-    return cache.put(key, found)
+
+    async def read() -> Entry:
+        environment, sector, region = key
+        async with state.services.sessionmaker() as session:
+            row = await service.get_benchmark(session, environment=environment, sector=sector, region=region)
+        return Entry(_benchmark_out(row), row.sample_size) if row else Entry(None, 0)
+
+    return await cache.get_or_load(key, read)
 
 
 def _benchmark_out(row: RateBenchmark) -> RateBenchmarkOut:

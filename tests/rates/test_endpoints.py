@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 from fastapi import FastAPI
@@ -136,3 +138,20 @@ async def test_sectors_list_the_publishable_regions(client: AsyncClient, token: 
 async def test_rates_need_a_token(client: AsyncClient) -> None:
     response = await client.get("/v1/rates/sectors")
     assert response.status_code == 401
+
+
+async def test_concurrent_misses_share_one_read() -> None:
+    cache = BenchmarkCache(4.0)
+    key = (Environment.live, "ict", "NL")
+    reads = 0
+
+    async def load() -> Entry:
+        nonlocal reads
+        reads += 1
+        await asyncio.sleep(0)
+        return Entry(None, 7)
+
+    results = await asyncio.gather(*(cache.get_or_load(key, load) for _ in range(20)))
+    assert (reads, results) == (1, [Entry(None, 7)] * 20)
+    assert await cache.get_or_load(key, load) == Entry(None, 7)
+    assert reads == 1
