@@ -130,8 +130,11 @@ async def recompute(
     targets = None if pairs is None else affected(pairs)
     if targets is not None and not targets:
         return 0
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    if postgresql:  # concurrent imports recompute one after the other (SQLite serialises writers by itself)
+        await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"rates:{environment}"})
     windows = await _windows(session, environment, window_months, targets)
-    if session.get_bind().dialect.name == "postgresql":
+    if postgresql:
         computed = await _compute_postgresql(session, environment, windows)
     else:
         computed = await _compute_python(session, environment, windows)
