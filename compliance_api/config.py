@@ -57,6 +57,13 @@ class Settings(BaseSettings):
     sandbox_retention_days: int = Field(
         default=30, ge=1, le=30, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_RETENTION_DAYS")
     )
+    rates_window_months: int = Field(
+        default=24, ge=1, le=240, validation_alias=AliasChoices("COMPLIANCE_RATES_WINDOW_MONTHS")
+    )
+    rates_min_sample: int = Field(default=10, ge=1, validation_alias=AliasChoices("COMPLIANCE_RATES_MIN_SAMPLE"))
+    rates_cache_seconds: float = Field(
+        default=4.0, ge=0, le=60, validation_alias=AliasChoices("COMPLIANCE_RATES_CACHE_SECONDS")
+    )
 
     @field_validator("sandbox_hosts", mode="before")
     @classmethod

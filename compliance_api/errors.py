@@ -79,6 +79,18 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "The share-token (or share id) is unknown, expired or revoked; ask the freelancer for a new one.",
         ),
         ErrorSpec(
+            "unknown_sector",
+            404,
+            "Unknown sector",
+            "The sector is not in the catalogue; `GET /v1/rates/sectors` lists the sector slugs.",
+        ),
+        ErrorSpec(
+            "insufficient_data",
+            404,
+            "Insufficient data",
+            "Too few rate observations for this sector and region to publish a benchmark (below the minimum sample).",
+        ),
+        ErrorSpec(
             "method_not_allowed",
             405,
             "Method not allowed",

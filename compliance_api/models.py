@@ -7,6 +7,7 @@ from compliance_api.db import Base
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.idempotency import IdempotencyRecord
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
+from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
 __all__ = [
@@ -19,6 +20,9 @@ __all__ = [
     "PassportShare",
     "PassportShareView",
     "PassportVerification",
+    "RateBenchmark",
+    "RateImport",
+    "RateObservation",
     "User",
     "WttaAdmission",
     "WttaImport",

@@ -12,6 +12,7 @@ from compliance_api.cli import (
     migrate,
     openapi,
     passport,
+    rates,
     rulesets,
     serve,
     tokens,
@@ -32,6 +33,7 @@ app.add_typer(wtta.app, name="wtta")
 app.add_typer(passport.app, name="passport")
 app.add_typer(keys.app, name="keys")
 app.add_typer(idempotency.app, name="idempotency")
+app.add_typer(rates.app, name="rates")
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.auth import service as auth_service
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.fixtures import create_passport_fixtures
+from compliance_api.rates.fixtures import create_demo_rates
 from compliance_api.wtta.fixtures import create_sandbox_admissions
 
 DEMO_BUSINESS_EMAIL = "demo-business@example.com"
@@ -45,6 +46,7 @@ async def create_demo(session: AsyncSession, *, pepper: bytes) -> DemoResult:
     )
     fixtures = {
         "wtta": await create_sandbox_admissions(session),
+        "rates": await create_demo_rates(session),
         **await create_passport_fixtures(session, pepper=pepper),
     }
     return DemoResult(email=user.email, live_token=live, test_token=test, fixtures=fixtures)

@@ -28,7 +28,7 @@ class EnvironmentOwned:
         return mapped_column(str_enum(Environment, "environment"), index=True)
 
 
-SelectT = TypeVar("SelectT", bound=Select[Any])
+SelectT = TypeVar("SelectT", bound=Select[*tuple[Any, ...]])  # any number of columns
 
 
 def scoped(statement: SelectT, model: type[EnvironmentOwned], environment: Environment) -> SelectT:

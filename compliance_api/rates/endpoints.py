@@ -1,0 +1,107 @@
+"""`GET /v1/rates/benchmark` and `GET /v1/rates/sectors`: reads of precomputed benchmarks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from compliance_api.auth.caller import CurrentCaller
+from compliance_api.db import DbSession
+from compliance_api.errors import ApiError
+from compliance_api.rates import service
+from compliance_api.rates.cache import BenchmarkCache, Entry, Key
+from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
+from compliance_api.rates.models import RateBenchmark
+from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
+
+router = APIRouter(prefix="/v1/rates", tags=["rates"])
+
+REGION_PATTERN = "^(" + "|".join(REGIONS) + ")$"
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "`unknown_sector`, or `insufficient_data` below the minimum sample."}
+}
+
+
+@router.get(
+    "/benchmark",
+    summary="Hourly-rate benchmark of a sector",
+    operation_id="rates-benchmark-get",
+    response_model=RateBenchmarkOut,
+    responses=NOT_FOUND,
+)
+async def get_benchmark(
+    request: Request,
+    caller: CurrentCaller,
+    sector: Annotated[str, Query(min_length=1, max_length=40, description="Sector slug.", examples=["ict"])],
+    region: Annotated[
+        str,
+        Query(pattern=REGION_PATTERN, description="`NL` or an ISO 3166-2:NL province code.", examples=["NL-UT"]),
+    ] = NATIONAL,
+) -> RateBenchmarkOut:
+    """p25, p50 and p75 of observed hourly rates (EUR, excl. VAT) for a sector and region, from the newest window."""
+    if sector not in SECTORS:
+        raise ApiError("unknown_sector", f"{sector!r} is not a sector; GET /v1/rates/sectors lists them")
+    entry = await _lookup(request, (caller.environment, sector, region))
+    min_sample = request.app.state.settings.rates_min_sample
+    if entry.benchmark is None or entry.sample_size < min_sample:
+        raise ApiError(
+            "insufficient_data",
+            f"{entry.sample_size} observations for {sector} in {region}; "
+            f"at least {min_sample} are needed to publish a benchmark",
+        )
+    return entry.benchmark
+
+
+async def _lookup(request: Request, key: Key) -> Entry:
+    """From this worker's cache, else one indexed read of the precomputed row (no session unless needed)."""
+    state = request.app.state
+    cache: BenchmarkCache | None = getattr(state, "rate_benchmark_cache", None)
+    if cache is None:
+        cache = state.rate_benchmark_cache = BenchmarkCache(state.settings.rates_cache_seconds)
+
+    async def read() -> Entry:
+        environment, sector, region = key
+        async with state.services.sessionmaker() as session:
+            row = await service.get_benchmark(session, environment=environment, sector=sector, region=region)
+        return Entry(_benchmark_out(row), row.sample_size) if row else Entry(None, 0)
+
+    return await cache.get_or_load(key, read)
+
+
+def _benchmark_out(row: RateBenchmark) -> RateBenchmarkOut:
+    kind = "synthetic observations generated for the sandbox/demo" if row.synthetic else "imported observations"
+    return RateBenchmarkOut(
+        sector=row.sector,
+        region=row.region,
+        p25_eur=round(row.p25_eur, 2),
+        p50_eur=round(row.p50_eur, 2),
+        p75_eur=round(row.p75_eur, 2),
+        sample_size=row.sample_size,
+        as_of=row.as_of,
+        window_months=row.window_months,
+        synthetic=row.synthetic,
+        source=(
+            f"Percentiles (linear interpolation) of {row.sample_size} {kind} dated {row.window_start} to {row.as_of}"
+            + ("." if row.region != NATIONAL else ", all regions.")
+        ),
+    )
+
+
+@router.get(
+    "/sectors",
+    summary="Sectors and the regions with a benchmark",
+    operation_id="rates-sectors-get",
+    response_model=RateSectorsOut,
+)
+async def get_sectors(request: Request, caller: CurrentCaller, session: DbSession) -> RateSectorsOut:
+    """Every sector slug of the catalogue, with the regions whose benchmark can be published now."""
+    min_sample = request.app.state.settings.rates_min_sample
+    published = await service.publishable_regions(session, environment=caller.environment, min_sample=min_sample)
+    return RateSectorsOut(
+        sectors=[
+            RateSectorOut(sector=slug, label=label, regions=published.get(slug, [])) for slug, label in SECTORS.items()
+        ],
+        regions=list(REGIONS),
+        min_sample=min_sample,
+    )

@@ -1,0 +1,289 @@
+"""Rate observations in, precomputed benchmarks out.
+
+Definitions (also in README): a benchmark belongs to one (sector, region). Region `NL` is the national aggregate:
+every observation of the sector, whatever its region. `as_of` is the newest observation date of that (sector, region);
+only observations dated in the window (`as_of` minus `window_months` calendar months, exclusive, up to `as_of`)
+count. Benchmarks are recomputed whenever observations change (after an import, only the pairs it touched plus their
+national aggregate), never on a request; the endpoint reads one row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from sqlalchemy import delete, func, insert, select, text, tuple_
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.kit.environment import Environment, scoped
+from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
+from compliance_api.rates.compute import QUANTILES, percentile, window_start
+from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
+
+Pair = tuple[str, str]
+INSERT_CHUNK = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    sector: str
+    region: str
+    rate_cents: int
+    observed_on: date
+
+
+@dataclass(frozen=True, slots=True)
+class Computed:
+    sector: str
+    region: str
+    percentiles: tuple[float, float, float]
+    sample_size: int
+    synthetic: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    import_id: str
+    rows: int
+    already_imported: bool
+    benchmarks: int
+
+
+async def find_import(session: AsyncSession, *, environment: Environment, content_sha256: str) -> RateImport | None:
+    statement = scoped(select(RateImport), RateImport, environment)
+    return await session.scalar(statement.where(RateImport.content_sha256 == content_sha256))
+
+
+async def add_observations(
+    session: AsyncSession,
+    *,
+    environment: Environment,
+    observations: Sequence[Observation],
+    content_sha256: str,
+    source: str,
+    synthetic: bool = False,
+    window_months: int,
+    on_progress: Callable[[int], None] | None = None,
+) -> ImportResult:
+    """Store one import's observations and recompute the benchmarks they touch; a file already imported is a no-op."""
+    existing = await find_import(session, environment=environment, content_sha256=content_sha256)
+    if existing is not None:
+        return ImportResult(str(existing.id), existing.row_count, already_imported=True, benchmarks=0)
+    batch = RateImport(
+        environment=environment,
+        content_sha256=content_sha256,
+        source=source,
+        synthetic=synthetic,
+        row_count=len(observations),
+    )
+    session.add(batch)
+    await session.flush()
+    for start in range(0, len(observations), INSERT_CHUNK):
+        chunk = observations[start : start + INSERT_CHUNK]
+        rows = [
+            {
+                "environment": environment,
+                "import_id": batch.id,
+                "sector": o.sector,
+                "region": o.region,
+                "rate_cents": o.rate_cents,
+                "observed_on": o.observed_on,
+                "synthetic": synthetic,
+            }
+            for o in chunk
+        ]
+        await session.execute(insert(RateObservation), rows)
+        if on_progress is not None:
+            on_progress(len(chunk))
+    touched = {(o.sector, o.region) for o in observations}
+    count = await recompute(session, environment=environment, window_months=window_months, pairs=touched)
+    return ImportResult(str(batch.id), len(observations), already_imported=False, benchmarks=count)
+
+
+async def delete_synthetic(session: AsyncSession, *, environment: Environment, window_months: int) -> int:
+    """Remove every synthetic observation of an environment, recompute what they fed; returns benchmarks rewritten."""
+    touched_rows = await session.execute(
+        scoped(select(RateObservation.sector, RateObservation.region), RateObservation, environment)
+        .where(RateObservation.synthetic.is_(True))
+        .distinct()
+    )
+    touched = {(row.sector, row.region) for row in touched_rows}
+    await session.execute(
+        delete(RateObservation).where(RateObservation.environment == environment, RateObservation.synthetic.is_(True))
+    )
+    await session.execute(
+        delete(RateImport).where(RateImport.environment == environment, RateImport.synthetic.is_(True))
+    )
+    return await recompute(session, environment=environment, window_months=window_months, pairs=touched)
+
+
+def affected(pairs: Iterable[Pair]) -> set[Pair]:
+    """The benchmarks an observation of (sector, region) feeds: its own and its sector's national aggregate."""
+    return {p for sector, region in pairs for p in ((sector, region), (sector, NATIONAL))}
+
+
+async def recompute(
+    session: AsyncSession, *, environment: Environment, window_months: int, pairs: Iterable[Pair] | None = None
+) -> int:
+    """Replace the benchmarks of `pairs` (with their national aggregates), or of every pair when `pairs` is None."""
+    targets = None if pairs is None else affected(pairs)
+    if targets is not None and not targets:
+        return 0
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    if postgresql:  # concurrent imports recompute one after the other (SQLite serialises writers by itself)
+        await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"rates:{environment}"})
+    windows = await _windows(session, environment, window_months, targets)
+    if postgresql:
+        computed = await _compute_postgresql(session, environment, windows)
+    else:
+        computed = await _compute_python(session, environment, windows)
+    stale = delete(RateBenchmark).where(RateBenchmark.environment == environment)
+    if targets is not None:
+        stale = stale.where(tuple_(RateBenchmark.sector, RateBenchmark.region).in_(sorted(targets)))
+    await session.execute(stale)
+    rows = [
+        {
+            "environment": environment,
+            "sector": c.sector,
+            "region": c.region,
+            "p25_eur": c.percentiles[0] / 100,
+            "p50_eur": c.percentiles[1] / 100,
+            "p75_eur": c.percentiles[2] / 100,
+            "sample_size": c.sample_size,
+            "as_of": windows[(c.sector, c.region)][0],
+            "window_start": windows[(c.sector, c.region)][1],
+            "window_months": window_months,
+            "synthetic": c.synthetic,
+        }
+        for c in computed
+    ]
+    if rows:
+        await session.execute(insert(RateBenchmark), rows)
+    return len(rows)
+
+
+async def _windows(
+    session: AsyncSession, environment: Environment, window_months: int, targets: set[Pair] | None
+) -> dict[Pair, tuple[date, date]]:
+    """(as_of, first day counted) per pair that has observations: the newest date decides, per pair."""
+    sectors = sorted(SECTORS) if targets is None else sorted({sector for sector, _ in targets})
+    found: dict[Pair, date] = {}
+    for (sector, region), newest in (await _newest(session, environment, sectors)).items():
+        if region != NATIONAL:
+            found[(sector, region)] = newest
+        found[(sector, NATIONAL)] = max(newest, found.get((sector, NATIONAL), newest))
+    return {
+        pair: (as_of, window_start(as_of, window_months))
+        for pair, as_of in found.items()
+        if targets is None or pair in targets
+    }
+
+
+# One backward index probe per (sector, region): a grouped max() would read the whole index.
+_PG_NEWEST = text(
+    """
+    SELECT w.sector, w.region,
+           (SELECT max(o.observed_on) FROM rate_observation o
+            WHERE o.environment = :environment AND o.sector = w.sector AND o.region = w.region) AS newest
+    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[])) AS w(sector, region)
+    """
+)
+
+
+async def _newest(session: AsyncSession, environment: Environment, sectors: list[str]) -> dict[Pair, date]:
+    """Newest observation date of every (sector, region) of these sectors, regions as recorded (`NL` included)."""
+    if session.get_bind().dialect.name == "postgresql":
+        pairs = [(sector, region) for sector in sectors for region in REGIONS]
+        params = {
+            "environment": environment.value,
+            "sectors": [p[0] for p in pairs],
+            "regions": [p[1] for p in pairs],
+        }
+        rows = await session.execute(_PG_NEWEST, params)
+    else:
+        o = RateObservation
+        statement = scoped(select(o.sector, o.region, func.max(o.observed_on)), o, environment)
+        rows = await session.execute(statement.where(o.sector.in_(sectors)).group_by(o.sector, o.region))
+    return {(sector, region): newest for sector, region, newest in rows if newest is not None}
+
+
+# PostgreSQL sorts and interpolates in the database (percentile_cont shares one sort for the three quantiles). The
+# window of each pair comes in as arrays, so both backends use the same windows from `_windows`; rows are grouped by
+# the pair's position in those arrays (an integer sorts far faster than two collated text columns).
+_PG_SELECT = """
+    SELECT w.pair, count(*) AS n, bool_or(o.synthetic) AS synthetic,
+           percentile_cont(CAST(:quantiles AS float8[])) WITHIN GROUP (ORDER BY o.rate_cents) AS p
+    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[]), CAST(:starts AS date[]))
+         WITH ORDINALITY AS w(sector, region, start, pair)
+    JOIN rate_observation o ON o.environment = :environment AND o.sector = w.sector AND o.observed_on >= w.start
+"""
+_PG_REGIONAL = text(_PG_SELECT + " AND o.region = w.region GROUP BY w.pair")
+_PG_NATIONAL = text(_PG_SELECT + " GROUP BY w.pair")
+
+
+async def _compute_postgresql(
+    session: AsyncSession, environment: Environment, windows: dict[Pair, tuple[date, date]]
+) -> list[Computed]:
+    # Each pair's values are sorted in memory; JIT compilation costs more than it saves on these plans.
+    await session.execute(text("SET LOCAL work_mem = '512MB'"))
+    await session.execute(text("SET LOCAL jit = off"))
+    computed: list[Computed] = []
+    for statement, national in ((_PG_REGIONAL, False), (_PG_NATIONAL, True)):
+        chosen = sorted((p, w) for p, w in windows.items() if (p[1] == NATIONAL) is national)
+        if not chosen:
+            continue
+        params = {
+            "environment": environment.value,
+            "quantiles": list(QUANTILES),
+            "sectors": [p[0] for p, _ in chosen],
+            "regions": [p[1] for p, _ in chosen],
+            "starts": [w[1] for _, w in chosen],
+        }
+        for row in await session.execute(statement, params):
+            (sector, region), _ = chosen[row.pair - 1]
+            low, mid, high = row.p
+            computed.append(Computed(sector, region, (low, mid, high), row.n, row.synthetic))
+    return computed
+
+
+async def _compute_python(
+    session: AsyncSession, environment: Environment, windows: dict[Pair, tuple[date, date]]
+) -> list[Computed]:
+    """SQLite has no percentile function: read each pair's window sorted by the index and interpolate in Python."""
+    o = RateObservation
+    computed: list[Computed] = []
+    for (sector, region), (_, start) in sorted(windows.items()):
+        statement = scoped(select(o.rate_cents, o.synthetic), o, environment).where(
+            o.sector == sector, o.observed_on >= start
+        )
+        if region != NATIONAL:
+            statement = statement.where(o.region == region)
+        rows = (await session.execute(statement.order_by(o.rate_cents))).all()
+        values = [r.rate_cents for r in rows]
+        low, mid, high = (percentile(values, q) for q in QUANTILES)
+        computed.append(Computed(sector, region, (low, mid, high), len(values), any(r.synthetic for r in rows)))
+    return computed
+
+
+async def get_benchmark(
+    session: AsyncSession, *, environment: Environment, sector: str, region: str
+) -> RateBenchmark | None:
+    """The hot path: one read of the precomputed row through its unique index."""
+    statement = scoped(select(RateBenchmark), RateBenchmark, environment)
+    return await session.scalar(statement.where(RateBenchmark.sector == sector, RateBenchmark.region == region))
+
+
+async def publishable_regions(
+    session: AsyncSession, *, environment: Environment, min_sample: int
+) -> dict[str, list[str]]:
+    """Sector → regions whose benchmark has at least `min_sample` observations."""
+    statement = (
+        scoped(select(RateBenchmark.sector, RateBenchmark.region), RateBenchmark, environment)
+        .where(RateBenchmark.sample_size >= min_sample)
+        .order_by(RateBenchmark.sector, RateBenchmark.region)
+    )
+    found: dict[str, list[str]] = {}
+    for sector, region in await session.execute(statement):
+        found.setdefault(sector, []).append(region)
+    return found

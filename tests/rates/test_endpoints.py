@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+from fastapi import FastAPI
+from httpx import AsyncClient
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.kit.environment import Environment
+from compliance_api.rates.cache import BenchmarkCache, Entry
+from tests.factories import bearer, create_token
+from tests.rates.helpers import AS_OF, observations, seed
+
+UTRECHT = list(range(6000, 12000, 400))  # 15 observations
+HOLLAND = [7000, 7000, 7000, 8000, 9500]  # 5: below the minimum of 10 alone, but part of NL
+
+
+@pytest.fixture
+async def token(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> str:
+    await seed(sessionmaker, observations("ict", "NL-UT", UTRECHT) + observations("ict", "NL-NH", HOLLAND))
+    return (await create_token(sessionmaker, pepper))[1]
+
+
+async def test_benchmark_defaults_to_the_national_aggregate(client: AsyncClient, token: str) -> None:
+    response = await client.get("/v1/rates/benchmark", params={"sector": "ict"}, headers=bearer(token))
+    assert response.status_code == 200
+    body = response.json()
+    values = [c / 100 for c in UTRECHT + HOLLAND]
+    p25, p50, p75 = (round(float(v), 2) for v in np.percentile(values, [25, 50, 75]))
+    assert body == {
+        "sector": "ict",
+        "region": "NL",
+        "p25_eur": p25,
+        "p50_eur": p50,
+        "p75_eur": p75,
+        "sample_size": 20,
+        "as_of": AS_OF.isoformat(),
+        "currency": "EUR",
+        "vat": "excluded",
+        "window_months": 24,
+        "synthetic": False,
+        "source": body["source"],
+    }
+    assert "20 imported observations dated 2024-07-01 to 2026-06-30" in body["source"]
+
+
+async def test_benchmark_of_a_province(client: AsyncClient, token: str) -> None:
+    response = await client.get(
+        "/v1/rates/benchmark", params={"sector": "ict", "region": "NL-UT"}, headers=bearer(token)
+    )
+    assert response.status_code == 200
+    assert (response.json()["sample_size"], response.json()["p50_eur"]) == (15, 88.0)
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "code"),
+    [
+        ({"sector": "ict", "region": "NL-NH"}, 404, "insufficient_data"),
+        ({"sector": "legal"}, 404, "insufficient_data"),
+        ({"sector": "astrology"}, 404, "unknown_sector"),
+        ({}, 400, "validation_failed"),
+        ({"sector": ""}, 400, "validation_failed"),
+        ({"sector": "ict", "region": "NL-XX"}, 400, "validation_failed"),
+        ({"sector": "ict", "region": "nl"}, 400, "validation_failed"),
+        ({"sector": "ict", "region": "DE-BY-XYZ"}, 400, "validation_failed"),
+    ],
+)
+async def test_benchmark_refusals(
+    client: AsyncClient, token: str, params: dict[str, str], status: int, code: str
+) -> None:
+    response = await client.get("/v1/rates/benchmark", params=params, headers=bearer(token))
+    assert (response.status_code, response.json()["code"]) == (status, code)
+    assert response.headers["content-type"] == "application/problem+json"
+
+
+async def test_insufficient_data_says_how_many(client: AsyncClient, token: str) -> None:
+    response = await client.get(
+        "/v1/rates/benchmark", params={"sector": "ict", "region": "NL-NH"}, headers=bearer(token)
+    )
+    assert "5 observations" in response.json()["detail"]
+
+
+async def test_sandbox_never_sees_production_observations(
+    sandbox_client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, token: str
+) -> None:
+    _, test_token = await create_token(sessionmaker, pepper, environment=Environment.test)
+    response = await sandbox_client.get("/v1/rates/benchmark", params={"sector": "ict"}, headers=bearer(test_token))
+    assert (response.status_code, response.json()["code"]) == (404, "insufficient_data")
+
+
+async def test_each_environment_answers_from_its_own_observations(
+    client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    await seed(sessionmaker, observations("ict", "NL-UT", [4000] * 12), environment=Environment.test, synthetic=True)
+    await seed(sessionmaker, observations("ict", "NL-UT", [9000] * 12))
+    _, test_token = await create_token(sessionmaker, pepper, environment=Environment.test)
+    _, live_token = await create_token(sessionmaker, pepper)
+    sandbox = (await sandbox_client.get("/v1/rates/benchmark?sector=ict", headers=bearer(test_token))).json()
+    live = (await client.get("/v1/rates/benchmark?sector=ict", headers=bearer(live_token))).json()
+    assert (sandbox["p50_eur"], sandbox["synthetic"], live["p50_eur"], live["synthetic"]) == (40.0, True, 90.0, False)
+    assert "synthetic" in sandbox["source"]
+
+
+async def test_an_import_is_answered_within_the_cache_ttl(
+    app: FastAPI, client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], token: str
+) -> None:
+    now = [0.0]
+    app.state.rate_benchmark_cache = BenchmarkCache(4.0, clock=lambda: now[0])
+    url = "/v1/rates/benchmark?sector=legal"
+    assert (await client.get(url, headers=bearer(token))).status_code == 404
+    await seed(sessionmaker, observations("legal", "NL-ZH", [15000] * 10))
+    assert (await client.get(url, headers=bearer(token))).status_code == 404, "still the cached answer"
+    now[0] = 4.0
+    response = await client.get(url, headers=bearer(token))
+    assert (response.status_code, response.json()["p50_eur"]) == (200, 150.0)
+
+
+def test_a_zero_ttl_cache_keeps_nothing() -> None:
+    cache = BenchmarkCache(0)
+    key = (Environment.live, "ict", "NL")
+    assert cache.put(key, Entry(None, 3)) == Entry(None, 3)
+    assert cache.get(key) is None
+
+
+async def test_sectors_list_the_publishable_regions(client: AsyncClient, token: str) -> None:
+    response = await client.get("/v1/rates/sectors", headers=bearer(token))
+    assert response.status_code == 200
+    body = response.json()
+    by_slug = {s["sector"]: s for s in body["sectors"]}
+    assert by_slug["ict"]["regions"] == ["NL", "NL-UT"]
+    assert by_slug["legal"]["regions"] == []
+    assert body["min_sample"] == 10
+    assert len(body["regions"]) == 13
+
+
+async def test_rates_need_a_token(client: AsyncClient) -> None:
+    response = await client.get("/v1/rates/sectors")
+    assert response.status_code == 401
+
+
+async def test_concurrent_misses_share_one_read() -> None:
+    cache = BenchmarkCache(4.0)
+    key = (Environment.live, "ict", "NL")
+    reads = 0
+
+    async def load() -> Entry:
+        nonlocal reads
+        reads += 1
+        await asyncio.sleep(0)
+        return Entry(None, 7)
+
+    results = await asyncio.gather(*(cache.get_or_load(key, load) for _ in range(20)))
+    assert (reads, results) == (1, [Entry(None, 7)] * 20)
+    assert await cache.get_or_load(key, load) == Entry(None, 7)
+    assert reads == 1
