@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
@@ -38,7 +38,7 @@ async def get_benchmark(
         str,
         Query(pattern=REGION_PATTERN, description="`NL` or an ISO 3166-2:NL province code.", examples=["NL-UT"]),
     ] = NATIONAL,
-) -> RateBenchmarkOut:
+) -> Response:
     """p25, p50 and p75 of observed hourly rates (EUR, excl. VAT) for a sector and region, from the newest window."""
     if sector not in SECTORS:
         raise ApiError("unknown_sector", f"{sector!r} is not a sector; GET /v1/rates/sectors lists them")
@@ -50,7 +50,8 @@ async def get_benchmark(
             f"{entry.sample_size} observations for {sector} in {region}; "
             f"at least {min_sample} are needed to publish a benchmark",
         )
-    return entry.benchmark
+    # Serialised here: returning the model would make FastAPI validate it again (hot path).
+    return Response(entry.benchmark.model_dump_json(), media_type="application/json")
 
 
 async def _lookup(request: Request, key: Key) -> Entry:
