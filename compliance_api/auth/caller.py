@@ -24,11 +24,16 @@ class Caller:
     token_last4: str
 
 
-async def _caller(request: Request) -> Caller:
+def caller_of(request: Request) -> Caller:
+    """The authenticated caller, read directly (the hottest routes skip FastAPI's dependency machinery)."""
     caller = request.scope["state"].get("caller")
     if not isinstance(caller, Caller):  # only reachable if a /v1 route is mounted outside the gateway
         raise RuntimeError("route reached without authentication")
     return caller
+
+
+async def _caller(request: Request) -> Caller:
+    return caller_of(request)
 
 
 CurrentCaller = Annotated[Caller, Depends(_caller)]

@@ -51,6 +51,11 @@ MAX_KEY_LENGTH = 255
 KEY_PATTERN = r"^[ -~]+$"  # printable ASCII
 REPLAYED_HEADER = "Idempotent-Replayed"
 
+KEY_DESCRIPTION = (
+    "Up to 255 printable ASCII characters, e.g. a UUID; a retry with the same key and body replays "
+    "the first result for 24 hours (DESIGN §4b)."
+)
+
 IdempotencyKey = Annotated[
     str | None,
     Header(
@@ -58,10 +63,24 @@ IdempotencyKey = Annotated[
         min_length=1,
         max_length=MAX_KEY_LENGTH,
         pattern=KEY_PATTERN,
-        description="Up to 255 printable ASCII characters, e.g. a UUID; a retry with the same key and body replays "
-        "the first result for 24 hours (DESIGN §4b).",
+        description=KEY_DESCRIPTION,
     ),
 ]
+
+IDEMPOTENCY_KEY_PARAMETER: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": KEY_DESCRIPTION,
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": KEY_PATTERN},
+}
+"""The header as a contract parameter, for routes that read it with `key_of` instead of an `IdempotencyKey`
+parameter (a FastAPI parameter costs ~40 µs a request on the classify hot path; bench/RESULTS.md)."""
+
+
+def key_of(request: Request) -> str | None:
+    """The Idempotency-Key header, if sent (validated by `idempotent`)."""
+    return request.headers.get("idempotency-key")
 
 
 class IdempotencyRecord(EnvironmentOwned, Base):

@@ -347,3 +347,10 @@ async def test_idempotency_keys_are_per_environment(
     assert live.status_code == test.status_code == 200
     assert live.json()["id"] != test.json()["id"]
     assert "Idempotent-Replayed" not in test.headers
+
+
+@pytest.mark.parametrize("key", ["", "k" * 256, "tab\there"])
+async def test_a_malformed_idempotency_key_is_400(client: AsyncClient, account: Account, key: str) -> None:
+    response = await client.post(ZW, json={"engagement": {}}, headers={**account.live, "Idempotency-Key": key})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "header.Idempotency-Key"
