@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel
@@ -23,6 +24,7 @@ from compliance_api.classify.schemas import (
 from compliance_api.classify.verdict import Country
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.idempotency import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
 from compliance_api.kit.schemas import json_response
 
@@ -34,19 +36,27 @@ IDEMPOTENCY_CONFLICT: dict[int | str, dict[str, Any]] = {
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such classification for this caller."}}
 
 
-async def _once(
-    request: Request, caller: Caller, body: BaseModel, classify: Callable[[], Awaitable[dict[str, Any]]]
-) -> Response:
+BodyT = TypeVar("BodyT", bound=BaseModel)
+Classifier = Callable[[GroupCommit, Caller, BodyT, Rulesets, dt.datetime], Awaitable[dict[str, Any]]]
+
+
+async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) -> Response:
     """Classify, or with an Idempotency-Key replay the first verdict (no session is opened without a key).
 
     The hot path reads the caller and the header itself: as FastAPI parameters they cost a fifth of the endpoint's
     time (bench/RESULTS.md); the header is documented through `IDEMPOTENCY_KEY_PARAMETER`.
     """
+    services = request.app.state.services
+    caller = caller_of(request)
+
+    def run() -> Awaitable[dict[str, Any]]:
+        return classify(services.audit, caller, body, services.rulesets, utcnow())
+
     key = key_of(request)
     if key is None:
-        return json_response(await classify())
-    async with request.app.state.services.sessionmaker.begin() as session:
-        return await idempotent(request, caller, session, key, fingerprint("POST", request.url.path, body), classify)
+        return json_response(await run())
+    async with services.sessionmaker.begin() as session:
+        return await idempotent(request, caller, session, key, fingerprint("POST", request.url.path, body), run)
 
 
 def _rulesets(request: Request) -> Rulesets:
@@ -70,14 +80,7 @@ def _retention(request: Request) -> service.Retention:
 async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, request: Request) -> Response:
     """Scores the engagement against the `nl-zw` ruleset (Zelfstandigenwet 5+4 criteria anchored in Deliveroo,
     with the hourly-rate presumption) and keeps the verdict as an audit record; honours Idempotency-Key."""
-    services = request.app.state.services
-    caller = caller_of(request)
-    return await _once(
-        request,
-        caller,
-        body,
-        lambda: service.classify_engagement(services.audit, caller, body, services.rulesets, utcnow()),
-    )
+    return await _classify(request, body, service.classify_engagement)
 
 
 @router.post(
@@ -91,14 +94,7 @@ async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, request: Requ
 async def classify_cross_border(body: CrossBorderRequest, request: Request) -> Response:
     """Scores the criteria against the country's ruleset; criteria left out count as false and are named in
     `advice`; an unknown name is a 400 listing the allowed ones. Honours Idempotency-Key."""
-    services = request.app.state.services
-    caller = caller_of(request)
-    return await _once(
-        request,
-        caller,
-        body,
-        lambda: service.classify_cross_border(services.audit, caller, body, services.rulesets, utcnow()),
-    )
+    return await _classify(request, body, service.classify_cross_border)
 
 
 @router.get(

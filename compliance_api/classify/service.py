@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -39,27 +40,31 @@ class Retention:
             return now.replace(year=now.year - self.live_years, day=28)
 
 
-def _audit_row(
+async def _keep(
+    audit: GroupCommit,
     caller: Caller,
     kind: ClassificationKind,
     ruleset: RulesetHeader,
-    request: dict[str, Any],
-    result: dict[str, Any],
-    record_id: uuid.UUID,
+    body: BaseModel,
+    verdict: dict[str, Any],
     now: dt.datetime,
 ) -> dict[str, Any]:
-    return {
-        "id": record_id,
-        "environment": caller.environment,
-        "user_id": caller.user_id,
-        "token_id": caller.token_id,
-        "kind": kind,
-        "ruleset_id": ruleset.id,
-        "ruleset_version": ruleset.version.isoformat(),
-        "request": request,
-        "result": result,
-        "created_at": now,
-    }
+    """Store the verdict with the request as received; returns the verdict once its row is committed."""
+    await audit.insert(
+        {
+            "id": uuid.UUID(verdict["id"]),
+            "environment": caller.environment,
+            "user_id": caller.user_id,
+            "token_id": caller.token_id,
+            "kind": kind,
+            "ruleset_id": ruleset.id,
+            "ruleset_version": ruleset.version.isoformat(),
+            "request": body.model_dump(mode="json", exclude_unset=True),
+            "result": verdict,
+            "created_at": now,
+        }
+    )
+    return verdict
 
 
 async def classify_engagement(
@@ -68,13 +73,8 @@ async def classify_engagement(
     """Score under the Dutch ruleset and store the verdict with its input; returns the verdict as JSON."""
     ruleset = rulesets.dutch
     assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date())
-    record_id = uuid.uuid4()
-    verdict = views.dutch_verdict(assessment, ruleset, id=record_id, created_at=now)
-    request = body.model_dump(mode="json", exclude_unset=True)
-    await audit.insert(
-        _audit_row(caller, ClassificationKind.zelfstandigenwet, ruleset, request, verdict, record_id, now)
-    )
-    return verdict
+    verdict = views.dutch_verdict(assessment, ruleset, id=uuid.uuid4(), created_at=now)
+    return await _keep(audit, caller, ClassificationKind.zelfstandigenwet, ruleset, body, verdict, now)
 
 
 async def classify_cross_border(
@@ -94,11 +94,8 @@ async def classify_cross_border(
             ],
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date())
-    record_id = uuid.uuid4()
-    verdict = views.cross_border_verdict(assessment, id=record_id, created_at=now)
-    request = body.model_dump(mode="json", exclude_unset=True)
-    await audit.insert(_audit_row(caller, ClassificationKind.cross_border, ruleset, request, verdict, record_id, now))
-    return verdict
+    verdict = views.cross_border_verdict(assessment, id=uuid.uuid4(), created_at=now)
+    return await _keep(audit, caller, ClassificationKind.cross_border, ruleset, body, verdict, now)
 
 
 async def get_classification(
