@@ -30,7 +30,6 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -252,18 +251,7 @@ def _p50(runs: list[hr.Run]) -> float:
 
 def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, str], command: str) -> str:
     out = [
-        f"Date: {date.today().isoformat()}",
-        "",
-        f"Machine: {info['nproc']} CPUs ({info['cpu']}), Linux {info['kernel']}, Python {info['python']}, "
-        f"{info['wrk']}",
-        f"Packages: {info['packages']}",
-        "",
-        f"Command: `{command}`",
-        "",
-        f"Each figure: one server worker on CPU {args.server_cpu}, `wrk -t1 -c{args.connections} "
-        f"-d{args.duration}s --latency` on CPU {args.client_cpu}, after a {args.warmup:g} s warm-up; "
-        f"{args.rounds} rounds in alternating order; rps and p50 are the mean of the rounds, p99 the worst.",
-        f"Load average before the run: {info['loadavg']}",
+        *hr.preamble(args, info, command, "rps and p50 are the mean of the rounds, p99 the worst"),
         "",
         "| backend | classify rps | classify p50 | classify p99 | /v1/health rps | /v1/health p50 | /v1/health p99 "
         "| ratio | per round | target | audit rows = 200s |",

@@ -529,8 +529,9 @@ def summary_lines(results: list[Result]) -> list[str]:
     return lines
 
 
-def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, str], command: str) -> str:
-    out = [
+def preamble(args: argparse.Namespace, info: dict[str, str], command: str, averaged: str) -> list[str]:
+    """The opening lines of a results section: date, machine, command, how each figure was measured."""
+    return [
         f"Date: {date.today().isoformat()}",
         "",
         f"Machine: {info['nproc']} CPUs ({info['cpu']}), Linux {info['kernel']}, Python {info['python']}, "
@@ -541,8 +542,14 @@ def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, st
         "",
         f"Each figure: one server worker on CPU {args.server_cpu}, `wrk -t1 -c{args.connections} "
         f"-d{args.duration}s --latency` on CPU {args.client_cpu}, after a {args.warmup:g} s warm-up; "
-        f"{args.rounds} rounds in alternating order; rps is the mean of the rounds, p99 the worst.",
+        f"{args.rounds} rounds in alternating order; {averaged}.",
         f"Load average before the run: {info['loadavg']}",
+    ]
+
+
+def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, str], command: str) -> str:
+    out = [
+        *preamble(args, info, command, "rps is the mean of the rounds, p99 the worst"),
         "",
         "| backend | /v1/health rps | /v1/health p99 | /livez rps | /livez p99 | ratio | per round | target |",
         "|---|---:|---:|---:|---:|---:|---|---|",
