@@ -36,6 +36,7 @@ from compliance_api.openapi.endpoints import router as openapi_router
 from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.wtta.reader import LookupReader, lookup_reader_for
 
 
 @dataclass(slots=True)
@@ -54,6 +55,7 @@ class Services:
     rulesets: Rulesets
     audit: GroupCommit
     signing_keys: SigningKeys
+    wtta_reader: LookupReader | None
 
 
 def build_services(settings: Settings) -> Services:
@@ -77,6 +79,7 @@ def build_services(settings: Settings) -> Services:
         rulesets=packaged_rulesets(),
         audit=GroupCommit(engine, Classification),
         signing_keys=_signing_keys(settings),
+        wtta_reader=lookup_reader_for(settings.resolved_database_url, postgres_pool_size=settings.wtta_read_pool_size),
     )
 
 
@@ -107,6 +110,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await services.health.stop()
             await services.audit.close()
             await services.limiter.close()
+            if services.wtta_reader is not None:
+                await services.wtta_reader.close()
             await services.engine.dispose()
 
     app = FastAPI(

@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     rates_cache_seconds: float = Field(
         default=4.0, ge=0, le=60, validation_alias=AliasChoices("COMPLIANCE_RATES_CACHE_SECONDS")
     )
+    wtta_read_pool_size: int = Field(
+        default=5, ge=1, le=100, validation_alias=AliasChoices("COMPLIANCE_WTTA_READ_POOL_SIZE")
+    )
 
     @field_validator("sandbox_hosts", mode="before")
     @classmethod

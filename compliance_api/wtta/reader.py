@@ -1,19 +1,28 @@
-"""The lookup's read on SQLite, done synchronously on the event loop.
+"""The lookup's read, outside SQLAlchemy's session: one prepared primary-key read per request.
 
-Hand-rolled on purpose: through aiosqlite every query hops to a worker thread and back, which cost milliseconds per
-lookup on a busy machine, while the primary-key read itself takes tens of microseconds with the file memory-mapped
-(bench/RESULTS.md). PostgreSQL keeps the ordinary async session (asyncpg needs no thread).
+Hand-rolled on purpose, one reader per backend, because the lookup is the hottest read (bench/RESULTS.md):
+
+* SQLite: a synchronous read-only connection used on the event loop. Through aiosqlite every query hops to a worker
+  thread and back, which cost milliseconds per lookup on a busy machine, while the read itself takes tens of
+  microseconds with the file memory-mapped.
+* PostgreSQL: a small asyncpg pool of its own. An ORM session costs BEGIN, the SELECT and a ROLLBACK (three round
+  trips) and SQLAlchemy's statement handling: about 1 ms of CPU per lookup, six times the health endpoint. A pooled
+  asyncpg `fetchrow` is one round trip of a statement asyncpg prepares once per connection.
+
+Both read the same row with the same `last_verified_at` rule as `service.lookup` (a test compares them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import weakref
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
+import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import bindparam, func, select
-from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
 from compliance_api.kit.environment import Environment
@@ -31,45 +40,105 @@ _covered = (
 _LOOKUP = select(WttaAdmission.__table__, _covered).where(
     WttaAdmission.environment == bindparam("environment"), WttaAdmission.kvk_number == bindparam("kvk")
 )
-LOOKUP_SQL = str(_LOOKUP.compile(dialect=sqlite.dialect(paramstyle="named")))
+SQLITE_LOOKUP_SQL = str(_LOOKUP.compile(dialect=sqlite.dialect(paramstyle="named")))
+# asyncpg takes $1, $2: `environment` is bound twice in the statement, so name the positions once.
+POSTGRES_LOOKUP_SQL = (
+    str(_LOOKUP.compile(dialect=postgresql.dialect(paramstyle="pyformat")))  # type: ignore[no-untyped-call]
+    .replace("%(environment)s", "$1")
+    .replace("%(kvk)s", "$2")
+)
+
+
+class LookupReader(Protocol):
+    async def lookup(self, environment: Environment, kvk_number: str) -> dict[str, Any] | None: ...
+
+    async def close(self) -> None: ...
+
+
+def _with_coverage(found: dict[str, Any]) -> dict[str, Any]:
+    """`last_verified_at` is the later of the row's own stamp and the newest import that listed every number."""
+    covered_at = found.pop("covered_at")
+    if covered_at is not None and covered_at > found["last_verified_at"]:
+        found["last_verified_at"] = covered_at
+    return found
 
 
 class SqliteLookup:
-    """One read-only connection per process (used only from the event loop's thread)."""
+    """One read-only connection per process, opened on first use (the file may not exist before `migrate`) and used
+    only from the event loop's thread."""
 
     def __init__(self, path: str) -> None:
-        self._connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        self._connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-        self._connection.execute("PRAGMA busy_timeout = 5000")
-        self._connection.row_factory = sqlite3.Row
+        self._path = path
+        self._connection: sqlite3.Connection | None = None
 
-    def close(self) -> None:
-        self._connection.close()
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            connection = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, check_same_thread=False)
+            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            connection.execute("PRAGMA busy_timeout = 5000")
+            connection.row_factory = sqlite3.Row
+            weakref.finalize(self, connection.close)
+            self._connection = connection
+        return self._connection
 
-    def lookup(self, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
-        """The same row and `last_verified_at` rule as `service.lookup`."""
-        row = self._connection.execute(LOOKUP_SQL, {"environment": environment.value, "kvk": kvk_number}).fetchone()
+    async def lookup(self, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
+        row = (
+            self._connect().execute(SQLITE_LOOKUP_SQL, {"environment": environment.value, "kvk": kvk_number}).fetchone()
+        )
         if row is None:
             return None
         found = dict(row)
         for name in DATETIME_COLUMNS:
             if found[name] is not None:
                 found[name] = datetime.fromisoformat(found[name]).replace(tzinfo=UTC)
-        covered_at = found.pop("covered_at")
-        if covered_at is not None and covered_at > found["last_verified_at"]:
-            found["last_verified_at"] = covered_at
-        return found
+        return _with_coverage(found)
+
+    async def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
 
-def sqlite_lookup_for(owner: object, database_url: str) -> SqliteLookup | None:
-    """The process's SqliteLookup for `owner` (the app's state), or None when the database is not a SQLite file."""
-    existing: SqliteLookup | None = getattr(owner, "wtta_sqlite_lookup", None)
-    if existing is not None:
-        return existing
+async def _keep_connection_state(_: asyncpg.Connection) -> None:
+    """Pool release hook: the lookup changes no session state, so asyncpg's reset (a round trip) is skipped."""
+
+
+class PostgresLookup:
+    """A small asyncpg pool, opened on first use in the serving event loop."""
+
+    def __init__(self, dsn: str, size: int) -> None:
+        self._dsn = dsn
+        self._size = size
+        self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()
+
+    async def _ready_pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            async with self._opening:
+                if self._pool is None:
+                    self._pool = await asyncpg.create_pool(
+                        self._dsn, min_size=1, max_size=self._size, reset=_keep_connection_state
+                    )
+        return self._pool
+
+    async def lookup(self, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
+        pool = await self._ready_pool()
+        row = await pool.fetchrow(POSTGRES_LOOKUP_SQL, environment.value, kvk_number)
+        return None if row is None else _with_coverage(dict(row))
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+
+def lookup_reader_for(database_url: str, *, postgres_pool_size: int) -> LookupReader | None:
+    """The reader for this database, or None when only a session can read it (an in-memory SQLite database)."""
     url = make_url(database_url)
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        return None
-    reader = SqliteLookup(url.database)
-    setattr(owner, "wtta_sqlite_lookup", reader)  # noqa: B010 (a dynamic slot on Starlette's State)
-    weakref.finalize(owner, reader.close)
-    return reader
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return SqliteLookup(url.database) if url.database and url.database != ":memory:" else None
+    if backend == "postgresql":
+        dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        return PostgresLookup(dsn, postgres_pool_size)
+    return None

@@ -41,7 +41,18 @@ async def test_lookup_returns_the_spec_fields(client: AsyncClient, sessionmaker:
     }
 
 
-@pytest.mark.parametrize("params", [{}, {"kvk": ""}, {"kvk": "1234567"}, {"kvk": "123456789"}, {"kvk": "1234567x"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"kvk": ""},
+        {"kvk": "1234567"},
+        {"kvk": "123456789"},
+        {"kvk": "1234567x"},
+        {"kvk": "12345678\n"},
+        {"kvk": "１２３４５６７８"},
+    ],
+)
 async def test_kvk_must_be_exactly_8_digits(client: AsyncClient, live_token: str, params: dict[str, str]) -> None:
     response = await client.get("/v1/wtta/lookup", params=params, headers=bearer(live_token))
     assert response.status_code == 400

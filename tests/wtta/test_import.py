@@ -3,7 +3,6 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from starlette.datastructures import State
 
 from compliance_api.config import Settings
 from compliance_api.events import service as events
@@ -11,7 +10,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import service
 from compliance_api.wtta.models import AdmissionStatus, WttaAdmission, WttaStatusChange
-from compliance_api.wtta.reader import sqlite_lookup_for
+from compliance_api.wtta.reader import lookup_reader_for
 from compliance_api.wtta.register_file import RegisterFileError
 from compliance_api.wtta.schemas import WttaAdmissionOut
 from compliance_api.wtta.service import ADMISSION_UPDATED, EmptySnapshot
@@ -176,23 +175,23 @@ async def test_environments_are_separate_caches(sessionmaker: Maker) -> None:
     assert [c.to_status for c in test_history] == [AdmissionStatus.revoked]
 
 
-async def test_the_sqlite_lookup_reads_what_the_session_reads(sessionmaker: Maker, settings: Settings) -> None:
-    """On SQLite the endpoint reads through SqliteLookup; on PostgreSQL `reader` is None and the session serves."""
+async def test_the_lookup_reader_reads_what_the_session_reads(sessionmaker: Maker, settings: Settings) -> None:
+    """The endpoint reads through its own reader (SQLite: read-only connection; PostgreSQL: asyncpg pool)."""
     await import_lines(sessionmaker, [row("11111111"), row("22222222", "revoked")])
     await import_lines(sessionmaker, [row("11111111"), row("22222222", "revoked")])
     await import_lines(sessionmaker, [row("22222222", "suspended")], environment=Environment.test)
-    holder = State()
-    reader = sqlite_lookup_for(holder, settings.resolved_database_url)
-    assert (reader is None) == (not settings.is_sqlite)
-    if reader is None:
-        return
-    for environment, kvk in (
-        (Environment.live, "11111111"),
-        (Environment.live, "22222222"),
-        (Environment.test, "22222222"),
-    ):
-        async with sessionmaker() as session:
-            expected = await service.lookup(session, environment=environment, kvk_number=kvk)
-        assert reader.lookup(environment, kvk) == expected
-    assert reader.lookup(Environment.test, "11111111") is None
-    reader.close()
+    reader = lookup_reader_for(settings.resolved_database_url, postgres_pool_size=2)
+    assert reader is not None
+    try:
+        for environment, kvk in (
+            (Environment.live, "11111111"),
+            (Environment.live, "22222222"),
+            (Environment.test, "22222222"),
+        ):
+            async with sessionmaker() as session:
+                expected = await service.lookup(session, environment=environment, kvk_number=kvk)
+            assert expected is not None
+            assert await reader.lookup(environment, kvk) == expected
+        assert await reader.lookup(Environment.test, "11111111") is None
+    finally:
+        await reader.close()
