@@ -24,7 +24,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Compliance A
 app.command("serve")(serve.serve)
 app.command("migrate")(migrate.migrate)
 app.command("demo")(demo.demo)
-app.command("openapi")(openapi.openapi)
+app.add_typer(openapi.app, name="openapi")
 app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(classifications.app, name="classifications")
