@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from compliance_api.cli import (
+    check,
     classifications,
     demo,
     idempotency,
@@ -23,6 +24,7 @@ from compliance_api.cli import (
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Compliance API: serve, migrate and manage data.")
 app.command("serve")(serve.serve)
 app.command("migrate")(migrate.migrate)
+app.command("check")(check.check)
 app.command("demo")(demo.demo)
 app.add_typer(openapi.app, name="openapi")
 app.add_typer(users.app, name="users")
