@@ -86,3 +86,23 @@ def test_plain_openapi_still_prints_the_contract() -> None:
     code, out, _ = invoke({}, "openapi")
     assert code == 0
     assert json.loads(out) == frozen_contract(CONTRACT_VERSION)
+
+
+def test_a_breaking_change_passes_once_a_new_dated_contract_is_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same break as above, with CONTRACT_VERSION moved to a new date and that contract frozen."""
+    broken = _without_health(_frozen())
+    frozen = {CONTRACT_VERSION: _frozen(), "2099-01-01": broken}
+    monkeypatch.setattr(openapi_cli, "CONTRACT_VERSION", "2099-01-01")
+    monkeypatch.setattr(openapi_cli, "frozen_versions", lambda: sorted(frozen))
+    monkeypatch.setattr(openapi_cli, "frozen_contract", frozen.get)
+    monkeypatch.setattr(openapi_cli, "generated_contract", lambda: broken)
+    code, out, err = invoke({}, "openapi", "--check")
+    assert code == 0, err
+    assert "frozen as 2099-01-01 (2 frozen contracts)" in out
+
+
+def test_check_refuses_a_contract_version_older_than_the_newest_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openapi_cli, "CONTRACT_VERSION", "2020-01-01")
+    code, _, err = invoke({}, "openapi", "--check")
+    assert code == 1
+    assert "older than the newest frozen" in err
