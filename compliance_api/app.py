@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -37,6 +38,21 @@ from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 from compliance_api.wtta.reader import LookupReader, lookup_reader_for
+
+CORS_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+CORS_REQUEST_HEADERS = ("Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id")
+CORS_EXPOSED_HEADERS = (
+    "X-Request-Id",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "RateLimit-Policy",
+    "Retry-After",
+    "Idempotent-Replayed",
+    "Deprecation",
+    "Sunset",
+    "Link",
+)
 
 
 @dataclass(slots=True)
@@ -136,6 +152,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_route("/metrics", _metrics, include_in_schema=False)
     _install_contract(app)
     app.add_middleware(ApiGateway, services=services)
+    if settings.cors_allow_origins:  # closed by default: no CORS headers, preflights get 405
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_allow_origins),
+            allow_methods=list(CORS_METHODS),
+            allow_headers=list(CORS_REQUEST_HEADERS),
+            expose_headers=list(CORS_EXPOSED_HEADERS),
+            max_age=600,
+        )
     app.add_middleware(RequestContext, services=services)
     return app
 

@@ -57,6 +57,24 @@ class Settings(BaseSettings):
     sandbox_retention_days: int = Field(
         default=30, ge=1, le=30, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_RETENTION_DAYS")
     )
+    cors_allow_origins: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), validation_alias=AliasChoices("COMPLIANCE_CORS_ALLOW_ORIGINS")
+    )
+    forwarded_allow_ips: str = Field(
+        default="127.0.0.1", min_length=1, validation_alias=AliasChoices("COMPLIANCE_FORWARDED_ALLOW_IPS")
+    )
+    hsts_max_age_seconds: int = Field(
+        default=31_536_000, ge=0, validation_alias=AliasChoices("COMPLIANCE_HSTS_MAX_AGE_SECONDS")
+    )
+    request_read_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=3600, validation_alias=AliasChoices("COMPLIANCE_REQUEST_READ_TIMEOUT_SECONDS")
+    )
+    keep_alive_timeout_seconds: int = Field(
+        default=5, ge=1, le=300, validation_alias=AliasChoices("COMPLIANCE_KEEP_ALIVE_TIMEOUT_SECONDS")
+    )
+    max_header_bytes: int = Field(
+        default=16 * 1024, ge=1024, le=1024 * 1024, validation_alias=AliasChoices("COMPLIANCE_MAX_HEADER_BYTES")
+    )
     rates_window_months: int = Field(
         default=24, ge=1, le=240, validation_alias=AliasChoices("COMPLIANCE_RATES_WINDOW_MONTHS")
     )
@@ -74,6 +92,17 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return tuple(h.strip().lower() for h in value.split(",") if h.strip())
         return value
+
+    @field_validator("cors_allow_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
+        return value
+
+    @property
+    def is_production(self) -> bool:
+        return self.deployment is Deployment.production
 
     @property
     def resolved_database_url(self) -> str:

@@ -1,4 +1,5 @@
-"""The outermost pure ASGI middleware: request id, environment, body limit, access log, metrics, last-resort 500."""
+"""The outermost pure ASGI middleware: request id, environment, body limit, security headers, access log, metrics,
+last-resort 500."""
 
 from __future__ import annotations
 
@@ -22,6 +23,21 @@ log = structlog.get_logger()
 access_log = structlog.get_logger("access")
 
 SANE_REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
+SECURITY_HEADERS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+)
+
+
+def security_headers(hsts_max_age_seconds: int) -> tuple[tuple[bytes, bytes], ...]:
+    """The headers of a response to an https request: HSTS only there (RFC 6797 §7.2), and only when enabled.
+
+    Behind a proxy, uvicorn sets the scheme from `X-Forwarded-Proto` only for `COMPLIANCE_FORWARDED_ALLOW_IPS`.
+    """
+    if hsts_max_age_seconds <= 0:
+        return SECURITY_HEADERS
+    return (*SECURITY_HEADERS, (b"strict-transport-security", b"max-age=%d" % hsts_max_age_seconds))
 
 
 def _context_headers(scope: Scope) -> tuple[bytes, bytes, bytes | None]:
@@ -45,6 +61,7 @@ class RequestContext:
         self.sandbox_hosts = services.settings.sandbox_hosts
         self.max_body = services.settings.max_body_bytes
         self.access_log = services.settings.access_log
+        self.https_headers = security_headers(services.settings.hsts_max_age_seconds)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -58,6 +75,7 @@ class RequestContext:
         state["environment"] = environment_for_host(host.decode("latin-1"), self.sandbox_hosts)
         status = 500
         response_started = False
+        security = self.https_headers if scope.get("scheme") == "https" else SECURITY_HEADERS
 
         async def send_wrapper(message: Message) -> None:
             nonlocal status, response_started
@@ -67,6 +85,7 @@ class RequestContext:
                 message["headers"] = [
                     *message.get("headers", ()),
                     *state.get("response_headers", ()),
+                    *security,
                     (b"x-request-id", request_id.encode()),
                 ]
             await send(message)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from compliance_api.cli import (
+    check,
     classifications,
     demo,
     idempotency,
@@ -23,8 +24,9 @@ from compliance_api.cli import (
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Compliance API: serve, migrate and manage data.")
 app.command("serve")(serve.serve)
 app.command("migrate")(migrate.migrate)
+app.command("check")(check.check)
 app.command("demo")(demo.demo)
-app.command("openapi")(openapi.openapi)
+app.add_typer(openapi.app, name="openapi")
 app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(classifications.app, name="classifications")

@@ -8,6 +8,8 @@ import uvicorn
 
 from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
+from compliance_api.safety import findings, unsafe
+from compliance_api.server import uvicorn_options
 
 
 def serve(
@@ -15,7 +17,7 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes; more than one needs REDIS_URL.")] = 1,
 ) -> None:
-    """Run the API."""
+    """Run the API (in production, only when `compliance-api check` finds nothing unsafe)."""
     settings = Settings()
     if workers > 1 and not settings.redis_url:
         typer.echo(
@@ -24,16 +26,13 @@ def serve(
             err=True,
         )
         raise typer.Exit(2)
+    blocking = unsafe(findings(settings, workers=workers))
+    if settings.is_production and blocking:
+        typer.echo("error: refusing to start in production with unsafe settings:", err=True)
+        for finding in blocking:
+            typer.echo(f"  {finding.code}: {finding.message}", err=True)
+        raise typer.Exit(2)
     if settings.is_sqlite:
         asyncio.run(migrate_database(settings))
     settings.secret_key_bytes()  # fail before forking, and create the embedded secret once
-    uvicorn.run(
-        "compliance_api.app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        access_log=False,
-        server_header=False,
-        log_level="warning",
-    )
+    uvicorn.run("compliance_api.app:create_app", **uvicorn_options(settings, host=host, port=port, workers=workers))

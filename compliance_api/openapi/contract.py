@@ -16,6 +16,7 @@ from fastapi.openapi.utils import get_openapi
 
 from compliance_api import CONTRACT_VERSION
 from compliance_api.errors import ERROR_CATALOGUE
+from compliance_api.kit.deprecation import OPENAPI_KEY as DEPRECATION_KEY
 from compliance_api.kit.tokens import TOKEN_PATTERN
 from compliance_api.wtta.fixtures import SANDBOX_TABLE
 
@@ -127,6 +128,15 @@ FIELD_ERROR_SCHEMA: dict[str, Any] = {
     "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
 }
 
+DEPRECATION_HEADERS: dict[str, Any] = {
+    "Deprecation": _header(
+        "RFC 9745: when the operation was deprecated, `@<unix seconds>`.", {"type": "string", "pattern": "^@[0-9]+$"}
+    ),
+    "Sunset": _header("RFC 8594: the HTTP-date after which the operation may stop answering.", {"type": "string"}),
+    "Link": _header('The deprecation notice: `<url>; rel="deprecation"`.', {"type": "string"}),
+}
+UNROUTED_STATUSES = ("401", "413", "429", "503")  # answered before the route runs: no deprecation headers
+
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Policy")
 
 
@@ -172,6 +182,18 @@ def _decorate_operation(operation: dict[str, Any]) -> None:
             for name in RATE_HEADERS:
                 headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
     operation["responses"] = dict(sorted(responses.items()))
+    if operation.get("deprecated") and DEPRECATION_KEY in operation:
+        _document_deprecation(operation)
+
+
+def _document_deprecation(operation: dict[str, Any]) -> None:
+    """A deprecated operation's notice in its description, and its deprecation headers on the routed responses."""
+    notice = operation[DEPRECATION_KEY]
+    text = f"**Deprecated** since {notice['since']}; sunset {notice['sunset']}; see {notice['link']}."
+    operation["description"] = f"{operation['description']}\n\n{text}" if operation.get("description") else text
+    for status, response in operation["responses"].items():
+        if status not in UNROUTED_STATUSES:
+            response["headers"].update(deepcopy(DEPRECATION_HEADERS))
 
 
 def build_contract(app: FastAPI) -> dict[str, Any]:

@@ -83,3 +83,10 @@ def test_no_python_constraint_names_leak_into_the_contract() -> None:
     contract = frozen_contract(CONTRACT_VERSION)
     assert contract is not None
     assert not _keys(contract["components"]["schemas"]) & {"ge", "le", "gt", "lt", "max_length", "min_length"}
+
+
+async def test_every_frozen_contract_stays_served_at_its_date(client: AsyncClient) -> None:
+    for version in frozen_versions():
+        response = await client.get(f"/openapi/{version}.json")
+        assert response.status_code == 200
+        assert response.json()["info"]["version"] == version

@@ -1,0 +1,117 @@
+"""What is unsafe in the current settings: `compliance-api check` lists it, `serve` in production refuses to start."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+from compliance_api.config import PLACEHOLDER_SECRETS, Settings
+
+
+class Severity(StrEnum):
+    """`unsafe`: production refuses to start with it; `warning`: allowed, but look at it."""
+
+    unsafe = "unsafe"
+    warning = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    severity: Severity
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.severity:<7}  {self.code}: {self.message}"
+
+
+Check = Callable[[Settings, int], Iterator[Finding]]
+
+
+def _secret(settings: Settings, _: int) -> Iterator[Finding]:
+    value = settings.secret_key.get_secret_value()
+    if not value:
+        yield Finding(
+            Severity.unsafe,
+            "secret_missing",
+            "COMPLIANCE_SECRET_KEY is not set (embedded mode generates one under the var directory; "
+            "production needs one set, at least 32 random characters).",
+        )
+    elif value.lower() in PLACEHOLDER_SECRETS or len(value) < 32:
+        yield Finding(
+            Severity.unsafe,
+            "secret_placeholder",
+            "COMPLIANCE_SECRET_KEY is a placeholder or shorter than 32 characters.",
+        )
+
+
+def _database(settings: Settings, workers: int) -> Iterator[Finding]:
+    if not settings.is_sqlite:
+        return
+    if workers > 1:
+        yield Finding(
+            Severity.unsafe,
+            "sqlite_several_workers",
+            f"SQLite with {workers} workers: writers lock each other out; use PostgreSQL (DATABASE_URL).",
+        )
+    elif settings.is_production:
+        yield Finding(
+            Severity.warning, "sqlite_in_production", "SQLite: one machine, one worker, backups are up to you."
+        )
+
+
+def _redis(settings: Settings, workers: int) -> Iterator[Finding]:
+    if settings.redis_url:
+        return
+    if workers > 1:
+        yield Finding(
+            Severity.unsafe,
+            "no_redis_several_workers",
+            f"{workers} workers without REDIS_URL: each worker would keep its own rate limits.",
+        )
+    elif settings.is_production:
+        yield Finding(Severity.warning, "no_redis", "No REDIS_URL: rate limits hold for this one process only.")
+
+
+def _network(settings: Settings, _: int) -> Iterator[Finding]:
+    if "*" in settings.cors_allow_origins:
+        yield Finding(
+            Severity.warning,
+            "cors_any_origin",
+            "COMPLIANCE_CORS_ALLOW_ORIGINS allows every origin: any web page can call the API with a token it has.",
+        )
+    if "*" in settings.forwarded_allow_ips.split(","):
+        yield Finding(
+            Severity.warning,
+            "forwarded_from_anyone",
+            "COMPLIANCE_FORWARDED_ALLOW_IPS is `*`: any client can claim https and another address through "
+            "X-Forwarded-* unless a proxy in front overwrites those headers.",
+        )
+    if settings.hsts_max_age_seconds == 0:
+        yield Finding(Severity.warning, "hsts_disabled", "COMPLIANCE_HSTS_MAX_AGE_SECONDS is 0: no HSTS over https.")
+    if settings.is_production and not settings.public_base_url.startswith("https://"):
+        yield Finding(
+            Severity.warning,
+            "public_url_not_https",
+            f"COMPLIANCE_PUBLIC_BASE_URL is {settings.public_base_url!r}: clients are sent to plain http links.",
+        )
+    if settings.is_production and settings.metrics_enabled:
+        yield Finding(
+            Severity.warning,
+            "metrics_public",
+            "/metrics answers without a token: restrict it at the proxy or set COMPLIANCE_METRICS_ENABLED=false.",
+        )
+
+
+CHECKS: tuple[Check, ...] = (_secret, _database, _redis, _network)
+
+
+def findings(settings: Settings, *, workers: int = 1) -> list[Finding]:
+    """Every finding about `settings` when served with `workers` processes, the unsafe ones first."""
+    found = [finding for check in CHECKS for finding in check(settings, workers)]
+    return sorted(found, key=lambda f: f.severity is not Severity.unsafe)
+
+
+def unsafe(found: list[Finding]) -> list[Finding]:
+    return [finding for finding in found if finding.severity is Severity.unsafe]

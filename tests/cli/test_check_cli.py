@@ -1,0 +1,106 @@
+"""`compliance-api check` lists unsafe settings; `serve` in production refuses to start with any of them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import uvicorn
+
+from compliance_api.server import GuardedHttpToolsProtocol
+from tests.cli.conftest import invoke
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Replaces uvicorn.run: records what `serve` would have started with instead of serving."""
+    calls: list[dict[str, Any]] = []
+
+    def fake_run(app: str, **options: Any) -> None:
+        calls.append({"app": app, **options})
+
+    monkeypatch.setattr(uvicorn, "run", fake_run)
+    return calls
+
+
+def test_check_passes_on_safe_settings(cli_env: dict[str, str]) -> None:
+    code, out, err = invoke(cli_env, "check")
+    assert code == 0, out
+    assert "0 unsafe" in err
+
+
+def test_check_names_each_unsafe_setting_and_fails(cli_env: dict[str, str]) -> None:
+    env = {**cli_env, "COMPLIANCE_SECRET_KEY": "changeme", "COMPLIANCE_CORS_ALLOW_ORIGINS": "*"}
+    code, out, err = invoke(env, "check", "--workers", "2")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith("unsafe")
+    assert {line.split()[1].rstrip(":") for line in lines} >= {
+        "secret_placeholder",
+        "no_redis_several_workers",
+        "cors_any_origin",
+    }
+    assert "warning" in out
+    assert "unsafe," in err
+
+
+def test_check_json(cli_env: dict[str, str]) -> None:
+    env = {**cli_env, "COMPLIANCE_DEPLOYMENT": "production", "COMPLIANCE_SECRET_KEY": "dev"}
+    code, out, _ = invoke(env, "check", "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["deployment"] == "production"
+    assert {"severity": "unsafe", "code": "secret_placeholder"} in [
+        {k: f[k] for k in ("severity", "code")} for f in report["findings"]
+    ]
+
+
+def test_serve_refuses_production_with_unsafe_settings_naming_them(
+    cli_env: dict[str, str], started: list[dict[str, Any]]
+) -> None:
+    env = {**cli_env, "COMPLIANCE_DEPLOYMENT": "production", "COMPLIANCE_SECRET_KEY": "changeme"}
+    code, _, err = invoke(env, "serve")
+    assert code == 2
+    assert "refusing to start in production" in err
+    assert "secret_placeholder" in err
+    assert started == []
+
+
+def test_serve_refuses_production_sqlite_with_several_workers(
+    cli_env: dict[str, str], started: list[dict[str, Any]]
+) -> None:
+    env = {
+        **cli_env,
+        "COMPLIANCE_DEPLOYMENT": "production",
+        "DATABASE_URL": "sqlite:///var/never-created.db",
+        "REDIS_URL": "redis://127.0.0.1:6379/5",
+    }
+    code, _, err = invoke(env, "serve", "--workers", "2")
+    assert code == 2
+    assert "sqlite_several_workers" in err
+    assert started == []
+
+
+def test_serve_starts_embedded_despite_findings_and_production_when_only_warnings_remain(
+    cli_env: dict[str, str], started: list[dict[str, Any]]
+) -> None:
+    code, _, err = invoke({**cli_env, "COMPLIANCE_SECRET_KEY": ""}, "serve")  # embedded: generates a secret
+    assert code == 0, err
+    code, _, err = invoke({**cli_env, "COMPLIANCE_DEPLOYMENT": "production"}, "serve")  # warnings only
+    assert code == 0, err
+    assert len(started) == 2
+
+
+def test_serve_hardens_uvicorn(cli_env: dict[str, str], started: list[dict[str, Any]]) -> None:
+    env = {**cli_env, "COMPLIANCE_FORWARDED_ALLOW_IPS": "10.0.0.2", "COMPLIANCE_KEEP_ALIVE_TIMEOUT_SECONDS": "7"}
+    code, _, err = invoke(env, "serve", "--port", "8123")
+    assert code == 0, err
+    (options,) = started
+    assert options["app"] == "compliance_api.app:create_app"
+    assert options["port"] == 8123
+    assert options["http"] is GuardedHttpToolsProtocol
+    assert options["server_header"] is False
+    assert options["proxy_headers"] is True
+    assert options["forwarded_allow_ips"] == "10.0.0.2"
+    assert options["timeout_keep_alive"] == 7
