@@ -6,6 +6,7 @@ import typer
 
 from compliance_api.cli import (
     classifications,
+    dac7,
     demo,
     idempotency,
     keys,
@@ -34,6 +35,7 @@ app.add_typer(passport.app, name="passport")
 app.add_typer(keys.app, name="keys")
 app.add_typer(idempotency.app, name="idempotency")
 app.add_typer(rates.app, name="rates")
+app.add_typer(dac7.app, name="dac7")
 
 
 def main() -> None:

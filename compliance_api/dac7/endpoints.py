@@ -68,7 +68,7 @@ async def create_grant(
         session,
         idempotency_key,
         fingerprint("POST", request.url.path, body),
-        lambda: service.create_grant(session, caller, body.grantee_id, utcnow()),
+        lambda: service.create_grant(session, caller, body.grantee_uuid, utcnow()),
         status_code=201,
     )
 

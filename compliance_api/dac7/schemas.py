@@ -41,11 +41,20 @@ class Dac7SellerOut(ResponseSchema):
     livemode: bool
 
 
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+
 class GrantCreate(RequestSchema):
-    grantee_id: uuid.UUID = Field(
+    grantee_id: str = Field(
+        pattern=UUID_PATTERN,
+        json_schema_extra={"format": "uuid"},
         description="User id of the account (e.g. a business) that may read your DAC7 snapshot.",
         examples=["6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"],
     )
+
+    @property
+    def grantee_uuid(self) -> uuid.UUID:
+        return uuid.UUID(self.grantee_id)
 
 
 class Grant(ResponseSchema):

@@ -197,15 +197,8 @@ async def _emit_changes(
     changed = sorted((p for p in pairs if before[p].buckets != after[p].buckets), key=lambda p: (str(p[0]), p[1]))
     if not changed:
         return 0
-    users = dict(
-        (
-            await session.execute(
-                select(Dac7Seller.id, Dac7Seller.user_id).where(Dac7Seller.id.in_([s for s, _ in changed]))
-            )
-        )
-        .tuples()
-        .all()
-    )
+    statement = select(Dac7Seller.id, Dac7Seller.user_id).where(Dac7Seller.id.in_([s for s, _ in changed]))
+    users = {seller_id: user_id for seller_id, user_id in await session.execute(statement)}
     batch = [
         events.Event(
             SNAPSHOT_EVENT,
@@ -330,6 +323,17 @@ async def revoke_grant(session: AsyncSession, caller: Caller, grant_id: uuid.UUI
     found = await session.scalar(statement)
     if found is None:
         raise ApiError("grant_not_found")
+    if found.revoked_at is None:
+        found.revoked_at = now
+        await session.flush()
+    return grant_view(found)
+
+
+async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+    """Operator action (`dac7 revoke-grant ID`), in whichever environment the grant lives."""
+    found = await session.get(Dac7Grant, grant_id)
+    if found is None:
+        raise Dac7Error(f"no DAC7 grant {grant_id}")
     if found.revoked_at is None:
         found.revoked_at = now
         await session.flush()
