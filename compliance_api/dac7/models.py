@@ -6,7 +6,7 @@ import datetime as dt
 import uuid
 from enum import StrEnum
 
-from sqlalchemy import BigInteger, Date, ForeignKey, Index, SmallInteger, String, UniqueConstraint
+from sqlalchemy import BigInteger, Date, ForeignKey, Index, SmallInteger, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.db import Base, str_enum
@@ -58,10 +58,21 @@ class Dac7Activity(EnvironmentOwned, Base):
 
 
 class Dac7Grant(EnvironmentOwned, Base):
-    """A seller lets another user read its DAC7 snapshot, in one environment, until revoked."""
+    """A seller lets another user read its DAC7 snapshot, in one environment, until revoked; at most one active
+    grant per (seller, grantee, environment), so one revocation always ends the access."""
 
     __tablename__ = "dac7_grant"
-    __table_args__ = (Index("ix_dac7_grant_seller_grantee", "seller_user_id", "grantee_user_id"),)
+    __table_args__ = (
+        Index(
+            "uq_dac7_grant_active",
+            "seller_user_id",
+            "grantee_user_id",
+            "environment",
+            unique=True,
+            sqlite_where=text("revoked_at IS NULL"),
+            postgresql_where=text("revoked_at IS NULL"),
+        ),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     seller_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))

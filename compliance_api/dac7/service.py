@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
@@ -276,18 +277,30 @@ async def grant(
         raise Dac7Error(f"{seller.email} is a {seller.kind} user; only freelancers are DAC7 sellers")
     if grantee.id == seller.id:
         raise Dac7Error("a seller always reads its own snapshot; grant another user")
+    active = await _active_grant(session, seller, grantee, environment)
+    if active is not None:
+        return active
+    created = Dac7Grant(seller_user_id=seller.id, grantee_user_id=grantee.id, environment=environment, created_at=now)
+    try:
+        async with session.begin_nested():  # a concurrent grant of the same pair wins; return that one
+            session.add(created)
+    except IntegrityError:
+        active = await _active_grant(session, seller, grantee, environment)
+        if active is None:
+            raise
+        return active
+    return created
+
+
+async def _active_grant(
+    session: AsyncSession, seller: User, grantee: User, environment: Environment
+) -> Dac7Grant | None:
     statement = scoped(select(Dac7Grant), Dac7Grant, environment).where(
         Dac7Grant.seller_user_id == seller.id,
         Dac7Grant.grantee_user_id == grantee.id,
         Dac7Grant.revoked_at.is_(None),
     )
-    active = await session.scalar(statement)
-    if active is not None:
-        return active
-    created = Dac7Grant(seller_user_id=seller.id, grantee_user_id=grantee.id, environment=environment, created_at=now)
-    session.add(created)
-    await session.flush()
-    return created
+    return await session.scalar(statement)
 
 
 async def create_grant(session: AsyncSession, caller: Caller, grantee_id: uuid.UUID, now: dt.datetime) -> Grant:

@@ -2,7 +2,7 @@
 
 Revision ID: 0007
 Revises: 0006
-Create Date: 2026-11-23 09:06:56.618637
+Create Date: 2026-11-23 09:14:09.885553
 """
 
 from collections.abc import Sequence
@@ -44,7 +44,13 @@ def upgrade() -> None:
     with op.batch_alter_table("dac7_grant", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_dac7_grant_environment"), ["environment"], unique=False)
         batch_op.create_index(batch_op.f("ix_dac7_grant_grantee_user_id"), ["grantee_user_id"], unique=False)
-        batch_op.create_index("ix_dac7_grant_seller_grantee", ["seller_user_id", "grantee_user_id"], unique=False)
+        batch_op.create_index(
+            "uq_dac7_grant_active",
+            ["seller_user_id", "grantee_user_id", "environment"],
+            unique=True,
+            sqlite_where=sa.text("revoked_at IS NULL"),
+            postgresql_where=sa.text("revoked_at IS NULL"),
+        )
 
     op.create_table(
         "dac7_seller",
@@ -127,7 +133,11 @@ def downgrade() -> None:
 
     op.drop_table("dac7_seller")
     with op.batch_alter_table("dac7_grant", schema=None) as batch_op:
-        batch_op.drop_index("ix_dac7_grant_seller_grantee")
+        batch_op.drop_index(
+            "uq_dac7_grant_active",
+            sqlite_where=sa.text("revoked_at IS NULL"),
+            postgresql_where=sa.text("revoked_at IS NULL"),
+        )
         batch_op.drop_index(batch_op.f("ix_dac7_grant_grantee_user_id"))
         batch_op.drop_index(batch_op.f("ix_dac7_grant_environment"))
 
