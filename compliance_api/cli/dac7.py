@@ -13,6 +13,7 @@ import typer
 from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
 from compliance_api.dac7 import dpi, reader, service
+from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
 from compliance_api.dac7.tin import member_state
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -88,7 +89,7 @@ def import_activities(
     else:
         typer.echo(
             f"{result.rows} rows into {env.label}: {result.created} new, {result.updated} changed, "
-            f"{result.unchanged} unchanged; {result.events} sellers' figures changed",
+            f"{result.unchanged} unchanged; {result.events} {DAC7_EVENT} events (one per seller-year changed)",
             err=True,
         )
 

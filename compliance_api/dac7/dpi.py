@@ -144,7 +144,7 @@ async def export_year(
         _seller(body, seller, figures, f"{prefix}-{uuid.uuid4().hex}")
     await _record_reported(session, [s for s, _ in reportable], year, message_ref, now)
     ET.indent(root)
-    return Export(ET.tostring(root, encoding="utf-8", xml_declaration=True), message_ref, len(reportable))
+    return Export(ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", message_ref, len(reportable))
 
 
 async def _record_reported(

@@ -86,5 +86,5 @@ def check_tin(tin: str, state: str) -> CheckedTin:
         try:
             return CheckedTin(module.validate(tin), code, module.__name__)
         except ValidationError as exc:
-            failures.append(f"{_rule_name(module)}: {exc}")
+            failures.append(f"{_rule_name(module)}: {str(exc).rstrip('.')}")
     raise InvalidTin(f"not a valid {code} TIN: " + "; ".join(failures))
