@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -45,3 +47,22 @@ async def test_after_a_revocation_a_new_grant_is_a_new_row(
             await service.grant(session, seller.user, seller.user, Environment.live, utcnow())
         with pytest.raises(service.Dac7Error, match="only freelancers"):
             await service.grant(session, business.user, seller.user, Environment.live, utcnow())
+
+
+async def test_a_grant_that_loses_a_race_returns_the_winner(
+    seller: Account, business: Account, sessionmaker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    winner = await give_grant(sessionmaker, seller.user, business.user, Environment.live)
+    real = service._active_grant
+    calls: list[int] = []
+
+    async def blind_first(*args: Any) -> Dac7Grant | None:
+        """The first lookup misses the winner, as a request that read before the other committed would."""
+        calls.append(1)
+        return None if len(calls) == 1 else await real(*args)
+
+    monkeypatch.setattr(service, "_active_grant", blind_first)
+    async with sessionmaker.begin() as session:
+        found = await service.grant(session, seller.user, business.user, Environment.live, utcnow())
+        assert found.id == winner
+    assert len(calls) == 2
