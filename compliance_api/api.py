@@ -9,9 +9,17 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from compliance_api.classify.endpoints import router as classify_router
+from compliance_api.dac7.endpoints import router as dac7_router
 from compliance_api.health.endpoints import router as health_router
 from compliance_api.passport.endpoints import router as passport_router
 from compliance_api.rates.endpoints import router as rates_router
 from compliance_api.wtta.endpoints import router as wtta_router
 
-API_ROUTERS: tuple[APIRouter, ...] = (health_router, classify_router, wtta_router, rates_router, passport_router)
+API_ROUTERS: tuple[APIRouter, ...] = (
+    health_router,
+    classify_router,
+    wtta_router,
+    rates_router,
+    passport_router,
+    dac7_router,
+)

@@ -58,7 +58,19 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "Freelancers only",
             "Passports belong to freelancers: this operation needs a token of a user of kind `freelancer`.",
         ),
+        ErrorSpec(
+            "seller_only",
+            403,
+            "Sellers only",
+            "DAC7 grants belong to sellers: this operation needs a token of a user of kind `freelancer`.",
+        ),
         ErrorSpec("not_found", 404, "Not found", "No such route or resource."),
+        ErrorSpec(
+            "grantee_not_found", 404, "Grantee not found", "No user has this id; ask the grantee for its user id."
+        ),
+        ErrorSpec(
+            "grant_not_found", 404, "Grant not found", "You gave no DAC7 grant with this id in this environment."
+        ),
         ErrorSpec(
             "not_in_cache",
             404,

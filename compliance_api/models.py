@@ -3,6 +3,7 @@
 from compliance_api.accounts.models import User
 from compliance_api.auth.models import ApiToken
 from compliance_api.classify.models import Classification
+from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.db import Base
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.idempotency import IdempotencyRecord
@@ -14,6 +15,10 @@ __all__ = [
     "ApiToken",
     "Base",
     "Classification",
+    "Dac7Activity",
+    "Dac7Grant",
+    "Dac7Report",
+    "Dac7Seller",
     "IdempotencyRecord",
     "OutboxEvent",
     "Passport",

@@ -7,6 +7,7 @@ import typer
 from compliance_api.cli import (
     check,
     classifications,
+    dac7,
     demo,
     idempotency,
     keys,
@@ -36,6 +37,7 @@ app.add_typer(passport.app, name="passport")
 app.add_typer(keys.app, name="keys")
 app.add_typer(idempotency.app, name="idempotency")
 app.add_typer(rates.app, name="rates")
+app.add_typer(dac7.app, name="dac7")
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.auth import service as auth_service
+from compliance_api.dac7.fixtures import create_dac7_fixtures
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.fixtures import create_passport_fixtures
 from compliance_api.rates.fixtures import create_demo_rates
@@ -48,5 +49,6 @@ async def create_demo(session: AsyncSession, *, pepper: bytes) -> DemoResult:
         "wtta": await create_sandbox_admissions(session),
         "rates": await create_demo_rates(session),
         **await create_passport_fixtures(session, pepper=pepper),
+        **await create_dac7_fixtures(session, business=user),
     }
     return DemoResult(email=user.email, live_token=live, test_token=test, fixtures=fixtures)

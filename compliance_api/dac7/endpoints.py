@@ -1,0 +1,97 @@
+"""`/v1/dac7/...`: thin routes over the DAC7 service (snapshot reads, the seller's read grants)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import Response
+
+from compliance_api.auth.caller import CurrentCaller
+from compliance_api.dac7 import service
+from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, GrantList
+from compliance_api.db import DbSession
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
+
+router = APIRouter(tags=["dac7"])
+
+UUID_EXAMPLE = "6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"
+FREELANCER_ID = Annotated[uuid.UUID, Path(description="The seller's user id.", examples=[UUID_EXAMPLE])]
+GRANT_ID = Annotated[uuid.UUID, Path(examples=[UUID_EXAMPLE])]
+SELLER_ONLY: dict[int | str, dict[str, Any]] = {403: {"description": "`seller_only`: the token is not a freelancer's."}}
+
+
+@router.get(
+    "/v1/dac7/seller/{freelancer_id}",
+    summary="A seller's DAC7 snapshot for the current year",
+    operation_id="dac7-seller-get",
+    response_model=Dac7SellerOut,
+    responses={
+        403: {
+            "description": "`forbidden`: you are neither this seller nor hold its grant, or there is no such seller "
+            "in this environment (the same answer, so it does not reveal which)."
+        }
+    },
+)
+async def get_seller(freelancer_id: FREELANCER_ID, caller: CurrentCaller, session: DbSession) -> Dac7SellerOut:
+    """Spec 2.9 for the current calendar year (UTC): net consideration, number of activities, `reported_at`.
+    Readable by the seller itself and by holders of its grant, in the same environment."""
+    return await service.snapshot(session, caller, freelancer_id, utcnow())
+
+
+@router.post(
+    "/v1/dac7/grants",
+    summary="Let another account read your DAC7 snapshot",
+    operation_id="dac7-grant-create",
+    status_code=201,
+    response_model=Grant,
+    responses={
+        **SELLER_ONLY,
+        404: {"description": "`grantee_not_found`: no user with this id."},
+        409: {"description": "Idempotency-Key reused with another body, or still in progress."},
+    },
+)
+async def create_grant(
+    body: GrantCreate,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """Grant the user `grantee_id` read access to your snapshot in this environment until you revoke it;
+    granting an active grantee again returns the active grant. Honours Idempotency-Key."""
+    return await idempotent(
+        request,
+        caller,
+        session,
+        idempotency_key,
+        fingerprint("POST", request.url.path, body),
+        lambda: service.create_grant(session, caller, body.grantee_uuid, utcnow()),
+        status_code=201,
+    )
+
+
+@router.get(
+    "/v1/dac7/grants",
+    summary="Your DAC7 read grants",
+    operation_id="dac7-grant-list",
+    response_model=GrantList,
+    responses=SELLER_ONLY,
+)
+async def list_grants(caller: CurrentCaller, session: DbSession) -> GrantList:
+    """Every grant you gave in this environment, active and revoked, oldest first."""
+    return GrantList(data=await service.list_grants(session, caller))
+
+
+@router.delete(
+    "/v1/dac7/grants/{grant_id}",
+    summary="Revoke a DAC7 read grant",
+    operation_id="dac7-grant-revoke",
+    response_model=Grant,
+    responses={**SELLER_ONLY, 404: {"description": "`grant_not_found`: you gave no grant with this id here."}},
+)
+async def revoke_grant(grant_id: GRANT_ID, caller: CurrentCaller, session: DbSession) -> Grant:
+    """Revoke at once: the grantee's next read is 403. Revoking twice is harmless."""
+    return await service.revoke_grant(session, caller, grant_id, utcnow())

@@ -1,0 +1,94 @@
+"""DAC7 sellers (TIN and member state), their relevant activities, read grants and what was reported."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from enum import StrEnum
+
+from sqlalchemy import BigInteger, Date, ForeignKey, Index, SmallInteger, String, UniqueConstraint, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from compliance_api.db import Base, str_enum
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import EnvironmentOwned
+
+
+class ActivityType(StrEnum):
+    personal_services = "personal_services"
+    sale_of_goods = "sale_of_goods"
+
+
+class Dac7Seller(EnvironmentOwned, Base):
+    """A freelancer's DAC7 identity in one environment."""
+
+    __tablename__ = "dac7_seller"
+    __table_args__ = (UniqueConstraint("user_id", "environment", name="uq_dac7_seller_user_id_environment"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), index=True)
+    tin: Mapped[str] = mapped_column(String(32))
+    member_state: Mapped[str] = mapped_column(String(2))
+    tin_rule: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Dac7Activity(EnvironmentOwned, Base):
+    """One relevant activity; amounts in euro cents. `external_id` is the file's stable id (re-imports update it)."""
+
+    __tablename__ = "dac7_activity"
+    __table_args__ = (
+        UniqueConstraint("environment", "external_id", name="uq_dac7_activity_environment_external_id"),
+        Index("ix_dac7_activity_seller_year", "seller_id", "year"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    external_id: Mapped[str] = mapped_column(String(64))
+    seller_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("dac7_seller.id", ondelete="CASCADE"))
+    activity_type: Mapped[ActivityType] = mapped_column(str_enum(ActivityType, "dac7_activity_type", length=32))
+    activity_date: Mapped[dt.date] = mapped_column(Date)
+    year: Mapped[int] = mapped_column()
+    quarter: Mapped[int] = mapped_column(SmallInteger)
+    currency: Mapped[str] = mapped_column(String(3), default="EUR")
+    consideration_cents: Mapped[int] = mapped_column(BigInteger)
+    fees_cents: Mapped[int] = mapped_column(BigInteger)
+    taxes_cents: Mapped[int] = mapped_column(BigInteger)
+    imported_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Dac7Grant(EnvironmentOwned, Base):
+    """A seller lets another user read its DAC7 snapshot, in one environment, until revoked; at most one active
+    grant per (seller, grantee, environment), so one revocation always ends the access."""
+
+    __tablename__ = "dac7_grant"
+    __table_args__ = (
+        Index(
+            "uq_dac7_grant_active",
+            "seller_user_id",
+            "grantee_user_id",
+            "environment",
+            unique=True,
+            sqlite_where=text("revoked_at IS NULL"),
+            postgresql_where=text("revoked_at IS NULL"),
+        ),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    seller_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))
+    grantee_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+
+
+class Dac7Report(Base):
+    """A seller's year went into a DPI export (`dac7 export`): the first such export sets `reported_at`."""
+
+    __tablename__ = "dac7_report"
+    __table_args__ = (UniqueConstraint("seller_id", "year", name="uq_dac7_report_seller_id_year"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    seller_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("dac7_seller.id", ondelete="CASCADE"))
+    year: Mapped[int] = mapped_column()
+    message_ref_id: Mapped[str] = mapped_column(String(170))
+    reported_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,181 @@
+"""Reading DAC7 activity files (DESIGN §11): UTF-8 CSV with a header row, or a JSON array of objects.
+
+Fields: `activity_id,freelancer_id,activity_date,consideration_eur,fees_eur,taxes_eur`, and optionally
+`activity_type` (`personal_services`, the default, or `sale_of_goods`). `activity_id` is the platform's own stable
+id of the activity: a re-import of the same id replaces that activity, so importing a file twice changes nothing.
+`consideration_eur` is what was paid or credited to the seller for the activity, before the platform's fees and
+commissions (`fees_eur`) and the taxes it withheld (`taxes_eur`). Every row is checked before anything is written;
+the first bad one stops the import, naming its line (`record N` for JSON) and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from compliance_api.dac7.models import ActivityType
+
+REQUIRED = ("activity_id", "freelancer_id", "activity_date", "consideration_eur", "fees_eur", "taxes_eur")
+OPTIONAL = ("activity_type",)
+ACTIVITY_ID = re.compile(r"^[A-Za-z0-9._:/-]{1,64}$")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MAX_AMOUNT_EUR = Decimal(10) ** 11
+
+
+class ActivityFileError(ValueError):
+    """A file that cannot be imported; the message names the line and field of the row at fault."""
+
+    def __init__(self, message: str, *, line: str | None = None, field: str | None = None) -> None:
+        where = ", ".join(part for part in (line or "", f"field {field}" if field else "") if part)
+        super().__init__(f"{where}: {message}" if where else message)
+        self.line = line
+        self.field = field
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityRow:
+    line: str
+    external_id: str
+    freelancer_id: uuid.UUID
+    activity_type: ActivityType
+    activity_date: date
+    consideration_cents: int
+    fees_cents: int
+    taxes_cents: int
+
+
+def parse(content: bytes, *, json_format: bool, today: date) -> list[ActivityRow]:
+    """Every row of a file, checked; raises ActivityFileError at the first bad one."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ActivityFileError(f"the file is not UTF-8 (byte {exc.start})") from None
+    rows = [_row(line, raw, today) for line, raw in (_json_rows(text) if json_format else _csv_rows(text))]
+    if not rows:
+        raise ActivityFileError("the file has no rows")
+    seen: dict[str, str] = {}
+    for row in rows:
+        if row.external_id in seen:
+            raise ActivityFileError(
+                f"activity {row.external_id!r} is also on {seen[row.external_id]}", line=row.line, field="activity_id"
+            )
+        seen[row.external_id] = row.line
+    return rows
+
+
+def _csv_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = set(reader.fieldnames or ())
+        if not set(REQUIRED) <= header or not header <= {*REQUIRED, *OPTIONAL}:
+            raise ActivityFileError(
+                f"the header must be {','.join(REQUIRED)} (optionally with activity_type), "
+                f"got {','.join(reader.fieldnames or ()) or 'nothing'}",
+                line="line 1",
+            )
+        for raw in reader:
+            if None in raw or None in raw.values():
+                raise ActivityFileError(f"expected {len(header)} columns", line=f"line {reader.line_num}")
+            yield f"line {reader.line_num}", raw
+    except csv.Error as exc:
+        raise ActivityFileError(f"malformed CSV: {exc}", line=f"line {reader.line_num}") from None
+
+
+def _json_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    try:
+        items = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as exc:
+        raise ActivityFileError(f"invalid JSON: {exc.msg}", line=f"line {exc.lineno}") from None
+    if not isinstance(items, list):
+        raise ActivityFileError("a JSON file must hold one array of objects")
+    for number, item in enumerate(items, start=1):
+        where = f"record {number}"
+        if not isinstance(item, dict):
+            raise ActivityFileError("each item must be an object", line=where)
+        unknown = sorted(set(item) - {*REQUIRED, *OPTIONAL})
+        if unknown:
+            raise ActivityFileError("unknown field", line=where, field=unknown[0])
+        yield where, item
+
+
+def _row(line: str, raw: Mapping[str, Any], today: date) -> ActivityRow:
+    for name in REQUIRED:
+        if raw.get(name) in (None, ""):
+            raise ActivityFileError("is missing", line=line, field=name)
+    consideration = _cents(line, raw, "consideration_eur")
+    fees, taxes = _cents(line, raw, "fees_eur"), _cents(line, raw, "taxes_eur")
+    if fees + taxes > consideration:
+        raise ActivityFileError("fees_eur plus taxes_eur exceed consideration_eur", line=line, field="fees_eur")
+    return ActivityRow(
+        line=line,
+        external_id=_text(line, raw, "activity_id", ACTIVITY_ID, "1 to 64 letters, digits or . _ : / -"),
+        freelancer_id=_uuid(line, raw["freelancer_id"]),
+        activity_type=_activity_type(line, raw.get("activity_type")),
+        activity_date=_date(line, raw["activity_date"], today),
+        consideration_cents=consideration,
+        fees_cents=fees,
+        taxes_cents=taxes,
+    )
+
+
+def _text(line: str, raw: Mapping[str, Any], field: str, pattern: re.Pattern[str], rule: str) -> str:
+    value = raw[field]
+    if not isinstance(value, str) or not pattern.match(value.strip()):
+        raise ActivityFileError(f"must be {rule}", line=line, field=field)
+    return value.strip()
+
+
+def _uuid(line: str, value: Any) -> uuid.UUID:
+    try:
+        return uuid.UUID(value.strip() if isinstance(value, str) else "")
+    except ValueError:
+        raise ActivityFileError(
+            f"{value!r} is not a UUID (a freelancer's user id)", line=line, field="freelancer_id"
+        ) from None
+
+
+def _activity_type(line: str, value: Any) -> ActivityType:
+    if value in (None, ""):
+        return ActivityType.personal_services
+    try:
+        return ActivityType(value.strip() if isinstance(value, str) else value)
+    except ValueError:
+        allowed = ", ".join(t.value for t in ActivityType)
+        raise ActivityFileError(f"{value!r} is not one of {allowed}", line=line, field="activity_type") from None
+
+
+def _date(line: str, value: Any, today: date) -> date:
+    field = "activity_date"
+    if not isinstance(value, str) or not ISO_DATE.match(value.strip()):
+        raise ActivityFileError("must be a date as YYYY-MM-DD", line=line, field=field)
+    try:
+        day = date.fromisoformat(value.strip())
+    except ValueError:
+        raise ActivityFileError(f"{value!r} is not a valid date", line=line, field=field) from None
+    if day > today:
+        raise ActivityFileError(f"{day} is in the future", line=line, field=field)
+    return day
+
+
+def _cents(line: str, raw: Mapping[str, Any], field: str) -> int:
+    value = raw[field]
+    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
+        raise ActivityFileError("must be a number (EUR)", line=line, field=field)
+    try:
+        amount = Decimal(value.strip() if isinstance(value, str) else value)
+    except InvalidOperation:
+        raise ActivityFileError(f"{value!r} is not a number", line=line, field=field) from None
+    if not amount.is_finite() or not 0 <= amount < MAX_AMOUNT_EUR:
+        raise ActivityFileError("must be at least 0 and below 100000000000 (EUR)", line=line, field=field)
+    cents = amount * 100
+    if cents != cents.to_integral_value():
+        raise ActivityFileError("has more than two decimals", line=line, field=field)
+    return int(cents)

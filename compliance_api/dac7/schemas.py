@@ -1,0 +1,69 @@
+"""Request and response bodies of the DAC7 operations (spec 2.9, plus additive fields)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import Field, PlainSerializer
+
+from compliance_api.kit.schemas import RequestSchema, ResponseSchema
+
+EurAmount = Annotated[Decimal, PlainSerializer(float, return_type=float, when_used="json")]
+"""Kept as Decimal (exact cents); written as a JSON number, as spec 2.9 asks."""
+
+
+class Dac7SellerOut(ResponseSchema):
+    """Spec 2.9: the seller's figures for the current calendar year (UTC), plus fees, taxes and reportability."""
+
+    freelancer_id: uuid.UUID
+    reporting_year: int = Field(examples=[2026])
+    tin: str = Field(description="Tax identification number, in its member state's compact form.")
+    member_state: str = Field(description="ISO 3166-1 alpha-2 code of the EU member state that issued the TIN.")
+    total_consideration_eur: EurAmount = Field(
+        description="Consideration paid or credited this year, net of the platform's fees, commissions and the "
+        "taxes it withheld (DAC7 Annex V).",
+        examples=[12345.67],
+    )
+    number_of_activities: int = Field(description="Relevant activities this year.")
+    reported_at: dt.datetime | None = Field(
+        description="When this year was first exported in a DPI report; null until then."
+    )
+    fees_eur: EurAmount = Field(description="Fees and commissions withheld or charged this year.")
+    taxes_eur: EurAmount = Field(description="Taxes withheld this year.")
+    currency: Literal["EUR"] = "EUR"
+    reportable: bool = Field(
+        description="Not an excluded seller: any personal service makes a seller reportable; a seller of goods only "
+        "is excluded below 30 sales and at most EUR 2,000 consideration in the year."
+    )
+    livemode: bool
+
+
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+
+class GrantCreate(RequestSchema):
+    grantee_id: str = Field(
+        pattern=UUID_PATTERN,
+        json_schema_extra={"format": "uuid"},
+        description="User id of the account (e.g. a business) that may read your DAC7 snapshot.",
+        examples=["6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"],
+    )
+
+    @property
+    def grantee_uuid(self) -> uuid.UUID:
+        return uuid.UUID(self.grantee_id)
+
+
+class Grant(ResponseSchema):
+    id: uuid.UUID
+    grantee_id: uuid.UUID
+    created_at: dt.datetime
+    revoked_at: dt.datetime | None
+    status: Literal["active", "revoked"]
+
+
+class GrantList(ResponseSchema):
+    data: list[Grant]

@@ -1,0 +1,353 @@
+"""DAC7 rules: operators record sellers and import activities; sellers grant reads; callers read snapshots.
+
+Who may read a seller's snapshot (DESIGN §8): the seller itself, or a user holding an active grant from that
+seller, both in the environment of the request. Everyone else, and anyone asking for a seller that does not exist
+in that environment, gets the same 403 `forbidden`, so the answer never tells whether a seller exists.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts.models import User, UserKind
+from compliance_api.auth.caller import Caller
+from compliance_api.dac7.figures import YearFigures, euros, year_figures
+from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
+from compliance_api.dac7.reader import ActivityFileError, ActivityRow
+from compliance_api.dac7.schemas import Dac7SellerOut, Grant
+from compliance_api.dac7.tin import check_tin
+from compliance_api.errors import ApiError, FieldError
+from compliance_api.events import service as events
+from compliance_api.kit.environment import Environment, scoped
+
+SNAPSHOT_EVENT = "dac7.snapshot.updated"
+FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
+CHUNK = 1000
+
+
+class Dac7Error(ValueError):
+    """An operator's mistake, shown by the CLI."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    rows: int
+    created: int
+    updated: int
+    unchanged: int
+    events: int
+
+
+async def seller_of(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Dac7Seller | None:
+    statement = scoped(select(Dac7Seller), Dac7Seller, environment).where(Dac7Seller.user_id == user_id)
+    return await session.scalar(statement)
+
+
+async def record_seller(
+    session: AsyncSession, user: User, environment: Environment, *, tin: str, member_state: str, now: dt.datetime
+) -> Dac7Seller:
+    """Record (or replace) a freelancer's TIN and member state; an invalid TIN raises InvalidTin naming the rule."""
+    if user.kind is not UserKind.freelancer:
+        raise Dac7Error(f"{user.email} is a {user.kind} user; only freelancers are DAC7 sellers")
+    checked = check_tin(tin, member_state)
+    seller = await seller_of(session, user.id, environment)
+    if seller is None:
+        seller = Dac7Seller(user_id=user.id, environment=environment, created_at=now)
+        session.add(seller)
+    seller.tin, seller.member_state, seller.tin_rule, seller.updated_at = (
+        checked.tin,
+        checked.member_state,
+        checked.rule,
+        now,
+    )
+    await session.flush()
+    return seller
+
+
+async def import_activities(
+    session: AsyncSession, environment: Environment, rows: Sequence[ActivityRow], *, now: dt.datetime
+) -> ImportResult:
+    """Apply a checked file in the caller's transaction; a seller unknown here aborts it (line, field).
+
+    Each activity is keyed by its file id: new ids are added, changed ones replaced, identical ones left alone.
+    Every (seller, year) whose figures changed gets one `dac7.snapshot.updated` event with its new totals."""
+    sellers = await _sellers_for(session, environment, rows)
+    existing = await _existing(session, environment, [r.external_id for r in rows])
+    touched: set[tuple[uuid.UUID, int]] = set()
+    changes: list[tuple[ActivityRow, Dac7Seller, Dac7Activity | None]] = []
+    for row in rows:
+        seller, current = sellers[row.freelancer_id], existing.get(row.external_id)
+        if current is not None and not _differs(current, row, seller):
+            continue
+        if current is not None:
+            touched.add((current.seller_id, current.year))
+        touched.add((seller.id, row.activity_date.year))
+        changes.append((row, seller, current))
+    before = await _figures_of(session, touched)
+    for row, seller, current in changes:
+        if current is None:
+            session.add(_new_activity(row, seller, environment, now))
+        else:
+            _apply(current, row, seller, now)
+    await session.flush()
+    after = await _figures_of(session, touched)
+    emitted = await _emit_changes(session, environment, touched, before, after)
+    created = sum(1 for _, _, current in changes if current is None)
+    updated = len(changes) - created
+    return ImportResult(len(rows), created, updated, len(rows) - len(changes), emitted)
+
+
+async def _sellers_for(
+    session: AsyncSession, environment: Environment, rows: Sequence[ActivityRow]
+) -> dict[uuid.UUID, Dac7Seller]:
+    ids = list(dict.fromkeys(r.freelancer_id for r in rows))
+    found: dict[uuid.UUID, Dac7Seller] = {}
+    for start in range(0, len(ids), CHUNK):
+        statement = scoped(select(Dac7Seller), Dac7Seller, environment).where(
+            Dac7Seller.user_id.in_(ids[start : start + CHUNK])
+        )
+        found.update({s.user_id: s for s in await session.scalars(statement)})
+    for row in rows:
+        if row.freelancer_id not in found:
+            raise ActivityFileError(
+                f"{row.freelancer_id} is not a DAC7 seller in {environment.label} (record it with `dac7 seller`)",
+                line=row.line,
+                field="freelancer_id",
+            )
+    return found
+
+
+async def _existing(
+    session: AsyncSession, environment: Environment, external_ids: list[str]
+) -> dict[str, Dac7Activity]:
+    found: dict[str, Dac7Activity] = {}
+    for start in range(0, len(external_ids), CHUNK):
+        statement = scoped(select(Dac7Activity), Dac7Activity, environment).where(
+            Dac7Activity.external_id.in_(external_ids[start : start + CHUNK])
+        )
+        found.update({a.external_id: a for a in await session.scalars(statement)})
+    return found
+
+
+def _new_activity(row: ActivityRow, seller: Dac7Seller, environment: Environment, now: dt.datetime) -> Dac7Activity:
+    activity = Dac7Activity(external_id=row.external_id, environment=environment)
+    _apply(activity, row, seller, now)
+    return activity
+
+
+def _values(row: ActivityRow, seller: Dac7Seller) -> tuple[object, ...]:
+    return (
+        seller.id,
+        row.activity_type,
+        row.activity_date,
+        row.consideration_cents,
+        row.fees_cents,
+        row.taxes_cents,
+    )
+
+
+def _differs(activity: Dac7Activity, row: ActivityRow, seller: Dac7Seller) -> bool:
+    stored = (
+        activity.seller_id,
+        activity.activity_type,
+        activity.activity_date,
+        activity.consideration_cents,
+        activity.fees_cents,
+        activity.taxes_cents,
+    )
+    return stored != _values(row, seller)
+
+
+def _apply(activity: Dac7Activity, row: ActivityRow, seller: Dac7Seller, now: dt.datetime) -> None:
+    activity.seller_id = seller.id
+    activity.activity_type = row.activity_type
+    activity.activity_date = row.activity_date
+    activity.year = row.activity_date.year
+    activity.quarter = (row.activity_date.month - 1) // 3 + 1
+    activity.currency = "EUR"
+    activity.consideration_cents = row.consideration_cents
+    activity.fees_cents = row.fees_cents
+    activity.taxes_cents = row.taxes_cents
+    activity.imported_at = now
+
+
+async def _figures_of(
+    session: AsyncSession, pairs: set[tuple[uuid.UUID, int]]
+) -> dict[tuple[uuid.UUID, int], YearFigures]:
+    result: dict[tuple[uuid.UUID, int], YearFigures] = {}
+    for year in {y for _, y in pairs}:
+        figures = await year_figures(session, [s for s, y in pairs if y == year], year)
+        result.update({(seller_id, year): f for seller_id, f in figures.items()})
+    return result
+
+
+async def _emit_changes(
+    session: AsyncSession,
+    environment: Environment,
+    pairs: set[tuple[uuid.UUID, int]],
+    before: dict[tuple[uuid.UUID, int], YearFigures],
+    after: dict[tuple[uuid.UUID, int], YearFigures],
+) -> int:
+    changed = sorted((p for p in pairs if before[p].buckets != after[p].buckets), key=lambda p: (str(p[0]), p[1]))
+    if not changed:
+        return 0
+    statement = select(Dac7Seller.id, Dac7Seller.user_id).where(Dac7Seller.id.in_([s for s, _ in changed]))
+    users = {seller_id: user_id for seller_id, user_id in await session.execute(statement)}
+    batch = [
+        events.Event(
+            SNAPSHOT_EVENT,
+            {"freelancer_id": str(users[seller_id]), "year": year, "totals": after[(seller_id, year)].as_payload()},
+        )
+        for seller_id, year in changed
+    ]
+    return await events.emit_many(session, environment=environment, events=batch)
+
+
+async def may_read(session: AsyncSession, caller: Caller, freelancer_id: uuid.UUID) -> Dac7Seller:
+    """The seller if the caller may read it here; else the one 403 for unknown and unauthorised alike."""
+    seller = await seller_of(session, freelancer_id, caller.environment)
+    if seller is not None and (caller.user_id == freelancer_id or await _holds_grant(session, caller, freelancer_id)):
+        return seller
+    raise ApiError("forbidden", FORBIDDEN_DETAIL)
+
+
+async def _holds_grant(session: AsyncSession, caller: Caller, seller_user_id: uuid.UUID) -> bool:
+    statement = scoped(select(Dac7Grant.id), Dac7Grant, caller.environment).where(
+        Dac7Grant.seller_user_id == seller_user_id,
+        Dac7Grant.grantee_user_id == caller.user_id,
+        Dac7Grant.revoked_at.is_(None),
+    )
+    return (await session.scalar(statement.limit(1))) is not None
+
+
+async def snapshot(session: AsyncSession, caller: Caller, freelancer_id: uuid.UUID, now: dt.datetime) -> Dac7SellerOut:
+    """Spec 2.9 for the current calendar year (UTC)."""
+    seller = await may_read(session, caller, freelancer_id)
+    return await seller_snapshot(session, seller, now.year)
+
+
+async def seller_snapshot(session: AsyncSession, seller: Dac7Seller, year: int) -> Dac7SellerOut:
+    figures = (await year_figures(session, [seller.id], year))[seller.id]
+    total = figures.total()
+    reported_at = await session.scalar(
+        select(Dac7Report.reported_at).where(Dac7Report.seller_id == seller.id, Dac7Report.year == year)
+    )
+    return Dac7SellerOut(
+        freelancer_id=seller.user_id,
+        reporting_year=year,
+        tin=seller.tin,
+        member_state=seller.member_state,
+        total_consideration_eur=euros(total.consideration_cents),
+        number_of_activities=total.count,
+        reported_at=reported_at,
+        fees_eur=euros(total.fees_cents),
+        taxes_eur=euros(total.taxes_cents),
+        reportable=figures.reportable,
+        livemode=seller.environment is Environment.live,
+    )
+
+
+def grant_view(grant: Dac7Grant) -> Grant:
+    return Grant(
+        id=grant.id,
+        grantee_id=grant.grantee_user_id,
+        created_at=grant.created_at,
+        revoked_at=grant.revoked_at,
+        status="active" if grant.revoked_at is None else "revoked",
+    )
+
+
+def _require_seller(caller: Caller) -> None:
+    if caller.kind is not UserKind.freelancer:
+        raise ApiError("seller_only")
+
+
+async def grant(
+    session: AsyncSession, seller: User, grantee: User, environment: Environment, now: dt.datetime
+) -> Dac7Grant:
+    """Let `grantee` read `seller`'s snapshot in this environment; granting twice returns the active grant."""
+    if seller.kind is not UserKind.freelancer:
+        raise Dac7Error(f"{seller.email} is a {seller.kind} user; only freelancers are DAC7 sellers")
+    if grantee.id == seller.id:
+        raise Dac7Error("a seller always reads its own snapshot; grant another user")
+    active = await _active_grant(session, seller, grantee, environment)
+    if active is not None:
+        return active
+    created = Dac7Grant(seller_user_id=seller.id, grantee_user_id=grantee.id, environment=environment, created_at=now)
+    try:
+        async with session.begin_nested():  # a concurrent grant of the same pair wins; return that one
+            session.add(created)
+    except IntegrityError:
+        active = await _active_grant(session, seller, grantee, environment)
+        if active is None:
+            raise
+        return active
+    return created
+
+
+async def _active_grant(
+    session: AsyncSession, seller: User, grantee: User, environment: Environment
+) -> Dac7Grant | None:
+    statement = scoped(select(Dac7Grant), Dac7Grant, environment).where(
+        Dac7Grant.seller_user_id == seller.id,
+        Dac7Grant.grantee_user_id == grantee.id,
+        Dac7Grant.revoked_at.is_(None),
+    )
+    return await session.scalar(statement)
+
+
+async def create_grant(session: AsyncSession, caller: Caller, grantee_id: uuid.UUID, now: dt.datetime) -> Grant:
+    """The seller's own token grants a read to another user, named by its user id."""
+    _require_seller(caller)
+    grantee = await session.get(User, grantee_id)
+    if grantee is None:
+        raise ApiError("grantee_not_found")
+    if grantee.id == caller.user_id:
+        raise ApiError(
+            "validation_failed",
+            "You always read your own snapshot; grant another user.",
+            errors=[FieldError("grantee_id", "is your own user id")],
+        )
+    seller = await session.get_one(User, caller.user_id)
+    return grant_view(await grant(session, seller, grantee, caller.environment, now))
+
+
+async def list_grants(session: AsyncSession, caller: Caller) -> list[Grant]:
+    _require_seller(caller)
+    statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
+        Dac7Grant.seller_user_id == caller.user_id
+    )
+    return [grant_view(g) for g in await session.scalars(statement.order_by(Dac7Grant.created_at, Dac7Grant.id))]
+
+
+async def revoke_grant(session: AsyncSession, caller: Caller, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+    """Revoke one of the caller's grants at once; revoking twice is harmless."""
+    _require_seller(caller)
+    statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
+        Dac7Grant.id == grant_id, Dac7Grant.seller_user_id == caller.user_id
+    )
+    found = await session.scalar(statement)
+    if found is None:
+        raise ApiError("grant_not_found")
+    if found.revoked_at is None:
+        found.revoked_at = now
+        await session.flush()
+    return grant_view(found)
+
+
+async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+    """Operator action (`dac7 revoke-grant ID`), in whichever environment the grant lives."""
+    found = await session.get(Dac7Grant, grant_id)
+    if found is None:
+        raise Dac7Error(f"no DAC7 grant {grant_id}")
+    if found.revoked_at is None:
+        found.revoked_at = now
+        await session.flush()
+    return grant_view(found)
