@@ -20,7 +20,6 @@ from compliance_api import CONTRACT_VERSION, __version__
 from compliance_api.api import API_ROUTERS
 from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
-from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
 from compliance_api.config import Deployment, Settings
 from compliance_api.db import create_engine, create_sessionmaker
@@ -93,7 +92,7 @@ def build_services(settings: Settings) -> Services:
         pepper=settings.secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
-        audit=GroupCommit(engine, Classification),
+        audit=GroupCommit(engine),
         signing_keys=_signing_keys(settings),
         wtta_reader=lookup_reader_for(settings.resolved_database_url, postgres_pool_size=settings.wtta_read_pool_size),
     )

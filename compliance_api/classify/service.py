@@ -19,8 +19,11 @@ from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.errors import ApiError, FieldError
+from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.group_commit import GroupCommit
+
+CLASSIFICATION_CREATED = "classification.created"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,21 +52,34 @@ async def _keep(
     verdict: dict[str, Any],
     now: dt.datetime,
 ) -> dict[str, Any]:
-    """Store the verdict with the request as received; returns the verdict once its row is committed."""
-    await audit.insert(
-        {
-            "id": uuid.UUID(verdict["id"]),
-            "environment": caller.environment,
-            "user_id": caller.user_id,
-            "token_id": caller.token_id,
-            "kind": kind,
-            "ruleset_id": ruleset.id,
-            "ruleset_version": ruleset.version.isoformat(),
-            "request": body.model_dump(mode="json", exclude_unset=True),
-            "result": verdict,
-            "created_at": now,
-        }
-    )
+    """Store the verdict with the request as received, and its `classification.created` event in the same
+    transaction; returns the verdict once both are committed."""
+    classification = {
+        "id": uuid.UUID(verdict["id"]),
+        "environment": caller.environment,
+        "user_id": caller.user_id,
+        "token_id": caller.token_id,
+        "kind": kind,
+        "ruleset_id": ruleset.id,
+        "ruleset_version": ruleset.version.isoformat(),
+        "request": body.model_dump(mode="json", exclude_unset=True),
+        "result": verdict,
+        "created_at": now,
+    }
+    event = {
+        "id": uuid.uuid4(),
+        "environment": caller.environment,
+        "type": CLASSIFICATION_CREATED,
+        "payload": {
+            "classification_id": verdict["id"],
+            "user_id": str(caller.user_id),
+            "kind": kind.value,
+            "verdict": verdict["verdict"],
+            "created_at": verdict["created_at"],
+        },
+        "created_at": now,
+    }
+    await audit.insert((Classification, classification), (OutboxEvent, event))
     return verdict
 
 

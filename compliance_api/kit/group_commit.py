@@ -1,9 +1,9 @@
 """Group commit: rows from many concurrent requests inserted in one transaction, each request answered after it.
 
-An audit row per request is the hot path's only write. Committing each one alone costs a transaction per request
-(several thread hand-offs on SQLite, a round trip per statement on PostgreSQL); batching the rows that arrive while
-the previous batch commits keeps the durability (nobody is answered before their row is committed) at a fraction of
-the cost. SQLAlchemy has no such facility, hence this small class.
+An audit row and its outbox event per request are the hot path's only writes. Committing each request alone costs
+a transaction per request (several thread hand-offs on SQLite, a round trip per statement on PostgreSQL); batching
+the rows that arrive while the previous batch commits keeps the durability (nobody is answered before their rows
+are committed) at a fraction of the cost. SQLAlchemy has no such facility, hence this small class.
 """
 
 from __future__ import annotations
@@ -20,20 +20,22 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from compliance_api.db import Base
 
 Row = Mapping[str, Any]
+TableRow = tuple[type[Base], Row]
+Pending = tuple[tuple[TableRow, ...], asyncio.Future[None]]
 
 
 class GroupCommit:
-    def __init__(self, engine: AsyncEngine, model: type[Base], *, max_batch: int = 500) -> None:
+    def __init__(self, engine: AsyncEngine, *, max_batch: int = 500) -> None:
         self._engine = engine
-        self._model = model
         self._max_batch = max_batch
-        self._pending: list[tuple[Row, asyncio.Future[None]]] = []
+        self._pending: list[Pending] = []
         self._writer: asyncio.Task[None] | None = None
 
-    async def insert(self, row: Row) -> None:
-        """Insert the row; returns once it is committed, raises the database's error if it is not."""
+    async def insert(self, *rows: TableRow) -> None:
+        """Insert one caller's rows (any tables; all or none of them); returns once they are committed, raises the
+        database's error if they are not."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((row, future))
+        self._pending.append((rows, future))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_pending())
         # shield: a caller that goes away must not cancel the commit that other callers wait for
@@ -56,11 +58,16 @@ class GroupCommit:
                     with contextlib.suppress(IntegrityError):  # already handed to that row's waiter
                         await self._commit([single])
 
-    async def _commit(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
+    async def _commit(self, batch: list[Pending]) -> None:
         """Insert the batch in one transaction and settle its waiters; re-raises integrity errors for the caller."""
+        by_table: dict[type[Base], list[Row]] = {}  # first-seen order: a caller lists parents before children
+        for rows, _ in batch:
+            for model, row in rows:
+                by_table.setdefault(model, []).append(row)
         try:
             async with self._engine.begin() as connection:
-                await connection.execute(insert(self._model), [row for row, _ in batch])
+                for model, table_rows in by_table.items():
+                    await connection.execute(insert(model), table_rows)
         except IntegrityError as exc:
             if len(batch) == 1:
                 _settle(batch, exc)
@@ -71,7 +78,7 @@ class GroupCommit:
             _settle(batch, None)
 
 
-def _settle(batch: list[tuple[Row, asyncio.Future[None]]], error: BaseException | None) -> None:
+def _settle(batch: list[Pending], error: BaseException | None) -> None:
     for _, future in batch:
         if future.done():
             continue

@@ -16,6 +16,7 @@ from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, ZelfstandigenwetRequest, ZWVerdict
 from compliance_api.errors import ApiError
+from compliance_api.events import service as events
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
@@ -281,7 +282,7 @@ async def test_records_past_retention_are_hidden_then_purged(
     caller = caller_for(account.user, environment)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
     now = utcnow()
-    audit = GroupCommit(engine, Classification)
+    audit = GroupCommit(engine)
     expired = await service.classify_engagement(audit, caller, body, rulesets, now - expired_age)
     kept = await service.classify_engagement(audit, caller, body, rulesets, now - kept_age)
     async with sessionmaker() as session:
@@ -354,3 +355,31 @@ async def test_a_malformed_idempotency_key_is_400(client: AsyncClient, account: 
     response = await client.post(ZW, json={"engagement": {}}, headers={**account.live, "Idempotency-Key": key})
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "header.Idempotency-Key"
+
+
+async def test_each_verdict_writes_a_classification_created_event_in_its_environment(
+    client: AsyncClient,
+    sandbox_client: AsyncClient,
+    account: Account,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """The outbox event is committed with the audit row (webhooks deliver it to the account's endpoints)."""
+    live = (await client.post(ZW, json={"engagement": FULL_ENGAGEMENT}, headers=account.live)).json()
+    sandbox = (await sandbox_client.post(CB, json={"country": "FR", "criteria": {}}, headers=account.test)).json()
+    await client.post(ZW, json={"engagement": {"days_per_week": 9}}, headers=account.live)
+    async with sessionmaker() as session:
+        live_events = await events.pending(session, environment=Environment.live, type=service.CLASSIFICATION_CREATED)
+        test_events = await events.pending(session, environment=Environment.test, type=service.CLASSIFICATION_CREATED)
+    mine = [e.payload for e in live_events if e.payload["user_id"] == str(account.user.id)]
+    assert mine == [
+        {
+            "classification_id": live["id"],
+            "user_id": str(account.user.id),
+            "kind": "zelfstandigenwet",
+            "verdict": live["verdict"],
+            "created_at": live["created_at"],
+        }
+    ], "one event per verdict; the rejected request wrote none"
+    assert [e.payload["classification_id"] for e in test_events if e.payload["user_id"] == str(account.user.id)] == [
+        sandbox["id"]
+    ]

@@ -31,7 +31,7 @@ async def test_purge_deletes_expired_records_only(
         Environment.live: [dt.timedelta(days=3 * 366), dt.timedelta(days=30)],
         Environment.test: [dt.timedelta(days=11), dt.timedelta(days=1)],
     }
-    audit = GroupCommit(engine, Classification)
+    audit = GroupCommit(engine)
     for environment, environment_ages in ages.items():
         for age in environment_ages:
             await service.classify_engagement(

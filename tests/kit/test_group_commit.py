@@ -15,8 +15,9 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 
 
-def user_row(email: str) -> dict[str, Any]:
-    return {"id": uuid.uuid4(), "email": email, "kind": UserKind.business, "plan": Plan.free, "created_at": utcnow()}
+def user_row(email: str) -> tuple[type[User], dict[str, Any]]:
+    row = {"id": uuid.uuid4(), "email": email, "kind": UserKind.business, "plan": Plan.free, "created_at": utcnow()}
+    return User, row
 
 
 async def count_users(sessionmaker: async_sessionmaker[AsyncSession]) -> int:
@@ -27,7 +28,7 @@ async def count_users(sessionmaker: async_sessionmaker[AsyncSession]) -> int:
 async def test_concurrent_inserts_are_all_committed_before_their_callers_return(
     engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    writer = GroupCommit(engine, User, max_batch=50)
+    writer = GroupCommit(engine, max_batch=50)
     committed: list[int] = []
 
     async def insert(index: int) -> None:
@@ -40,7 +41,7 @@ async def test_concurrent_inserts_are_all_committed_before_their_callers_return(
 
 
 async def test_a_bad_row_fails_alone(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
-    writer = GroupCommit(engine, User)
+    writer = GroupCommit(engine)
     await writer.insert(user_row("taken@example.com"))
     rows = [user_row(f"ok{i}@example.com") for i in range(10)]
     rows.insert(5, user_row("taken@example.com"))
@@ -56,8 +57,8 @@ async def test_a_broken_insert_reaches_every_waiter_and_the_writer_survives(
     engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     """A non-integrity failure (here a value the column cannot bind) fails the whole batch it arrived in."""
-    writer = GroupCommit(engine, User)
-    broken = {**user_row("x@example.com"), "id": "not-a-uuid"}
+    writer = GroupCommit(engine)
+    broken = (User, {**user_row("x@example.com")[1], "id": "not-a-uuid"})
     results = await asyncio.gather(
         writer.insert(broken), writer.insert(user_row("same-batch@example.com")), return_exceptions=True
     )
@@ -65,3 +66,23 @@ async def test_a_broken_insert_reaches_every_waiter_and_the_writer_survives(
     await writer.insert(user_row("after@example.com"))
     await writer.close()
     assert await count_users(sessionmaker) == 1
+
+
+async def test_one_callers_rows_in_several_tables_commit_together_or_not_at_all(
+    engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """A caller's rows share its fate: a duplicate in one table keeps its other rows out too."""
+    writer = GroupCommit(engine)
+    first, second = user_row("pair-a@example.com"), user_row("pair-b@example.com")
+    await writer.insert(first, second)
+    assert await count_users(sessionmaker) == 2
+    results = await asyncio.gather(
+        writer.insert(user_row("fresh@example.com"), user_row("pair-a@example.com")),
+        writer.insert(user_row("other@example.com")),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], IntegrityError)
+    assert results[1] is None
+    async with sessionmaker() as session:
+        emails = set(await session.scalars(select(User.email)))
+    assert emails == {"pair-a@example.com", "pair-b@example.com", "other@example.com"}
