@@ -9,6 +9,7 @@ rows behind the counts. Production rows never match: every rule requires the san
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -58,7 +59,7 @@ class PurgeRule:
 
     @property
     def name(self) -> str:
-        return self.table.name
+        return str(self.table.name)  # a plain str: table names are `quoted_name`s
 
     async def run(
         self, session: AsyncSession, *, cutoff: dt.datetime, settings: Settings, done: Mapping[str, int]
@@ -85,7 +86,7 @@ class RecomputeBenchmarks:
         return max(before - after, 0)
 
 
-def _users(*emails: str) -> Select[tuple[object]]:
+def _users(*emails: str) -> Select[uuid.UUID]:
     return select(User.id).where(User.email.in_(emails))
 
 
@@ -136,11 +137,11 @@ def _stale_observation(cutoff: dt.datetime) -> ColumnElement[bool]:
     return RateObservation.import_id.in_(select(RateImport.id).where(_stale_rate_import(cutoff)))
 
 
-def _sandbox_passports() -> Select[tuple[object]]:
+def _sandbox_passports() -> Select[uuid.UUID]:
     return select(Passport.id).where(Passport.environment == SANDBOX)
 
 
-def _fixture_passports() -> Select[tuple[object]]:
+def _fixture_passports() -> Select[uuid.UUID]:
     return _sandbox_passports().where(Passport.user_id.in_(_users(DEMO_FREELANCER_EMAIL)))
 
 
