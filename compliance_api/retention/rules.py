@@ -90,10 +90,6 @@ def _users(*emails: str) -> Select[uuid.UUID]:
     return select(User.id).where(User.email.in_(emails))
 
 
-def _older(model: type[Classification | OutboxEvent], cutoff: dt.datetime) -> ColumnElement[bool]:
-    return and_(model.environment == SANDBOX, model.created_at < cutoff)
-
-
 def _stale_admission(cutoff: dt.datetime) -> ColumnElement[bool]:
     """Not in any import since the cutoff: an import that listed every cached number verified them all."""
     covered = exists().where(
@@ -221,11 +217,20 @@ def _table(model: type[object]) -> Table:
     return table
 
 
-# Children before parents. `api_token` and `user_account` are credentials and accounts, not sandbox data;
-# `idempotency_record` has its own 24-hour purge (`compliance-api idempotency purge`).
+def aged(model: type[object], stamp: str = "created_at") -> PurgeRule:
+    """The plain rule: sandbox rows of `model` whose `stamp` column is before the cutoff (no fixtures among them)."""
+    table = _table(model)
+    return PurgeRule(table, lambda cutoff: and_(table.c.environment == SANDBOX, table.c[stamp] < cutoff))
+
+
+# Environment-owned tables the purge leaves alone: credentials, not data, and records with their own 24-hour purge
+# (`compliance-api idempotency purge`). Users are not environment-owned and stay too.
+KEPT: frozenset[str] = frozenset({"api_token", "idempotency_record"})
+
+# Children before parents.
 RULES: tuple[Step, ...] = (
-    PurgeRule(_table(Classification), lambda cutoff: _older(Classification, cutoff)),
-    PurgeRule(_table(OutboxEvent), lambda cutoff: _older(OutboxEvent, cutoff)),
+    aged(Classification),
+    aged(OutboxEvent),
     PurgeRule(_table(WttaStatusChange), _stale_status_change),
     PurgeRule(_table(WttaAdmission), _stale_admission),
     PurgeRule(_table(WttaImport), _stale_wtta_import),

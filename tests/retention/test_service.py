@@ -11,8 +11,10 @@ from compliance_api.config import Settings
 from compliance_api.demo.fixtures import create_demo
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.models import Base
 from compliance_api.rates.fixtures import seed_synthetic
 from compliance_api.rates.models import RateBenchmark
+from compliance_api.retention.rules import KEPT, RULES
 from compliance_api.wtta import service as wtta_service
 from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS
 from tests.retention import families
@@ -157,3 +159,10 @@ async def test_running_twice_deletes_nothing_the_second_time(
 
     assert second.total == 0
     assert await counts(sessionmaker, Environment.test) == after_first
+
+
+def test_every_environment_owned_table_has_a_rule_or_is_kept_on_purpose() -> None:
+    owned = {table.name for table in Base.metadata.sorted_tables if "environment" in table.c}
+    ruled = {rule.name for rule in RULES}
+    assert owned - KEPT <= ruled
+    assert not KEPT & ruled
