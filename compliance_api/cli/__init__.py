@@ -16,6 +16,7 @@ from compliance_api.cli import (
     passport,
     rates,
     rulesets,
+    sandbox,
     serve,
     tokens,
     users,
@@ -27,6 +28,7 @@ app.command("serve")(serve.serve)
 app.command("migrate")(migrate.migrate)
 app.command("check")(check.check)
 app.command("demo")(demo.demo)
+app.command("purge-sandbox")(sandbox.purge_sandbox_command)
 app.add_typer(openapi.app, name="openapi")
 app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")

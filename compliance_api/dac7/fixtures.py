@@ -21,6 +21,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL, SANDBOX
 
 UNAUTHORISED_SELLER_EMAIL = "demo-seller-unauthorised@example.com"
+DEMO_ACTIVITY_IDS = ("demo-dac7-1", "demo-dac7-2", "demo-dac7-3", "demo-dac7-4")
 
 
 def _activity(external_id: str, user: User, day: dt.date, consideration: int, fees: int) -> ActivityRow:
@@ -49,10 +50,10 @@ async def create_dac7_fixtures(session: AsyncSession, *, business: User) -> dict
     await service.record_seller(session, unauthorised, SANDBOX, tin="36574261809", member_state="DE", now=now)
     days = [min(dt.date(today.year, month, 15), today) for month in (1, 2, 3)]
     rows = [
-        _activity("demo-dac7-1", authorised, days[0], 1_200_00, 120_00),
-        _activity("demo-dac7-2", authorised, days[1], 800_00, 80_00),
-        _activity("demo-dac7-3", authorised, days[2], 450_50, 45_05),
-        _activity("demo-dac7-4", unauthorised, days[0], 300_00, 30_00),
+        _activity(DEMO_ACTIVITY_IDS[0], authorised, days[0], 1_200_00, 120_00),
+        _activity(DEMO_ACTIVITY_IDS[1], authorised, days[1], 800_00, 80_00),
+        _activity(DEMO_ACTIVITY_IDS[2], authorised, days[2], 450_50, 45_05),
+        _activity(DEMO_ACTIVITY_IDS[3], unauthorised, days[0], 300_00, 30_00),
     ]
     await service.import_activities(session, SANDBOX, rows, now=now)
     await service.grant(session, authorised, business, SANDBOX, now)

@@ -10,6 +10,7 @@ from compliance_api.wtta.models import AdmissionStatus
 from compliance_api.wtta.register_file import validate
 
 SANDBOX_SOURCE = "sandbox test data (fictitious, not the WTTA register)"
+DEMO_LOCATION = "compliance-api demo"
 
 # (KvK number, admission number, admitted_at, expires_at) per status; the numbers are reserved for the sandbox.
 SANDBOX_ADMISSIONS: dict[AdmissionStatus, tuple[str, str, str, str]] = {
@@ -35,6 +36,6 @@ async def create_sandbox_admissions(session: AsyncSession) -> dict[str, str]:
     for line, (status, (kvk, number, admitted_at, expires_at)) in enumerate(SANDBOX_ADMISSIONS.items(), start=1):
         name = f"Sandbox {status.replace('_', ' ').title()} B.V."
         rows.append(validate((kvk, name, status.value, number, admitted_at, expires_at), "fixture", line))
-    origin = service.ImportSource(location="compliance-api demo", source=SANDBOX_SOURCE)
+    origin = service.ImportSource(location=DEMO_LOCATION, source=SANDBOX_SOURCE)
     await service.import_rows(session, environment=Environment.test, rows=rows, origin=origin)
     return {status.value: kvk for status, (kvk, *_) in SANDBOX_ADMISSIONS.items()}

@@ -1,0 +1,50 @@
+"""`compliance-api purge-sandbox`: delete sandbox data past retention, keeping the documented fixtures."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from compliance_api.cli.common import JsonOption, print_json, run
+from compliance_api.config import Settings
+from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.kit.clock import utcnow
+from compliance_api.retention.service import PurgeReport, purge_sandbox
+
+OlderThanOption = Annotated[
+    int | None,
+    typer.Option(
+        "--older-than-days",
+        min=1,
+        max=30,
+        help="Retention in days (1-30); default COMPLIANCE_SANDBOX_RETENTION_DAYS.",
+        show_default=False,
+    ),
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Count what would be deleted; delete nothing.")]
+
+
+def purge_sandbox_command(
+    older_than_days: OlderThanOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
+    """Delete sandbox rows last written more than the retention period ago (production is never touched); the
+    fixtures of `compliance-api demo` stay. Prints the rows deleted per table; run it daily."""
+    settings = Settings()
+
+    async def work() -> PurgeReport:
+        engine = create_engine(settings.resolved_database_url)
+        try:
+            sessionmaker = create_sessionmaker(engine)
+            return await purge_sandbox(sessionmaker, settings, now=utcnow(), days=older_than_days, dry_run=dry_run)
+        finally:
+            await engine.dispose()
+
+    report = run(work)
+    if as_json:
+        print_json(report.as_json())
+        return
+    verb = "would delete" if dry_run else "deleted"
+    typer.echo(f"sandbox rows last written before {report.cutoff.isoformat()}: {report.total} {verb}")
+    for table, count in report.deleted.items():
+        typer.echo(f"  {table}: {count}")

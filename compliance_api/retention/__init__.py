@@ -1,0 +1,1 @@
+"""Sandbox retention: sandbox data older than the retention period is deleted, the documented fixtures stay."""

@@ -1,0 +1,120 @@
+"""The same data in production and in the sandbox, one builder per table family, made through the services."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from compliance_api.accounts.models import UserKind
+from compliance_api.classify import service as classify_service
+from compliance_api.classify.models import Classification
+from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.dac7 import dpi
+from compliance_api.dac7 import service as dac7_service
+from compliance_api.dac7.models import ActivityType
+from compliance_api.dac7.reader import ActivityRow
+from compliance_api.events import service as events_service
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.passport import service as passport_service
+from compliance_api.passport.catalogue import packaged_catalogue
+from compliance_api.passport.signing import SigningKeys
+from compliance_api.rates import service as rates_service
+from compliance_api.wtta import service as wtta_service
+from compliance_api.wtta.register_file import validate
+from tests.classify.conftest import caller_for
+from tests.factories import create_user
+
+SECTOR, REGION = "ict", "NL-UT"
+WINDOW_MONTHS = 12
+
+
+async def classifications(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    user = await create_user(sessionmaker)
+    body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
+    audit = GroupCommit(engine, Classification)
+    for environment in Environment:
+        await classify_service.classify_engagement(
+            audit, caller_for(user, environment), body, packaged_rulesets(), utcnow()
+        )
+
+
+async def events(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    async with sessionmaker.begin() as session:
+        for environment in Environment:
+            await events_service.emit(session, environment=environment, type="test.happened", payload={})
+
+
+async def wtta(sessionmaker: async_sessionmaker[AsyncSession], kvk: str = "12345678") -> None:
+    row = validate((kvk, "Retention B.V.", "admitted", "NAU-1", "2027-01-01", ""), "line", 1)
+    origin = wtta_service.ImportSource(location="register.csv", source="test register")
+    for environment in Environment:
+        async with sessionmaker.begin() as session:
+            await wtta_service.import_rows(session, environment=environment, rows=[row], origin=origin)
+
+
+async def rates(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    today = utcnow().date()
+    rows = [rates_service.Observation(SECTOR, REGION, 5_000 + 100 * i, today - dt.timedelta(days=i)) for i in range(30)]
+    for environment in Environment:
+        async with sessionmaker.begin() as session:
+            await rates_service.add_observations(
+                session,
+                environment=environment,
+                observations=rows,
+                content_sha256="ab" * 32,
+                source="rates.csv",
+                window_months=WINDOW_MONTHS,
+            )
+
+
+async def passports(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, keys_dir: Path) -> None:
+    freelancer = await create_user(sessionmaker, kind=UserKind.freelancer)
+    viewer = await create_user(sessionmaker)
+    keys = SigningKeys(keys_dir, generate=True)
+    now = utcnow()
+    for environment in Environment:
+        async with sessionmaker.begin() as session:
+            await passport_service.record_verification(
+                session,
+                freelancer,
+                environment,
+                packaged_catalogue(),
+                check="identity",
+                verified_on=now.date(),
+                expires_on=None,
+                evidence_ref="test:identity",
+                now=now,
+            )
+            share = await passport_service.create_share_for(
+                session, freelancer, environment, ttl_days=365, pepper=pepper, now=now
+            )
+            await passport_service.verify_share(
+                session,
+                caller_for(viewer, environment),
+                share.token,
+                pepper=pepper,
+                keys=keys,
+                catalogue=packaged_catalogue(),
+                now=now,
+            )
+
+
+async def dac7(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    seller = await create_user(sessionmaker, kind=UserKind.freelancer)
+    grantee = await create_user(sessionmaker)
+    now = utcnow()
+    for environment in Environment:
+        row = ActivityRow(
+            "1", f"act-{environment}", seller.id, ActivityType.personal_services, now.date(), 100_00, 0, 0
+        )
+        async with sessionmaker.begin() as session:
+            await dac7_service.record_seller(session, seller, environment, tin="111222333", member_state="NL", now=now)
+            await dac7_service.import_activities(session, environment, [row], now=now)
+            await dac7_service.grant(session, seller, grantee, environment, now)
+            operator = dpi.Operator(name="Platform B.V.", tin="NL001", country="NL")
+            await dpi.export_year(session, environment, now.year, operator, now=now)

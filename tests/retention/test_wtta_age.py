@@ -1,0 +1,61 @@
+"""A cached admission is as old as the last import that confirmed it, including one that listed every number."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.config import Settings
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.retention.service import purge_sandbox
+from compliance_api.wtta import service as wtta_service
+from compliance_api.wtta.models import WttaAdmission
+from compliance_api.wtta.register_file import validate
+
+SANDBOX = Environment.test
+
+
+async def _import(
+    sessionmaker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch, kvks: list[str], days_ago: int
+) -> None:
+    """Import `kvks` into the sandbox as if it happened `days_ago` days ago."""
+    at = utcnow() - dt.timedelta(days=days_ago)
+    monkeypatch.setattr(wtta_service, "utcnow", lambda: at)
+    rows = [validate((kvk, "Age B.V.", "admitted", "", "", ""), "line", n) for n, kvk in enumerate(kvks, start=1)]
+    origin = wtta_service.ImportSource(location="register.csv", source="test register")
+    async with sessionmaker.begin() as session:
+        await wtta_service.import_rows(session, environment=SANDBOX, rows=rows, origin=origin)
+
+
+async def _cached(sessionmaker: async_sessionmaker[AsyncSession]) -> set[str]:
+    async with sessionmaker() as session:
+        return set(await session.scalars(select(WttaAdmission.kvk_number).where(WttaAdmission.environment == SANDBOX)))
+
+
+async def test_a_number_missing_from_recent_imports_goes_and_a_confirmed_one_stays(
+    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _import(sessionmaker, monkeypatch, ["10000001", "10000002"], days_ago=40)
+    await _import(sessionmaker, monkeypatch, ["10000001"], days_ago=1)
+
+    report = await purge_sandbox(sessionmaker, settings, now=utcnow())
+
+    assert report.deleted["wtta_admission"] == 1
+    assert report.deleted["wtta_import"] == 1
+    assert await _cached(sessionmaker) == {"10000001"}
+
+
+async def test_a_recent_import_of_every_cached_number_confirms_them_all(
+    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _import(sessionmaker, monkeypatch, ["10000001", "10000002"], days_ago=40)
+    await _import(sessionmaker, monkeypatch, ["10000001", "10000002"], days_ago=1)  # stamps the import, not the rows
+
+    report = await purge_sandbox(sessionmaker, settings, now=utcnow())
+
+    assert report.deleted["wtta_admission"] == 0
+    assert await _cached(sessionmaker) == {"10000001", "10000002"}
