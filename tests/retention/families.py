@@ -9,7 +9,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
 from compliance_api.classify import service as classify_service
-from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ZelfstandigenwetRequest
 from compliance_api.dac7 import dpi
@@ -36,7 +35,7 @@ WINDOW_MONTHS = 12
 async def classifications(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     user = await create_user(sessionmaker)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
-    audit = GroupCommit(engine, Classification)
+    audit = GroupCommit(engine)
     for environment in Environment:
         await classify_service.classify_engagement(
             audit, caller_for(user, environment), body, packaged_rulesets(), utcnow()
