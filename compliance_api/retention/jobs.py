@@ -1,4 +1,8 @@
-"""The daily purge, for the worker: `await run_daily(sessionmaker, settings, stop)` as one of its tasks."""
+"""The daily purges, for the worker: `await run_daily(sessionmaker, settings, stop)` as one of its tasks.
+
+Each day: sandbox data past 30 days (fixtures kept), verdicts past their retention (production years, sandbox days)
+and Idempotency-Key records past 24 hours. Each purge is its own transaction; one failing does not stop the others.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,11 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.classify.service import Retention
+from compliance_api.classify.service import purge_expired as purge_expired_classifications
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.idempotency import purge_expired as purge_expired_idempotency
 from compliance_api.retention.service import purge_sandbox
 
 log = structlog.get_logger()
@@ -38,11 +45,31 @@ async def run_daily(
 
 
 async def run_once(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, *, now: dt.datetime) -> bool:
-    """One purge; logs what went (or why it failed) and says whether it succeeded."""
+    """One round of the daily purges; logs what went (or why a purge failed) and says whether all succeeded."""
+    sandbox = await _purge_sandbox(sessionmaker, settings, now)
+    expired = await _purge_expired(sessionmaker, settings, now)
+    return sandbox and expired
+
+
+async def _purge_sandbox(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime) -> bool:
     try:
         report = await purge_sandbox(sessionmaker, settings, now=now)
     except (SQLAlchemyError, OSError) as exc:
         log.warning("sandbox_purge_failed", error=type(exc).__name__)
         return False
     log.info("sandbox_purged", cutoff=report.cutoff.isoformat(), total=report.total, **report.deleted)
+    return True
+
+
+async def _purge_expired(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime) -> bool:
+    """Verdicts past retention and Idempotency-Key records past 24 hours."""
+    retention = Retention(settings.classification_retention_years, settings.sandbox_retention_days)
+    try:
+        async with sessionmaker.begin() as session:
+            verdicts = await purge_expired_classifications(session, retention, now)
+            keys = await purge_expired_idempotency(session, now)
+    except (SQLAlchemyError, OSError) as exc:
+        log.warning("expired_purge_failed", error=type(exc).__name__)
+        return False
+    log.info("expired_purged", idempotency_records=keys, **{f"verdicts_{e.value}": n for e, n in verdicts.items()})
     return True

@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
@@ -54,3 +54,17 @@ async def test_a_failed_run_is_reported_not_raised(settings: Settings, tmp_path:
         assert await run_once(create_sessionmaker(engine), settings, now=days_ahead(31)) is False
     finally:
         await engine.dispose()
+
+
+async def test_the_daily_round_also_purges_expired_verdicts_in_production(
+    engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
+) -> None:
+    """Production verdicts go only after their retention (7 years), sandbox ones after 30 days."""
+    await families.classifications(engine, sessionmaker)
+
+    assert await run_once(sessionmaker, settings, now=days_ahead(365 * 6)) is True
+    assert (await counts(sessionmaker, Environment.live))["classification"] == 1
+    assert (await counts(sessionmaker, Environment.test))["classification"] == 0
+
+    assert await run_once(sessionmaker, settings, now=days_ahead(365 * 7 + 2)) is True
+    assert (await counts(sessionmaker, Environment.live))["classification"] == 0
