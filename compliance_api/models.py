@@ -3,6 +3,7 @@
 from compliance_api.accounts.models import User
 from compliance_api.auth.models import ApiToken
 from compliance_api.classify.models import Classification
+from compliance_api.dashboard.models import AccountPassword, DashboardSession, PasswordReset
 from compliance_api.db import Base
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.idempotency import IdempotencyRecord
@@ -11,15 +12,18 @@ from compliance_api.rates.models import RateBenchmark, RateImport, RateObservati
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
 __all__ = [
+    "AccountPassword",
     "ApiToken",
     "Base",
     "Classification",
+    "DashboardSession",
     "IdempotencyRecord",
     "OutboxEvent",
     "Passport",
     "PassportShare",
     "PassportShareView",
     "PassportVerification",
+    "PasswordReset",
     "RateBenchmark",
     "RateImport",
     "RateObservation",
