@@ -155,6 +155,12 @@ async def reset_password(session: AsyncSession, *, token: str, password: str, pe
     if reset is None:
         raise AccountFormError(INVALID_RESET_LINK)
     user = await session.get_one(User, reset.user_id)
+    await replace_password(session, user=user, password=password, now=now)
+    return user
+
+
+async def replace_password(session: AsyncSession, *, user: User, password: str, now: dt.datetime) -> None:
+    """Check and set a new password, spend every open reset link of the user, sign out every browser."""
     _checked_password(password, user.email)
     await session.execute(
         update(PasswordReset)
@@ -163,4 +169,7 @@ async def reset_password(session: AsyncSession, *, token: str, password: str, pe
     )
     await session.execute(delete(DashboardSession).where(DashboardSession.user_id == user.id))
     await set_password(session, user=user, password=password, now=now)
-    return user
+
+
+def reset_link(base_url: str, token: str) -> str:
+    return f"{base_url.rstrip('/')}/freelancer/reset-password/confirm?token={token}"

@@ -144,7 +144,7 @@ async def reset_request(
     )
     if found is not None:
         user, token = found
-        link = f"{state.settings.public_base_url.rstrip('/')}{MOUNT}/reset-password/confirm?token={token}"
+        link = account_service.reset_link(state.settings.public_base_url, token)
         body = (
             f"Someone asked to set a new password for {user.email} on the compliance-api dashboard.\n\n"
             f"Open this link within {state.settings.password_reset_minutes} minutes to choose one (it works once):\n"
