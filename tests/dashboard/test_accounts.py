@@ -283,3 +283,14 @@ async def test_password_resets_are_throttled(browser: AsyncClient, mailer: Recor
         assert (await post_form(browser, "/freelancer/reset-password", {"email": "x@example.com"})).status_code == 200
     blocked = await post_form(browser, "/freelancer/reset-password", {"email": "x@example.com"})
     assert blocked.status_code == 429
+
+
+async def test_a_form_with_origin_null_is_judged_by_its_token(browser: AsyncClient) -> None:
+    """Browsers send `Origin: null` for our own forms, because every response says `Referrer-Policy: no-referrer`."""
+    form = await browser.get("/freelancer/sign-up")
+    response = await browser.post(
+        "/freelancer/sign-up",
+        data={"email": "null@example.com", "password": PASSWORD, "kind": "freelancer", "csrf_token": csrf_of(form)},
+        headers={"Origin": "null"},
+    )
+    assert response.status_code == 303
