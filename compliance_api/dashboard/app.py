@@ -101,6 +101,7 @@ def create_dashboard(services: Services) -> FastAPI:
         pepper=services.pepper,
         templates=templates,
         mailer=mailer_for(services.settings),
+        limiter=services.limiter,
         nav=_nav(),
     )
     for page in DASHBOARD_PAGES:

@@ -21,6 +21,7 @@ from compliance_api.dashboard.mail import Mailer
 from compliance_api.dashboard.nav import NavItem
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.ratelimit.limiter import Limiter
 
 MOUNT = "/freelancer"
 SESSION_COOKIE = "dashboard_session"
@@ -51,6 +52,7 @@ class DashboardState:
     pepper: bytes
     templates: Jinja2Templates
     mailer: Mailer
+    limiter: Limiter  # the API's (Redis when configured), for the sign-in and reset throttles
     nav: tuple[NavItem, ...]
 
     @property

@@ -11,8 +11,10 @@ from fastapi import FastAPI
 from httpx import ASGITransport, AsyncClient, Response
 
 from compliance_api.dashboard.web import DashboardState
+from compliance_api.ratelimit.limiter import MemoryLimiter
 
 PASSWORD = "correct horse battery"
+FROZEN_CLOCK_US = 1_800_000_000_000_000
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([0-9a-f]{64})"')
 
 
@@ -62,7 +64,15 @@ def new_browser(app: FastAPI, base_url: str = "http://api.test") -> AsyncClient:
 
 
 @pytest.fixture
-async def browser(app: FastAPI) -> AsyncIterator[AsyncClient]:
+def fresh_throttles(app: FastAPI) -> None:
+    """Throttle buckets of this test only: every test signs in from 127.0.0.1, often with the same addresses, and
+    a shared Redis would carry their attempts from test to test and run to run (tests/dashboard/test_throttle.py
+    holds the throttle to the Redis limiter). The clock stands still, so no bucket refills while a test runs."""
+    dashboard_state(app).limiter = MemoryLimiter(clock=lambda: FROZEN_CLOCK_US)
+
+
+@pytest.fixture
+async def browser(app: FastAPI, fresh_throttles: None) -> AsyncIterator[AsyncClient]:
     async with new_browser(app) as client:
         yield client
 

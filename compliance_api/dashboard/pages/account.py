@@ -42,7 +42,7 @@ async def _throttled(
     buckets = [(throttle.address_key(purpose, _address(request)), per_address)]
     if email is not None:
         buckets.append((throttle.account_key(purpose, email), per_account))
-    return await throttle.retry_after(request.app.state.services.limiter, buckets)
+    return await throttle.retry_after(state_of(request).limiter, buckets)
 
 
 def _too_many(request: Request, template: str, wait: int, **context: Any) -> HTMLResponse:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,10 +47,13 @@ async def _clear(database_url: str) -> None:
 
 @pytest.fixture(scope="module")
 def live_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`compliance_api` served by uvicorn on a free port, on the suite's database; emptied again afterwards."""
+    """`compliance_api` served by uvicorn on a free port, on the suite's database; emptied again afterwards.
+
+    Without Redis: its sign-up throttle would carry attempts from run to run (all from 127.0.0.1); the throttle's
+    Redis backend is tested in tests/dashboard/test_throttle.py."""
     var_dir = tmp_path_factory.mktemp("browser-var")
     try:
-        with server(database_url=database_url, redis_url=os.environ.get("REDIS_URL", ""), var_dir=str(var_dir)) as url:
+        with server(database_url=database_url, redis_url="", var_dir=str(var_dir)) as url:
             yield url
     finally:
         run_async(_clear(database_url))
