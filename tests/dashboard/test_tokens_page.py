@@ -51,8 +51,11 @@ async def test_a_sandbox_token_from_the_page_works_until_revoked_there(
     assert (await client.get("/v1/health", headers=bearer(secret))).json()["code"] == "wrong_environment"
     listed = await browser.get("/freelancer/api-tokens")
     assert secret not in listed.text
-    assert f"sk_test_…{secret[-4:]}" in listed.text
-    assert "ci" in listed.text
+    row = re.search(r"<tr data-token-id=.*?</tr>", listed.text, re.DOTALL)
+    assert row is not None
+    assert f"sk_test_…{secret[-4:]}" in row.group(0)
+    assert "<td>ci</td>" in row.group(0)
+    assert "never" not in row.group(0)  # last used: just now
     await _revoke_first_active(browser)
     after = await sandbox_client.get("/v1/health", headers=bearer(secret))
     assert after.status_code == 401

@@ -88,6 +88,11 @@ def test_the_pages_work_without_javascript_and_by_keyboard(chromium: Browser, li
         page.get_by_role("button", name="Sign out").click()
         expect(page.get_by_role("status")).to_contain_text("You are signed out")
         screenshot(page, "sign-in")
+        page.get_by_role("link", name="Forgot your password, or never set one?").click()
+        page.get_by_label("E-mail address of your account").fill("nojs@example.com")
+        page.get_by_role("button", name="Send me a link").click()
+        expect(page.get_by_role("status")).to_contain_text("a link to set a new password is on its way")
+        screenshot(page, "reset-password")
     finally:
         context.close()
 
@@ -149,6 +154,7 @@ def test_the_passport_page_shares_and_shows_who_verified(page: Page, live_server
     expect(share_row).to_contain_text("hr@acme.example")
     screenshot(page, "passport")
     share_row.get_by_role("link", name="Revoke").click()
+    screenshot(page, "passport-share-revoke-confirm")
     page.get_by_role("button", name="Revoke link").click()
     expect(page.get_by_role("status")).to_contain_text("The share link is revoked")
     again = httpx.get(
