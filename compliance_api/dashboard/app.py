@@ -80,11 +80,13 @@ async def _csrf_rejected(request: Request, _: Exception) -> Response:
     return render(request, "csrf.html", status_code=403)
 
 
-async def _not_found(request: Request, exc: Exception) -> Response:
-    """Unknown pages and malformed ids alike are 404; a wrong method keeps its 405."""
-    status = 405 if isinstance(exc, StarletteHTTPException) and exc.status_code == 405 else 404
-    title = "Method not allowed" if status == 405 else "Page not found"
-    return render(request, "error.html", status_code=status, title=title)
+TITLES = {400: "Bad request", 404: "Page not found", 405: "Method not allowed"}
+
+
+async def _error_page(request: Request, exc: Exception) -> Response:
+    """HTML error pages; a malformed id in a path (a validation error) is a page that does not exist: 404."""
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else 404
+    return render(request, "error.html", status_code=status, title=TITLES.get(status, "Something went wrong"))
 
 
 def _nav() -> tuple[NavItem, ...]:
@@ -109,7 +111,7 @@ def create_dashboard(services: Services) -> FastAPI:
     dashboard.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     dashboard.add_exception_handler(SignInRequired, _sign_in_required)
     dashboard.add_exception_handler(CsrfRejected, _csrf_rejected)
-    dashboard.add_exception_handler(StarletteHTTPException, _not_found)
-    dashboard.add_exception_handler(RequestValidationError, _not_found)
+    dashboard.add_exception_handler(StarletteHTTPException, _error_page)
+    dashboard.add_exception_handler(RequestValidationError, _error_page)
     dashboard.add_middleware(DashboardHeaders)
     return dashboard

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -12,7 +13,7 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.auth import service as auth_service
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
-from tests.dashboard.conftest import csrf_of, post_form, sign_up
+from tests.dashboard.conftest import PASSWORD, csrf_of, post_form, sign_up
 from tests.factories import bearer, create_token
 
 SECRET_IN_PAGE = re.compile(r'value="(sk_(?:live|test)_[0-9A-Za-z]{38})"')
@@ -136,3 +137,17 @@ async def test_pages_send_a_strict_csp_and_load_nothing_from_other_hosts(
 async def test_the_dashboard_is_not_in_the_contract(client: AsyncClient) -> None:
     contract = (await client.get("/openapi.json")).json()
     assert not [path for path in contract["paths"] if "freelancer" in path]
+
+
+async def test_the_log_records_who_did_what_but_no_secret(
+    browser: AsyncClient, capfd: pytest.CaptureFixture[str]
+) -> None:
+    await sign_up(browser, "audit@example.com")
+    secret = await _create(browser, "audited", "live")
+    await _revoke_first_active(browser)
+    logged = capfd.readouterr().out
+    for event in ("dashboard_signed_up", "dashboard_token_created", "dashboard_token_revoked"):
+        assert f'"event":"{event}"' in logged
+    assert f'"token_last4":"{secret[-4:]}"' in logged
+    assert secret not in logged
+    assert PASSWORD not in logged

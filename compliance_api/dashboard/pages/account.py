@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import structlog
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -28,6 +29,7 @@ from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.ratelimit.tiers import Tier
 
+log = structlog.get_logger()
 router = APIRouter()
 WRONG_CREDENTIALS = "The e-mail address or the password is wrong."
 
@@ -91,6 +93,7 @@ async def sign_up(request: Request, form: CheckedForm, session: DbSession) -> Re
         )
     except account_service.AccountFormError as exc:
         return render(request, "account/sign_up.html", status_code=400, error=str(exc), **context)
+    log.info("dashboard_signed_up", user_id=str(user.id), kind=str(user.kind))
     return await _signed_in(request, session, user, "/api-tokens")
 
 
@@ -107,10 +110,13 @@ async def sign_in(request: Request, form: CheckedForm, session: DbSession) -> Re
     context: dict[str, Any] = {"email": email, "next_path": MOUNT + safe_next(field(form, "next"))}
     wait = await _throttled(request, "sign_in", email, throttle.SIGN_IN_PER_ACCOUNT, throttle.SIGN_IN_PER_ADDRESS)
     if wait is not None:
+        log.warning("dashboard_sign_in_throttled", address=_address(request), retry_after=wait)
         return _too_many(request, "account/sign_in.html", wait, **context)
     user = await account_service.authenticate(session, email=email, password=field(form, "password"), now=utcnow())
     if user is None:
+        log.info("dashboard_sign_in_failed", address=_address(request))
         return render(request, "account/sign_in.html", status_code=400, error=WRONG_CREDENTIALS, **context)
+    log.info("dashboard_signed_in", user_id=str(user.id), address=_address(request))
     return await _signed_in(request, session, user, safe_next(field(form, "next")))
 
 
@@ -170,11 +176,12 @@ async def reset_form(
 async def reset(request: Request, form: CheckedForm, session: DbSession) -> Response:
     token = field(form, "token")
     try:
-        await account_service.reset_password(
+        user = await account_service.reset_password(
             session, token=token, password=field(form, "password"), pepper=state_of(request).pepper, now=utcnow()
         )
     except account_service.AccountFormError as exc:
         return render(request, "account/reset.html", status_code=400, token=token, error=str(exc))
+    log.info("dashboard_password_reset", user_id=str(user.id))
     response = redirect("/sign-in?done=password_set")
     clear_session_cookie(response, request)
     return response

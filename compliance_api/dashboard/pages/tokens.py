@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
@@ -20,6 +21,7 @@ from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.tokens import PREFIXES
 
+log = structlog.get_logger()
 router = APIRouter()
 MAX_NAME_LENGTH = 100
 
@@ -57,6 +59,9 @@ async def create_token(request: Request, account: CurrentAccount, form: CheckedF
     row, secret = await auth_service.create(
         session, user=account, environment=Environment(environment), name=name, pepper=state_of(request).pepper
     )
+    log.info(
+        "dashboard_token_created", user_id=str(account.id), environment=str(row.environment), token_last4=row.last4
+    )
     return render(request, "tokens/created.html", account=account, token=row, secret=secret)
 
 
@@ -84,6 +89,7 @@ async def revoke(
     except auth_service.TokenNotFound:
         return render(request, "error.html", account=account, status_code=404, title="Not found")
     request.app.state.services.token_cache.discard(row.token_hash)  # this worker refuses it at once
+    log.info("dashboard_token_revoked", user_id=str(account.id), token_id=str(row.id), token_last4=row.last4)
     return redirect("/api-tokens?done=token_revoked")
 
 
