@@ -88,6 +88,13 @@ def page(context: BrowserContext) -> Iterator[Page]:
     assert problems == []
 
 
+UNLABELLED_FIELDS = """() => Array.from(document.querySelectorAll("input:not([type=hidden]), select, textarea"))
+    .filter((field) => field.labels.length === 0 && !field.getAttribute("aria-label"))
+    .map((field) => field.outerHTML)"""
+
+
 def screenshot(page: Page, name: str) -> None:
+    """Save the page as `test-artifacts/screenshots/<name>.png`, after checking that every field has a label."""
+    assert page.evaluate(UNLABELLED_FIELDS) == []
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
