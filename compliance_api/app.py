@@ -22,6 +22,7 @@ from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
 from compliance_api.config import Deployment, Settings
+from compliance_api.dashboard.app import create_dashboard
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
 from compliance_api.health.endpoints import probes
@@ -147,6 +148,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openapi_router)
     app.include_router(jwks_router)
     mount_docs_assets(app)
+    app.mount("/freelancer", create_dashboard(services), name="dashboard")
     if settings.metrics_enabled:
         app.add_route("/metrics", _metrics, include_in_schema=False)
     _install_contract(app)

@@ -85,6 +85,14 @@ class Settings(BaseSettings):
     wtta_read_pool_size: int = Field(
         default=5, ge=1, le=100, validation_alias=AliasChoices("COMPLIANCE_WTTA_READ_POOL_SIZE")
     )
+    smtp_url: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SMTP_URL"))
+    mail_from: str = Field(default="compliance-api@localhost", validation_alias=AliasChoices("COMPLIANCE_MAIL_FROM"))
+    dashboard_session_hours: float = Field(
+        default=12.0, gt=0, le=720, validation_alias=AliasChoices("COMPLIANCE_DASHBOARD_SESSION_HOURS")
+    )
+    password_reset_minutes: int = Field(
+        default=30, ge=5, le=1440, validation_alias=AliasChoices("COMPLIANCE_PASSWORD_RESET_MINUTES")
+    )
 
     @field_validator("sandbox_hosts", mode="before")
     @classmethod

@@ -4,6 +4,7 @@ from compliance_api.accounts.models import User
 from compliance_api.auth.models import ApiToken
 from compliance_api.classify.models import Classification
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
+from compliance_api.dashboard.models import AccountPassword, DashboardSession, PasswordReset
 from compliance_api.db import Base
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.idempotency import IdempotencyRecord
@@ -12,6 +13,7 @@ from compliance_api.rates.models import RateBenchmark, RateImport, RateObservati
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
 __all__ = [
+    "AccountPassword",
     "ApiToken",
     "Base",
     "Classification",
@@ -19,12 +21,14 @@ __all__ = [
     "Dac7Grant",
     "Dac7Report",
     "Dac7Seller",
+    "DashboardSession",
     "IdempotencyRecord",
     "OutboxEvent",
     "Passport",
     "PassportShare",
     "PassportShareView",
     "PassportVerification",
+    "PasswordReset",
     "RateBenchmark",
     "RateImport",
     "RateObservation",

@@ -104,7 +104,17 @@ def _network(settings: Settings, _: int) -> Iterator[Finding]:
         )
 
 
-CHECKS: tuple[Check, ...] = (_secret, _database, _redis, _network)
+def _mail(settings: Settings, _: int) -> Iterator[Finding]:
+    if settings.is_production and not settings.smtp_url.get_secret_value():
+        yield Finding(
+            Severity.warning,
+            "smtp_missing",
+            "COMPLIANCE_SMTP_URL is not set: dashboard password-reset links are not sent (and never logged in "
+            "production); give users `compliance-api users reset-link EMAIL` instead.",
+        )
+
+
+CHECKS: tuple[Check, ...] = (_secret, _database, _redis, _network, _mail)
 
 
 def findings(settings: Settings, *, workers: int = 1) -> list[Finding]:

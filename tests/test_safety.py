@@ -22,6 +22,7 @@ def _production(**changes: Any) -> Settings:
         "secret_key": SECRET,
         "public_base_url": "https://api.example.test",
         "metrics_enabled": False,
+        "smtp_url": "smtps://mailer:password@mail.internal:465",
         **changes,
     }
     return Settings(**values)
@@ -84,3 +85,7 @@ def test_unsafe_findings_come_first() -> None:
     found = findings(_production(secret_key="changeme", hsts_max_age_seconds=0, redis_url=""), workers=2)
     assert [f.severity for f in found] == [Severity.unsafe, Severity.unsafe, Severity.warning]
     assert "COMPLIANCE_SECRET_KEY" in str(found[0])
+
+
+def test_production_without_smtp_is_a_warning() -> None:
+    assert _codes(_production(smtp_url="")) == {"smtp_missing": Severity.warning}

@@ -67,6 +67,10 @@ class TokenCache:
             return None, False
         return entry[2], entry[1] < now
 
+    def discard(self, token_hash: str) -> None:
+        """Forget one token now (revoked in this process: no need to wait for the entry to expire)."""
+        self._entries.pop(token_hash, None)
+
     def put(self, token_hash: str, cached: CachedToken) -> None:
         now = self._clock()
         self._entries[token_hash] = (now + self._ttl, now + self._refresh_after, cached)

@@ -76,6 +76,14 @@ async def revoke(session: AsyncSession, *, token_id: uuid.UUID) -> ApiToken:
     return row
 
 
+async def revoke_owned(session: AsyncSession, *, user_id: uuid.UUID, token_id: uuid.UUID) -> ApiToken:
+    """Revoke one of `user_id`'s own tokens (the dashboard); another user's token is TokenNotFound, as if absent."""
+    row = await session.scalar(select(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id))
+    if row is None:
+        raise TokenNotFound(token_id)
+    return await revoke(session, token_id=row.id)
+
+
 async def resolve(session: AsyncSession, *, token_hash: str) -> TokenRecord | None:
     """The stored token behind a hash, with its owner's plan; also stamps `last_used_at`."""
     row = (

@@ -1,12 +1,18 @@
 from __future__ import annotations
 
+import datetime as dt
+import sys
 from typing import Annotated
 
 import typer
 
 from compliance_api.accounts import service as accounts_service
+from compliance_api.accounts.errors import UserNotFound
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.cli.common import JsonOption, print_json, run, transaction
+from compliance_api.config import Settings
+from compliance_api.dashboard import service as dashboard_service
+from compliance_api.kit.clock import utcnow
 
 app = typer.Typer(no_args_is_help=True, help="Manage users.")
 
@@ -27,5 +33,49 @@ def create(
             print_json({"id": str(user.id), "email": user.email, "kind": user.kind, "plan": user.plan})
         else:
             typer.echo(str(user.id))
+
+    run(work)
+
+
+@app.command("set-password")
+def set_password(
+    email: str,
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from the first line of standard input.")
+    ] = False,
+) -> None:
+    """Set a user's dashboard password (asked twice, hidden); signs the user out of every browser."""
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+    settings = Settings()
+
+    async def work() -> None:
+        async with transaction(settings) as session:
+            user = await accounts_service.get_by_email_or_raise(session, email=email)
+            await dashboard_service.replace_password(session, user=user, password=password, now=utcnow())
+        typer.echo(f"password set for {user.email}", err=True)
+
+    run(work)
+
+
+@app.command("reset-link")
+def reset_link(email: str) -> None:
+    """Print a single-use link for the user to choose a dashboard password (valid COMPLIANCE_PASSWORD_RESET_MINUTES)."""
+    settings = Settings()
+
+    async def work() -> None:
+        async with transaction(settings) as session:
+            found = await dashboard_service.request_reset(
+                session,
+                email=email,
+                pepper=settings.secret_key_bytes(),
+                lifetime=dt.timedelta(minutes=settings.password_reset_minutes),
+                now=utcnow(),
+            )
+        if found is None:
+            raise UserNotFound(email)
+        typer.echo(dashboard_service.reset_link(settings.public_base_url, found[1]))
 
     run(work)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Protocol
 
 import orjson
 from sqlalchemy import select
@@ -30,6 +31,19 @@ from compliance_api.passport.signing import SigningKeys
 
 class PassportError(ValueError):
     """An operator's mistake, shown by the CLI."""
+
+
+class PassportOwner(Protocol):
+    """Who acts on their own passport: an API caller (`Caller`), or a person signed in to the dashboard."""
+
+    @property
+    def user_id(self) -> uuid.UUID: ...
+
+    @property
+    def environment(self) -> Environment: ...
+
+    @property
+    def kind(self) -> UserKind: ...
 
 
 async def _passport(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Passport | None:
@@ -122,14 +136,14 @@ async def _verifications(session: AsyncSession, passport: Passport) -> list[Pass
     return list(await session.scalars(statement.order_by(PassportVerification.check)))
 
 
-def _require_freelancer(caller: Caller) -> None:
+def _require_freelancer(caller: PassportOwner) -> None:
     if caller.kind is not UserKind.freelancer:
         raise ApiError(
             "freelancer_only", "This is a business token; passports are read with the freelancer's own token."
         )
 
 
-async def _own(session: AsyncSession, caller: Caller) -> Passport:
+async def _own(session: AsyncSession, caller: PassportOwner) -> Passport:
     _require_freelancer(caller)
     passport = await _passport(session, caller.user_id, caller.environment)
     if passport is None:
@@ -137,7 +151,9 @@ async def _own(session: AsyncSession, caller: Caller) -> Passport:
     return passport
 
 
-async def own_passport(session: AsyncSession, caller: Caller, catalogue: Catalogue, now: dt.datetime) -> OwnPassport:
+async def own_passport(
+    session: AsyncSession, caller: PassportOwner, catalogue: Catalogue, now: dt.datetime
+) -> OwnPassport:
     passport = await _own(session, caller)
     today = now.date()
     rows = await _verifications(session, passport)
@@ -194,7 +210,7 @@ async def _create_share(
 
 
 async def create_share(
-    session: AsyncSession, caller: Caller, *, ttl_days: int, pepper: bytes, now: dt.datetime
+    session: AsyncSession, caller: PassportOwner, *, ttl_days: int, pepper: bytes, now: dt.datetime
 ) -> ShareCreated:
     return await _create_share(session, await _own(session, caller), ttl_days, pepper, now)
 
@@ -211,7 +227,7 @@ async def create_share_for(
     return await _create_share(session, passport, ttl_days, pepper, now)
 
 
-async def list_shares(session: AsyncSession, caller: Caller, now: dt.datetime) -> list[Share]:
+async def list_shares(session: AsyncSession, caller: PassportOwner, now: dt.datetime) -> list[Share]:
     passport = await _own(session, caller)
     statement = scoped(select(PassportShare), PassportShare, caller.environment).where(
         PassportShare.passport_id == passport.id
@@ -219,7 +235,7 @@ async def list_shares(session: AsyncSession, caller: Caller, now: dt.datetime) -
     return [share_view(s, now) for s in await session.scalars(statement.order_by(PassportShare.created_at))]
 
 
-async def _own_share(session: AsyncSession, caller: Caller, share_id: uuid.UUID) -> PassportShare:
+async def _own_share(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID) -> PassportShare:
     passport = await _own(session, caller)
     share = await session.scalar(
         scoped(select(PassportShare), PassportShare, caller.environment).where(
@@ -236,7 +252,7 @@ def _revoke(share: PassportShare, now: dt.datetime) -> None:
         share.revoked_at = now
 
 
-async def revoke_share(session: AsyncSession, caller: Caller, share_id: uuid.UUID, now: dt.datetime) -> Share:
+async def revoke_share(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID, now: dt.datetime) -> Share:
     """Revoke one of the caller's shares; revoking twice is harmless."""
     share = await _own_share(session, caller, share_id)
     _revoke(share, now)
@@ -255,7 +271,7 @@ async def revoke_share_by_token(session: AsyncSession, token: str, *, pepper: by
     return share_view(share, now)
 
 
-async def list_views(session: AsyncSession, caller: Caller, share_id: uuid.UUID) -> list[ShareView]:
+async def list_views(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID) -> list[ShareView]:
     share = await _own_share(session, caller, share_id)
     rows = await session.execute(
         select(PassportShareView.viewed_at, User.id, User.email)

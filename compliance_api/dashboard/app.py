@@ -1,0 +1,117 @@
+"""The dashboard: a server-rendered sub-application mounted at `/freelancer`, outside the `/v1` API and its contract.
+
+Its own HTML error pages; a strict Content-Security-Policy (no inline code, nothing from other hosts); `no-store`
+on pages (some show a secret once); the CSRF cookie handed to every browser that has none.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from compliance_api.dashboard.keys import new_secret
+from compliance_api.dashboard.mail import mailer_for
+from compliance_api.dashboard.nav import NavItem
+from compliance_api.dashboard.pages import DASHBOARD_PAGES
+from compliance_api.dashboard.web import (
+    CSRF_COOKIE,
+    MOUNT,
+    TEMPLATES_DIR,
+    CsrfRejected,
+    DashboardState,
+    SignInRequired,
+    render,
+)
+
+if TYPE_CHECKING:
+    from compliance_api.app import Services
+
+CONTENT_SECURITY_POLICY = (
+    b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    b"frame-ancestors 'none'; base-uri 'none'"
+)
+STATIC_DIR = Path(__file__).parent / "static"
+CSRF_COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+class DashboardHeaders:
+    """Pure ASGI: CSP and `Cache-Control: no-store` on every dashboard response, and a CSRF cookie when missing."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        existing = HTTPConnection(scope).cookies.get(CSRF_COOKIE)
+        value = existing if existing and len(existing) <= 128 else new_secret()
+        scope.setdefault("state", {})["csrf_cookie"] = value
+        headers = [(b"content-security-policy", CONTENT_SECURITY_POLICY), (b"cache-control", b"no-store")]
+        if value != existing:
+            secure = "; Secure" if scope.get("scheme") == "https" else ""
+            cookie = f"{CSRF_COOKIE}={value}; Max-Age={CSRF_COOKIE_MAX_AGE}; Path={MOUNT}; HttpOnly; SameSite=Lax"
+            headers.append((b"set-cookie", (cookie + secure).encode()))
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [(k, v) for k, v in message.get("headers", ()) if k != b"cache-control"]
+                message["headers"] = [*kept, *headers]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def _sign_in_required(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, SignInRequired)
+    return RedirectResponse(f"{MOUNT}/sign-in?next={exc.next_path}", status_code=303)
+
+
+async def _csrf_rejected(request: Request, _: Exception) -> Response:
+    return render(request, "csrf.html", status_code=403)
+
+
+TITLES = {400: "Bad request", 404: "Page not found", 405: "Method not allowed"}
+
+
+async def _error_page(request: Request, exc: Exception) -> Response:
+    """HTML error pages; a malformed id in a path (a validation error) is a page that does not exist: 404."""
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else 404
+    return render(request, "error.html", status_code=status, title=TITLES.get(status, "Something went wrong"))
+
+
+def _nav() -> tuple[NavItem, ...]:
+    return tuple(sorted((p.nav for p in DASHBOARD_PAGES if p.nav is not None), key=lambda item: item.order))
+
+
+def create_dashboard(services: Services) -> FastAPI:
+    """The `/freelancer` sub-application (mounted by `create_app`; not part of the OpenAPI contract)."""
+    dashboard = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    dashboard.state.services = services
+    templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    dashboard.state.dashboard = DashboardState(
+        settings=services.settings,
+        pepper=services.pepper,
+        templates=templates,
+        mailer=mailer_for(services.settings),
+        limiter=services.limiter,
+        nav=_nav(),
+    )
+    for page in DASHBOARD_PAGES:
+        dashboard.include_router(page.router)
+    dashboard.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    dashboard.add_exception_handler(SignInRequired, _sign_in_required)
+    dashboard.add_exception_handler(CsrfRejected, _csrf_rejected)
+    dashboard.add_exception_handler(StarletteHTTPException, _error_page)
+    dashboard.add_exception_handler(RequestValidationError, _error_page)
+    dashboard.add_middleware(DashboardHeaders)
+    return dashboard

@@ -1,0 +1,8 @@
+"""Every dashboard page, in one list (the seam for the webhooks and DAC7 pages: add their `PAGE` here)."""
+
+from __future__ import annotations
+
+from compliance_api.dashboard.nav import DashboardPage
+from compliance_api.dashboard.pages import account, passport, tokens
+
+DASHBOARD_PAGES: tuple[DashboardPage, ...] = (account.PAGE, tokens.PAGE, passport.PAGE)

@@ -1,0 +1,123 @@
+"""`/freelancer/passport`: the signed-in freelancer's passports (production, and sandbox if any), share links and
+who verified them, through the passport service (the same rules as `/v1/passport/shares`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts.models import User, UserKind
+from compliance_api.dashboard.nav import DashboardPage, NavItem
+from compliance_api.dashboard.service import Acting
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.db import DbSession
+from compliance_api.errors import ApiError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.passport import service as passport_service
+from compliance_api.passport.catalogue import packaged_catalogue
+from compliance_api.passport.schemas import MAX_TTL_DAYS, OwnPassport, Share, ShareView
+
+router = APIRouter()
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentPassport:
+    environment: Environment
+    passport: OwnPassport
+    shares: list[tuple[Share, list[ShareView]]]
+
+
+async def _passport_in(
+    session: AsyncSession, account: User, environment: Environment, now: dt.datetime
+) -> EnvironmentPassport | None:
+    acting = Acting(account.id, environment, account.kind)
+    try:
+        passport = await passport_service.own_passport(session, acting, packaged_catalogue(), now)
+    except ApiError as exc:
+        if exc.code == "no_passport":
+            return None
+        raise
+    shares = await passport_service.list_shares(session, acting, now)
+    views = [await passport_service.list_views(session, acting, share.id) for share in shares]
+    return EnvironmentPassport(environment, passport, list(zip(reversed(shares), reversed(views), strict=True)))
+
+
+async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+    passports: dict[Environment, EnvironmentPassport | None] = {}
+    if account.kind is UserKind.freelancer:
+        now = utcnow()
+        passports = {environment: await _passport_in(session, account, environment, now) for environment in Environment}
+    return render(
+        request, "passport/page.html", account=account, passports=passports, max_ttl_days=MAX_TTL_DAYS, **context
+    )
+
+
+@router.get("/passport", include_in_schema=False)
+async def passport_page(request: Request, account: CurrentAccount, session: DbSession) -> HTMLResponse:
+    return await _page(request, account, session)
+
+
+def _environment(form_value: str) -> Environment | None:
+    return Environment(form_value) if form_value in set(Environment) else None
+
+
+@router.post("/passport/shares", include_in_schema=False)
+async def create_share(request: Request, account: CurrentAccount, form: CheckedForm, session: DbSession) -> Response:
+    environment, ttl = _environment(field(form, "environment")), field(form, "ttl_days").strip()
+    if environment is None or not ttl.isdigit() or not 1 <= int(ttl) <= MAX_TTL_DAYS:
+        response = await _page(request, account, session, error=f"Choose a lifetime of 1 to {MAX_TTL_DAYS} days.")
+        response.status_code = 400
+        return response
+    try:
+        created = await passport_service.create_share(
+            session,
+            Acting(account.id, environment, account.kind),
+            ttl_days=int(ttl),
+            pepper=state_of(request).pepper,
+            now=utcnow(),
+        )
+    except ApiError as exc:  # a business account, or no passport in that environment
+        response = await _page(request, account, session, error=exc.detail)
+        response.status_code = exc.status_code
+        return response
+    return render(request, "passport/share_created.html", account=account, share=created, environment=environment)
+
+
+@router.get("/passport/shares/{environment}/{share_id}/revoke", include_in_schema=False)
+async def confirm_revoke(
+    request: Request, environment: Environment, share_id: uuid.UUID, account: CurrentAccount, session: DbSession
+) -> Response:
+    try:
+        shares = await passport_service.list_shares(session, Acting(account.id, environment, account.kind), utcnow())
+    except ApiError:
+        shares = []
+    share = next((s for s in shares if s.id == share_id), None)
+    if share is None:
+        return render(request, "error.html", account=account, status_code=404, title="Not found")
+    return render(request, "passport/revoke.html", account=account, share=share, environment=environment)
+
+
+@router.post("/passport/shares/{environment}/{share_id}/revoke", include_in_schema=False)
+async def revoke_share(
+    request: Request,
+    environment: Environment,
+    share_id: uuid.UUID,
+    account: CurrentAccount,
+    _: CheckedForm,
+    session: DbSession,
+) -> Response:
+    try:
+        await passport_service.revoke_share(session, Acting(account.id, environment, account.kind), share_id, utcnow())
+    except ApiError:
+        return render(request, "error.html", account=account, status_code=404, title="Not found")
+    return redirect("/passport?done=share_revoked")
+
+
+PAGE = DashboardPage(router, NavItem("Passport", "/passport", order=20))

@@ -1,0 +1,175 @@
+"""Account rules of the dashboard: sign up, sign in, sessions, password resets.
+
+Services take the session first and never commit; the request's session commits once after the page handler.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts import service as accounts_service
+from compliance_api.accounts.errors import InvalidEmail
+from compliance_api.accounts.models import Plan, User, UserKind
+from compliance_api.dashboard import passwords
+from compliance_api.dashboard.keys import keyed_hash, new_secret
+from compliance_api.dashboard.models import AccountPassword, DashboardSession, PasswordReset
+from compliance_api.kit.environment import Environment
+
+
+class AccountFormError(ValueError):
+    """A message for the person filling in the form."""
+
+
+INVALID_RESET_LINK = "This link is invalid, used or expired. Ask for a new one."
+
+
+@dataclass(frozen=True, slots=True)
+class Acting:
+    """A signed-in person acting in one environment (what the passport service needs to know)."""
+
+    user_id: uuid.UUID
+    environment: Environment
+    kind: UserKind
+
+
+async def set_password(session: AsyncSession, *, user: User, password: str, now: dt.datetime) -> None:
+    """Set (or replace) a user's password; the caller has checked it with `passwords.problem`."""
+    hashed = await passwords.hash_password(password)
+    row = await session.get(AccountPassword, user.id)
+    if row is None:
+        session.add(AccountPassword(user_id=user.id, password_hash=hashed, updated_at=now))
+    else:
+        row.password_hash, row.updated_at = hashed, now
+    await session.flush()
+
+
+def _checked_password(password: str, email: str) -> None:
+    problem = passwords.problem(password, email=email)
+    if problem is not None:
+        raise AccountFormError(problem)
+
+
+async def sign_up(session: AsyncSession, *, email: str, password: str, kind: UserKind, now: dt.datetime) -> User:
+    try:
+        normalised = accounts_service.normalise_email(email)
+    except InvalidEmail:
+        raise AccountFormError("Enter a valid e-mail address.") from None
+    _checked_password(password, normalised)
+    if await accounts_service.get_by_email(session, email=normalised) is not None:
+        raise AccountFormError("An account with this e-mail already exists: sign in, or reset its password.")
+    user = await accounts_service.create(session, email=normalised, kind=kind, plan=Plan.free)
+    await set_password(session, user=user, password=password, now=now)
+    return user
+
+
+async def _user_by_email(session: AsyncSession, email: str) -> User | None:
+    try:
+        return await accounts_service.get_by_email(session, email=email)
+    except InvalidEmail:
+        return None
+
+
+async def authenticate(session: AsyncSession, *, email: str, password: str, now: dt.datetime) -> User | None:
+    """The user, if e-mail and password match; else None, after the same work (a dummy hash) whatever went wrong."""
+    user = await _user_by_email(session, email)
+    stored = await session.get(AccountPassword, user.id) if user is not None else None
+    matches = await passwords.verify(stored.password_hash if stored else None, password)
+    if user is None or stored is None or not matches:
+        return None
+    if passwords.needs_rehash(stored.password_hash):
+        await set_password(session, user=user, password=password, now=now)
+    return user
+
+
+async def start_session(
+    session: AsyncSession, *, user: User, pepper: bytes, lifetime: dt.timedelta, now: dt.datetime
+) -> str:
+    """A new session for `user`; returns the cookie value (stored only as a keyed hash). Drops expired ones."""
+    await session.execute(
+        delete(DashboardSession).where(DashboardSession.user_id == user.id, DashboardSession.expires_at <= now)
+    )
+    cookie = new_secret()
+    session.add(
+        DashboardSession(
+            user_id=user.id, token_hash=keyed_hash(pepper, "session", cookie), created_at=now, expires_at=now + lifetime
+        )
+    )
+    await session.flush()
+    return cookie
+
+
+async def session_user(session: AsyncSession, *, cookie: str, pepper: bytes, now: dt.datetime) -> User | None:
+    """The signed-in user behind a session cookie, or None (unknown, ended or expired)."""
+    return await session.scalar(
+        select(User)
+        .join(DashboardSession, DashboardSession.user_id == User.id)
+        .where(DashboardSession.token_hash == keyed_hash(pepper, "session", cookie), DashboardSession.expires_at > now)
+    )
+
+
+async def end_session(session: AsyncSession, *, cookie: str, pepper: bytes) -> None:
+    await session.execute(
+        delete(DashboardSession).where(DashboardSession.token_hash == keyed_hash(pepper, "session", cookie))
+    )
+
+
+async def request_reset(
+    session: AsyncSession, *, email: str, pepper: bytes, lifetime: dt.timedelta, now: dt.datetime
+) -> tuple[User, str] | None:
+    """A single-use reset link token for the account with this e-mail; None (and nothing stored) when none."""
+    user = await _user_by_email(session, email)
+    if user is None:
+        return None
+    token = new_secret()
+    session.add(
+        PasswordReset(
+            user_id=user.id, token_hash=keyed_hash(pepper, "reset", token), created_at=now, expires_at=now + lifetime
+        )
+    )
+    await session.flush()
+    return user, token
+
+
+async def _usable_reset(session: AsyncSession, token: str, pepper: bytes, now: dt.datetime) -> PasswordReset | None:
+    return await session.scalar(
+        select(PasswordReset).where(
+            PasswordReset.token_hash == keyed_hash(pepper, "reset", token),
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > now,
+        )
+    )
+
+
+async def reset_is_usable(session: AsyncSession, *, token: str, pepper: bytes, now: dt.datetime) -> bool:
+    return await _usable_reset(session, token, pepper, now) is not None
+
+
+async def reset_password(session: AsyncSession, *, token: str, password: str, pepper: bytes, now: dt.datetime) -> User:
+    """Use a reset link: set the password, spend every open link of the user, sign out every browser."""
+    reset = await _usable_reset(session, token, pepper, now)
+    if reset is None:
+        raise AccountFormError(INVALID_RESET_LINK)
+    user = await session.get_one(User, reset.user_id)
+    await replace_password(session, user=user, password=password, now=now)
+    return user
+
+
+async def replace_password(session: AsyncSession, *, user: User, password: str, now: dt.datetime) -> None:
+    """Check and set a new password, spend every open reset link of the user, sign out every browser."""
+    _checked_password(password, user.email)
+    await session.execute(
+        update(PasswordReset)
+        .where(PasswordReset.user_id == user.id, PasswordReset.used_at.is_(None))
+        .values(used_at=now)
+    )
+    await session.execute(delete(DashboardSession).where(DashboardSession.user_id == user.id))
+    await set_password(session, user=user, password=password, now=now)
+
+
+def reset_link(base_url: str, token: str) -> str:
+    return f"{base_url.rstrip('/')}/freelancer/reset-password/confirm?token={token}"

@@ -1,0 +1,20 @@
+// The dashboard's one script: a "Copy" button next to a secret shown once. Without JavaScript the button stays
+// hidden and the secret can be selected and copied by hand.
+"use strict";
+document.querySelectorAll("button[data-copy-target]").forEach(function (button) {
+  var input = document.getElementById(button.getAttribute("data-copy-target"));
+  var status = button.closest(".secret").querySelector(".copy-status");
+  button.hidden = false;
+  button.addEventListener("click", function () {
+    input.select();
+    var done = function () { status.textContent = "Copied."; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(input.value).then(done, function () {
+        status.textContent = "Copy failed: select the text and copy it by hand.";
+      });
+    } else {
+      document.execCommand("copy");
+      done();
+    }
+  });
+});

@@ -1,0 +1,174 @@
+"""What every dashboard page shares: state, templates, the signed-in account, checked forms, redirects."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+from starlette.datastructures import FormData
+
+from compliance_api.accounts.models import User
+from compliance_api.config import Settings
+from compliance_api.dashboard import csrf
+from compliance_api.dashboard import service as account_service
+from compliance_api.dashboard.mail import Mailer
+from compliance_api.dashboard.nav import NavItem
+from compliance_api.db import DbSession
+from compliance_api.kit.clock import utcnow
+from compliance_api.ratelimit.limiter import Limiter
+
+MOUNT = "/freelancer"
+SESSION_COOKIE = "dashboard_session"
+CSRF_COOKIE = "dashboard_csrf"
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+MAX_FIELD_LENGTH = 1000
+NOTICES = {
+    "signed_out": "You are signed out.",
+    "password_set": "Your password is set: sign in with it.",
+    "token_revoked": "The token is revoked: every request with it is refused within 5 seconds.",
+    "share_revoked": "The share link is revoked: verifiers get 404 for it from now on.",
+}
+
+
+class SignInRequired(Exception):
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+class CsrfRejected(Exception):
+    """A form without a valid CSRF token, or from another origin."""
+
+
+@dataclass(slots=True)
+class DashboardState:
+    settings: Settings
+    pepper: bytes
+    templates: Jinja2Templates
+    mailer: Mailer
+    limiter: Limiter  # the API's (Redis when configured), for the sign-in and reset throttles
+    nav: tuple[NavItem, ...]
+
+    @property
+    def session_lifetime(self) -> dt.timedelta:
+        return dt.timedelta(hours=self.settings.dashboard_session_hours)
+
+    @property
+    def reset_lifetime(self) -> dt.timedelta:
+        return dt.timedelta(minutes=self.settings.password_reset_minutes)
+
+
+def state_of(request: Request) -> DashboardState:
+    state: DashboardState = request.app.state.dashboard
+    return state
+
+
+def cookie(request: Request, name: str) -> str | None:
+    value = request.cookies.get(name)
+    return value if value and len(value) <= 128 else None
+
+
+def csrf_token(request: Request) -> str:
+    """The token for this browser's forms (the CSRF cookie is set by the dashboard middleware when missing)."""
+    return csrf.token_for(
+        state_of(request).pepper,
+        csrf_cookie=request.scope["state"]["csrf_cookie"],
+        session_cookie=cookie(request, SESSION_COOKIE),
+    )
+
+
+def render(
+    request: Request, template: str, *, account: User | None = None, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    state = state_of(request)
+    page: HTMLResponse = state.templates.TemplateResponse(
+        request,
+        template,
+        {
+            "account": account,
+            "nav": state.nav if account is not None else (),
+            "current": request.url.path,
+            "mount": MOUNT,
+            "csrf_field": csrf.FIELD,
+            "csrf_token": csrf_token(request),
+            "notice": NOTICES.get(request.query_params.get("done", "")),
+            **context,
+        },
+        status_code=status_code,
+    )
+    return page
+
+
+def redirect(path: str) -> RedirectResponse:
+    """303 See Other to a dashboard path (after a POST, the browser then GETs it)."""
+    return RedirectResponse(MOUNT + path, status_code=303)
+
+
+def safe_next(value: str | None) -> str:
+    """Where to go after signing in: a dashboard path only (never another site), else the token page."""
+    if value and value.startswith(MOUNT + "/") and "//" not in value and "\\" not in value:
+        return value[len(MOUNT) :]
+    return "/api-tokens"
+
+
+async def _account(request: Request, session: DbSession) -> User:
+    value = cookie(request, SESSION_COOKIE)
+    user = None
+    if value is not None:
+        user = await account_service.session_user(session, cookie=value, pepper=state_of(request).pepper, now=utcnow())
+    if user is None:
+        raise SignInRequired(quote(request.url.path, safe="/"))
+    return user
+
+
+async def _checked_form(request: Request) -> FormData:
+    """The POSTed form, after its CSRF token and origin are checked (CsrfRejected otherwise)."""
+    form = await request.form(max_files=0, max_fields=50, max_part_size=MAX_FIELD_LENGTH * 4)
+    submitted = form.get(csrf.FIELD)
+    if not csrf.same_origin(
+        request.headers.get("origin"), scheme=request.url.scheme, host=request.headers.get("host", "")
+    ) or not csrf.is_valid(
+        state_of(request).pepper,
+        submitted if isinstance(submitted, str) else "",
+        csrf_cookie=cookie(request, CSRF_COOKIE),
+        session_cookie=cookie(request, SESSION_COOKIE),
+    ):
+        raise CsrfRejected
+    return form
+
+
+def field(form: FormData, name: str) -> str:
+    """One text field of a form ('' when absent), cut to a sane length."""
+    value = form.get(name)
+    return value[:MAX_FIELD_LENGTH] if isinstance(value, str) else ""
+
+
+CurrentAccount = Annotated[User, Depends(_account)]
+CheckedForm = Annotated[FormData, Depends(_checked_form)]
+
+
+def set_cookie(
+    response: RedirectResponse | HTMLResponse, request: Request, name: str, value: str, max_age: int
+) -> None:
+    """HttpOnly, SameSite=Lax, limited to the dashboard's paths; Secure when the request came over https."""
+    response.set_cookie(
+        name,
+        value,
+        max_age=max_age,
+        path=MOUNT,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
+
+
+def clear_session_cookie(response: RedirectResponse | HTMLResponse, request: Request) -> None:
+    response.delete_cookie(
+        SESSION_COOKIE, path=MOUNT, httponly=True, samesite="lax", secure=request.url.scheme == "https"
+    )

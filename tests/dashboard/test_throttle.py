@@ -1,0 +1,52 @@
+"""The account-form throttles on both limiter backends: per account and per address, independent of each other."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from compliance_api.dashboard import throttle
+from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.ratelimit.tiers import Tier
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[Limiter]:
+    if request.param == "memory":
+        yield MemoryLimiter()
+        return
+    redis_limiter = RedisLimiter(Redis.from_url(request.getfixturevalue("redis_url")), prefix=f"test:{uuid.uuid4()}:")
+    yield redis_limiter
+    await redis_limiter.close()
+
+
+def _sign_in(email: str, address: str) -> list[tuple[str, Tier]]:
+    return [
+        (throttle.account_key("sign_in", email), throttle.SIGN_IN_PER_ACCOUNT),
+        (throttle.address_key("sign_in", address), throttle.SIGN_IN_PER_ADDRESS),
+    ]
+
+
+async def test_an_account_is_held_after_its_burst_from_any_address(limiter: Limiter) -> None:
+    for attempt in range(throttle.SIGN_IN_PER_ACCOUNT.burst):
+        assert await throttle.retry_after(limiter, _sign_in("a@example.com", f"10.0.0.{attempt}")) is None
+    wait = await throttle.retry_after(limiter, _sign_in("A@example.com ", "10.0.1.1"))
+    assert wait is not None
+    assert 1 <= wait <= 60
+    assert await throttle.retry_after(limiter, _sign_in("b@example.com", "10.0.1.1")) is None
+
+
+async def test_an_address_is_held_after_its_burst_whatever_the_account(limiter: Limiter) -> None:
+    for attempt in range(throttle.SIGN_IN_PER_ADDRESS.burst):
+        assert await throttle.retry_after(limiter, _sign_in(f"u{attempt}@example.com", "192.0.2.7")) is None
+    assert await throttle.retry_after(limiter, _sign_in("fresh@example.com", "192.0.2.7")) is not None
+    assert await throttle.retry_after(limiter, _sign_in("fresh@example.com", "192.0.2.8")) is None
+
+
+def test_account_keys_name_no_address() -> None:
+    key = throttle.account_key("sign_in", "Someone@Example.com")
+    assert "someone" not in key.lower()
+    assert key == throttle.account_key("sign_in", " someone@example.com")
