@@ -12,6 +12,14 @@ from compliance_api.classify.endpoints import router as classify_router
 from compliance_api.health.endpoints import router as health_router
 from compliance_api.passport.endpoints import router as passport_router
 from compliance_api.rates.endpoints import router as rates_router
+from compliance_api.webhooks.endpoints import router as webhooks_router
 from compliance_api.wtta.endpoints import router as wtta_router
 
-API_ROUTERS: tuple[APIRouter, ...] = (health_router, classify_router, wtta_router, rates_router, passport_router)
+API_ROUTERS: tuple[APIRouter, ...] = (
+    health_router,
+    classify_router,
+    wtta_router,
+    rates_router,
+    passport_router,
+    webhooks_router,
+)

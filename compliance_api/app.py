@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,6 +37,9 @@ from compliance_api.openapi.endpoints import router as openapi_router
 from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.webhooks.catalogue import register_webhooks
+from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.worker import Worker
 
 
 @dataclass(slots=True)
@@ -54,6 +58,7 @@ class Services:
     rulesets: Rulesets
     audit: GroupCommit
     signing_keys: SigningKeys
+    webhook_secrets: SecretBox
 
 
 def build_services(settings: Settings) -> Services:
@@ -62,6 +67,7 @@ def build_services(settings: Settings) -> Services:
         Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2) if settings.redis_url else None
     )
     limiter: Limiter = RedisLimiter(redis) if redis is not None else MemoryLimiter()
+    pepper = settings.secret_key_bytes()
     return Services(
         settings=settings,
         engine=engine,
@@ -72,11 +78,12 @@ def build_services(settings: Settings) -> Services:
         health=HealthProbe(
             engine, redis, slow_ms=settings.health_slow_ms, interval=settings.health_probe_interval_seconds
         ),
-        pepper=settings.secret_key_bytes(),
+        pepper=pepper,
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
         audit=GroupCommit(engine, Classification),
         signing_keys=_signing_keys(settings),
+        webhook_secrets=SecretBox(pepper),
     )
 
 
@@ -89,6 +96,28 @@ def _signing_keys(settings: Settings) -> SigningKeys:
     return keys
 
 
+@dataclass(slots=True)
+class EmbeddedWorker:
+    """The webhook worker as a task of the API process (`COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER`, on in `serve`)."""
+
+    worker: Worker
+    stopping: asyncio.Event
+    task: asyncio.Task[None]
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        await self.task
+        await self.worker.close()
+
+
+def _start_webhook_worker(services: Services) -> EmbeddedWorker | None:
+    if not services.settings.webhooks_embedded_worker:
+        return None
+    worker = Worker(services.settings, services.sessionmaker, services.webhook_secrets)
+    stopping = asyncio.Event()
+    return EmbeddedWorker(worker, stopping, asyncio.create_task(worker.run(stopping)))
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     configure_logging(settings.log_level)
@@ -97,6 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.health.start()
+        worker = _start_webhook_worker(services)
         # Start-up objects live as long as the process: keep them out of the garbage collector's full passes,
         # which otherwise pause the event loop for 60-100 ms under load (bench/RESULTS.md).
         gc.collect()
@@ -104,6 +134,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            if worker is not None:
+                await worker.stop()
             await services.health.stop()
             await services.audit.close()
             await services.limiter.close()
@@ -126,6 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(probes)
     app.include_router(openapi_router)
     app.include_router(jwks_router)
+    register_webhooks(app)
     mount_docs_assets(app)
     if settings.metrics_enabled:
         app.add_route("/metrics", _metrics, include_in_schema=False)

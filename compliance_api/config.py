@@ -65,6 +65,19 @@ class Settings(BaseSettings):
         default=4.0, ge=0, le=60, validation_alias=AliasChoices("COMPLIANCE_RATES_CACHE_SECONDS")
     )
 
+    webhooks_allow_private_targets: bool = Field(
+        default=False, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS")
+    )
+    webhooks_embedded_worker: bool = Field(
+        default=False, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER")
+    )
+    webhooks_poll_seconds: float = Field(
+        default=0.25, gt=0, le=60, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_POLL_SECONDS")
+    )
+    webhooks_batch_size: int = Field(
+        default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
+    )
+
     @field_validator("sandbox_hosts", mode="before")
     @classmethod
     def _split_hosts(cls, value: object) -> object:

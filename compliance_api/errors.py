@@ -58,7 +58,25 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "Freelancers only",
             "Passports belong to freelancers: this operation needs a token of a user of kind `freelancer`.",
         ),
+        ErrorSpec(
+            "webhook_url_forbidden",
+            403,
+            "Webhook URL not allowed",
+            "The webhook URL may not be called from this environment: production needs https and a public address (no loopback, private, link-local or other internal addresses).",
+        ),
         ErrorSpec("not_found", 404, "Not found", "No such route or resource."),
+        ErrorSpec(
+            "webhook_endpoint_not_found",
+            404,
+            "Webhook endpoint not found",
+            "No webhook endpoint with this id belongs to you in this environment.",
+        ),
+        ErrorSpec(
+            "webhook_delivery_not_found",
+            404,
+            "Webhook delivery not found",
+            "No delivery with this id belongs to this webhook endpoint.",
+        ),
         ErrorSpec(
             "not_in_cache",
             404,
@@ -107,6 +125,12 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             409,
             "Idempotent request in progress",
             "A request with this Idempotency-Key is still being processed.",
+        ),
+        ErrorSpec(
+            "webhook_endpoint_limit",
+            409,
+            "Too many webhook endpoints",
+            "An account has at most 20 webhook endpoints per environment; delete one first.",
         ),
         ErrorSpec("payload_too_large", 413, "Payload too large", "The request body exceeds the size limit (1 MiB)."),
         ErrorSpec("unsupported_media_type", 415, "Unsupported media type", "Send the body as `application/json`."),

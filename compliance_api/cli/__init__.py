@@ -17,6 +17,7 @@ from compliance_api.cli import (
     serve,
     tokens,
     users,
+    webhooks,
     wtta,
 )
 
@@ -25,6 +26,7 @@ app.command("serve")(serve.serve)
 app.command("migrate")(migrate.migrate)
 app.command("demo")(demo.demo)
 app.command("openapi")(openapi.openapi)
+app.command("worker")(webhooks.worker)
 app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(classifications.app, name="classifications")
@@ -34,6 +36,7 @@ app.add_typer(passport.app, name="passport")
 app.add_typer(keys.app, name="keys")
 app.add_typer(idempotency.app, name="idempotency")
 app.add_typer(rates.app, name="rates")
+app.add_typer(webhooks.app, name="webhooks")
 
 
 def main() -> None:
