@@ -1,8 +1,9 @@
 """The delivery worker: dispatch outbox events into deliveries, claim due deliveries, POST them, record the outcome.
 
 Dispatch turns each outbox event into one delivery row per enabled endpoint of the event's environment that
-subscribed to its type (catalogue routing: `environment` events reach every such endpoint, `owner` events only the
-endpoints of the user named in the payload), and stamps the event's `delivered_at`, all in one transaction.
+subscribed to its type before the event happened (catalogue routing: `environment` events reach every such
+endpoint, `owner` events only the endpoints of the user named in the payload), and stamps the event's
+`delivered_at`, all in one transaction.
 
 Claiming moves a due delivery's `next_attempt_at` forward by a lease (`LEASE`) in the claiming transaction, with
 `FOR UPDATE SKIP LOCKED` on PostgreSQL, so several workers never claim the same row; a worker killed mid-attempt
@@ -98,6 +99,8 @@ def _matches(endpoint: WebhookEndpoint, event: OutboxEvent) -> bool:
     kind = EVENT_TYPES.get(event.type)
     if kind is None or kind.routing == "endpoint" or not endpoint.wants(event.type):
         return False
+    if endpoint.environment is not event.environment or endpoint.created_at > event.created_at:
+        return False
     if kind.routing == "owner":
         return str(event.payload.get(kind.owner_field or "")) == str(endpoint.user_id)
     return True
@@ -138,7 +141,7 @@ async def dispatch(session: AsyncSession, *, batch: int, now: datetime) -> int:
         }
         for event in found
         for endpoint in endpoints
-        if endpoint.environment is event.environment and _matches(endpoint, event)
+        if _matches(endpoint, event)
     ]
     if rows:
         await session.execute(insert(WebhookDelivery), rows)

@@ -40,6 +40,7 @@ def settings(database_url: str, var_dir: Path) -> Settings:
 
 @dataclass
 class Received:
+    path: str
     headers: dict[str, str]
     body: bytes
 
@@ -53,7 +54,7 @@ class Receiver:
     answers: list[Response] = field(default_factory=list)
 
     async def handle(self, request: Request) -> Response:
-        self.received.append(Received(dict(request.headers), await request.body()))
+        self.received.append(Received(request.url.path, dict(request.headers), await request.body()))
         return self.answers.pop(0) if self.answers else Response('{"ok":true}', media_type="application/json")
 
 
