@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import uvicorn
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
 from compliance_api.accounts.models import User
 from compliance_api.config import Settings
@@ -24,6 +17,7 @@ from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
 from tests.conftest import SECRET
 from tests.factories import bearer, create_token, create_user
+from tests.webhooks.receiver import Receiver, receiving
 
 
 @pytest.fixture
@@ -38,38 +32,10 @@ def settings(database_url: str, var_dir: Path) -> Settings:
     )
 
 
-@dataclass
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass
-class Receiver:
-    """A real HTTP server that records every request and answers from a script (default 200)."""
-
-    url: str
-    received: list[Received] = field(default_factory=list)
-    answers: list[Response] = field(default_factory=list)
-
-    async def handle(self, request: Request) -> Response:
-        self.received.append(Received(request.url.path, dict(request.headers), await request.body()))
-        return self.answers.pop(0) if self.answers else Response('{"ok":true}', media_type="application/json")
-
-
 @pytest.fixture
 async def receiver() -> AsyncIterator[Receiver]:
-    listening = socket.socket()
-    listening.bind(("127.0.0.1", 0))
-    listening.listen(128)
-    box = Receiver(url=f"http://127.0.0.1:{listening.getsockname()[1]}/hook")
-    app = Starlette(routes=[Route("/{path:path}", box.handle, methods=["POST"])])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[listening]))  # connections queue on the bound socket meanwhile
-    yield box
-    server.should_exit = True
-    await task
+    async with receiving() as box:
+        yield box
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,8 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks.models import WebhookDelivery
 from compliance_api.webhooks.worker import SCHEDULE, Worker, next_delay
-from tests.webhooks.conftest import Account, MakeAccount, Receiver
+from tests.webhooks.conftest import Account, MakeAccount
+from tests.webhooks.receiver import Receiver
 
 
 async def _endpoint(client: AsyncClient, account: Account, url: str, events_: list[str]) -> dict[str, str]:
