@@ -27,9 +27,11 @@ class Receiver:
     url: str
     received: list[Received] = field(default_factory=list)
     answers: list[Response] = field(default_factory=list)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def handle(self, request: Request) -> Response:
         self.received.append(Received(request.url.path, dict(request.headers), await request.body()))
+        self.arrived.set()
         return self.answers.pop(0) if self.answers else Response('{"ok":true}', media_type="application/json")
 
 
