@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     webhooks_poll_seconds: float = Field(
         default=0.25, gt=0, le=60, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_POLL_SECONDS")
     )
+    webhooks_lease_seconds: float = Field(
+        default=60.0, ge=1, le=3600, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_LEASE_SECONDS")
+    )
     webhooks_batch_size: int = Field(
         default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
     )

@@ -5,7 +5,8 @@ subscribed to its type before the event happened (catalogue routing: `environmen
 endpoint, `owner` events only the endpoints of the user named in the payload), and stamps the event's
 `delivered_at`, all in one transaction.
 
-Claiming moves a due delivery's `next_attempt_at` forward by a lease (`LEASE`) in the claiming transaction, with
+Claiming moves a due delivery's `next_attempt_at` forward by a lease (`COMPLIANCE_WEBHOOKS_LEASE_SECONDS`, default
+60, keep it above the 15 s request timeout) in the claiming transaction, with
 `FOR UPDATE SKIP LOCKED` on PostgreSQL, so several workers never claim the same row; a worker killed mid-attempt
 leaves its claims to be picked up again when the lease ends (at-least-once: receivers de-duplicate on `webhook-id`).
 SQLite ignores the row lock and serialises writers: one worker per SQLite database.
@@ -52,7 +53,6 @@ SCHEDULE: tuple[timedelta, ...] = tuple(
     timedelta(seconds=s) for s in (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 72000)
 )
 JITTER = 0.2
-LEASE = timedelta(seconds=60)
 TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 RESPONSE_BYTES = 1024
 USER_AGENT = "compliance-api-webhooks/1"
@@ -164,7 +164,9 @@ class Job:
     secrets: tuple[str, ...]
 
 
-async def claim(session: AsyncSession, *, batch: int, now: datetime, box: SecretBox) -> list[Job]:
+async def claim(
+    session: AsyncSession, *, batch: int, now: datetime, box: SecretBox, lease: timedelta = timedelta(seconds=60)
+) -> list[Job]:
     """Lease up to `batch` due deliveries of enabled endpoints; deliveries of disabled endpoints are cancelled."""
     statement = (
         select(WebhookDelivery)
@@ -186,7 +188,7 @@ async def claim(session: AsyncSession, *, batch: int, now: datetime, box: Secret
         if not endpoint.enabled and delivery.event_type != "webhook.test":
             delivery.status, delivery.next_attempt_at = DeliveryStatus.cancelled, None
             continue
-        delivery.next_attempt_at = now + LEASE
+        delivery.next_attempt_at = now + lease
         jobs.append(_job(delivery, endpoint, box, now))
     await session.flush()
     return jobs
@@ -267,9 +269,20 @@ async def record(
     session: AsyncSession, results: Sequence[tuple[Job, Outcome]], *, now: datetime, rng: random.Random
 ) -> None:
     """Write each attempt's outcome, the next attempt or the final state, and the endpoint's health."""
+    deliveries = {
+        d.id: d
+        for d in await session.scalars(
+            select(WebhookDelivery).where(WebhookDelivery.id.in_([job.delivery_id for job, _ in results]))
+        )
+    }
+    endpoints = {
+        e.id: e
+        for e in await session.scalars(
+            select(WebhookEndpoint).where(WebhookEndpoint.id.in_({job.endpoint_id for job, _ in results}))
+        )
+    }
     for job, outcome in results:
-        delivery = await session.get(WebhookDelivery, job.delivery_id)
-        endpoint = await session.get(WebhookEndpoint, job.endpoint_id)
+        delivery, endpoint = deliveries.get(job.delivery_id), endpoints.get(job.endpoint_id)
         if delivery is None or endpoint is None:  # deleted while in flight
             continue
         delivery.attempts = job.attempts + 1
@@ -353,7 +366,8 @@ class Worker:
         async with self.sessionmaker.begin() as session:
             await dispatch(session, batch=batch * 5, now=utcnow())
         async with self.sessionmaker.begin() as session:
-            jobs = await claim(session, batch=batch, now=utcnow(), box=self.box)
+            lease = timedelta(seconds=self.settings.webhooks_lease_seconds)
+            jobs = await claim(session, batch=batch, now=utcnow(), box=self.box, lease=lease)
         if not jobs:
             return 0
         outcomes = await asyncio.gather(*(self.sender.send(job) for job in jobs))

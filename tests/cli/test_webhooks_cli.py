@@ -21,7 +21,7 @@ EMAIL = "ops@example.com"
 
 @pytest.fixture
 async def receiver() -> AsyncIterator[Receiver]:
-    async with receiving() as box:
+    async with receiving(Receiver) as box:
         yield box
 
 

@@ -34,7 +34,7 @@ def settings(database_url: str, var_dir: Path) -> Settings:
 
 @pytest.fixture
 async def receiver() -> AsyncIterator[Receiver]:
-    async with receiving() as box:
+    async with receiving(Receiver) as box:
         yield box
 
 

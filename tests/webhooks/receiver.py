@@ -7,6 +7,7 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import uvicorn
 from starlette.applications import Starlette
@@ -35,13 +36,16 @@ class Receiver:
         return self.answers.pop(0) if self.answers else Response('{"ok":true}', media_type="application/json")
 
 
+R = TypeVar("R", bound=Receiver)
+
+
 @asynccontextmanager
-async def receiving() -> AsyncIterator[Receiver]:
+async def receiving(kind: type[R]) -> AsyncIterator[R]:
     """Serve on 127.0.0.1 (any free port) in this event loop; connections queue on the bound socket until it runs."""
     listening = socket.socket()
     listening.bind(("127.0.0.1", 0))
     listening.listen(1024)
-    box = Receiver(url=f"http://127.0.0.1:{listening.getsockname()[1]}/hook")
+    box = kind(url=f"http://127.0.0.1:{listening.getsockname()[1]}/hook")
     app = Starlette(routes=[Route("/{path:path}", box.handle, methods=["POST"])])
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     task = asyncio.create_task(server.serve(sockets=[listening]))
