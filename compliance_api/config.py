@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     webhooks_lease_seconds: float = Field(
         default=60.0, ge=1, le=3600, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_LEASE_SECONDS")
     )
+    webhooks_concurrency: int = Field(
+        default=16, ge=1, le=256, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_CONCURRENCY")
+    )
     webhooks_batch_size: int = Field(
         default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
     )

@@ -16,6 +16,10 @@ Retry schedule after a failed attempt (any non-2xx, a redirect, a timeout or a n
 A `Retry-After` answer (seconds or an HTTP date) postpones the next attempt to then when that is later, capped at the
 scheduled wait plus 24 hours. A 410 disables the endpoint; the last failed attempt marks the delivery `failed`, the
 endpoint `failing`, and emits `webhook.endpoint.failing` to its owner; the next success makes it `active` again.
+
+A round claims `COMPLIANCE_WEBHOOKS_BATCH_SIZE` deliveries and sends them `COMPLIANCE_WEBHOOKS_CONCURRENCY` at a
+time; the next round starts when the slowest attempt of this one ends (at most the 15 s timeout), so a receiver that
+hangs slows its worker's rounds: run more workers (PostgreSQL) for many slow receivers.
 """
 
 from __future__ import annotations
@@ -220,7 +224,9 @@ class Sender:
             timeout=TIMEOUT,
             follow_redirects=False,
             trust_env=False,
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=50),
+            limits=httpx.Limits(
+                max_connections=settings.webhooks_concurrency, max_keepalive_connections=settings.webhooks_concurrency
+            ),
         )
 
     async def close(self) -> None:
@@ -370,7 +376,13 @@ class Worker:
             jobs = await claim(session, batch=batch, now=utcnow(), box=self.box, lease=lease)
         if not jobs:
             return 0
-        outcomes = await asyncio.gather(*(self.sender.send(job) for job in jobs))
+        limit = asyncio.Semaphore(self.settings.webhooks_concurrency)
+
+        async def send(job: Job) -> Outcome:
+            async with limit:
+                return await self.sender.send(job)
+
+        outcomes = await asyncio.gather(*(send(job) for job in jobs))
         async with self.sessionmaker.begin() as session:
             await record(session, list(zip(jobs, outcomes, strict=True)), now=utcnow(), rng=self.rng)
         return len(jobs)
