@@ -142,8 +142,9 @@ EVENT_TYPES: dict[str, EventType] = {
 DESCRIPTION = """Deliveries follow Standard Webhooks: headers `webhook-id` (the event id, the same on every retry: \
 de-duplicate on it), `webhook-timestamp` (unix seconds of this attempt) and `webhook-signature` (`v1,<base64 \
 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, two space-separated signatures for 24 hours after a secret rotation). \
-Answer any 2xx within 15 seconds; anything else (redirects included) is retried with exponential backoff and jitter \
-for up to 3 days. 410 disables the endpoint."""
+Answer any 2xx within 15 seconds; anything else (redirects included) is retried after 5 s, 5 min, 30 min, 2 h, 5 h, \
+10 h, 14 h, 20 h and 20 h (each minus up to 20 % jitter: at most 3 days; a later `Retry-After` is honoured). 410 \
+disables the endpoint; an exhausted schedule marks it `failing` and sends `webhook.endpoint.failing`."""
 
 
 def _envelope(event: EventType) -> type[BaseModel]:
