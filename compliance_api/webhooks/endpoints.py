@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.models import WebhookEndpoint
 from compliance_api.webhooks.schemas import (
@@ -73,23 +74,45 @@ def _with_secret(row: WebhookEndpoint, secret: str) -> EndpointWithSecret:
     response_model=EndpointWithSecret,
     responses={
         **FORBIDDEN_URL,
-        409: {"description": "`webhook_endpoint_limit`: 20 endpoints per account and environment."},
+        409: {
+            "description": "`webhook_endpoint_limit`: 20 endpoints per account and environment; or the "
+            "Idempotency-Key was reused with another body, or is still in progress."
+        },
     },
 )
-async def create(body: EndpointCreate, caller: CurrentCaller, session: DbSession, request: Request) -> Any:
-    """A new endpoint for your account in this environment; the `whsec_` secret is shown this once."""
-    row, secret = await service.create(
+async def create(
+    body: EndpointCreate,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """A new endpoint for your account in this environment; the `whsec_` secret is shown this once (a retry with the
+    same Idempotency-Key replays it)."""
+
+    async def run() -> EndpointWithSecret:
+        row, secret = await service.create(
+            session,
+            service.Owner.of(caller),
+            url=body.url,
+            enabled_events=[str(e) for e in body.enabled_events],
+            description=body.description,
+            enabled=body.enabled,
+            policy=_policy(request, caller),
+            box=_box(request),
+            now=utcnow(),
+        )
+        return _with_secret(row, secret)
+
+    return await idempotent(
+        request,
+        caller,
         session,
-        service.Owner.of(caller),
-        url=body.url,
-        enabled_events=[str(e) for e in body.enabled_events],
-        description=body.description,
-        enabled=body.enabled,
-        policy=_policy(request, caller),
-        box=_box(request),
-        now=utcnow(),
+        idempotency_key,
+        fingerprint("POST", request.url.path, body),
+        run,
+        status_code=201,
     )
-    return _with_secret(row, secret)
 
 
 @router.get("", summary="Your webhook endpoints", operation_id="webhook-endpoint-list", response_model=EndpointList)

@@ -144,3 +144,17 @@ async def test_an_account_has_at_most_20_endpoints_per_environment(
     refused = await client.post("/v1/webhook-endpoints", json={"url": HOOK, "enabled_events": ["*"]}, headers=anna.live)
     assert refused.status_code == 409
     assert refused.json()["code"] == "webhook_endpoint_limit"
+
+
+async def test_create_honours_idempotency_key(client: AsyncClient, make_account: MakeAccount) -> None:
+    anna = await make_account()
+    headers = {**anna.live, "Idempotency-Key": "hook-1"}
+    body = {"url": HOOK, "enabled_events": ["*"]}
+    first = await client.post("/v1/webhook-endpoints", json=body, headers=headers)
+    again = await client.post("/v1/webhook-endpoints", json=body, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert len((await client.get("/v1/webhook-endpoints", headers=anna.live)).json()["data"]) == 1
+    other = await client.post("/v1/webhook-endpoints", json={**body, "description": "x"}, headers=headers)
+    assert other.json()["code"] == "idempotency_mismatch"
