@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
@@ -58,7 +59,7 @@ def add(
     async def work() -> None:
         async with transaction(settings) as session:
             user = await accounts_service.get_by_email_or_raise(session, email=email)
-            row, secret = await service.create(
+            row, secret = await _create(
                 session,
                 service.Owner(user.id, env),
                 url=url,
@@ -74,7 +75,15 @@ def add(
         else:
             typer.echo(secret)
 
-    _run_api(work)
+    run(work)
+
+
+async def _create(session: AsyncSession, owner: service.Owner, **fields: Any) -> tuple[WebhookEndpoint, str]:
+    """`service.create`, its refusals turned into the CLI's user errors."""
+    try:
+        return await service.create(session, owner, **fields)
+    except ApiError as exc:
+        raise ValueError(exc.detail) from None
 
 
 @app.command("list")
@@ -85,22 +94,13 @@ def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonO
         async with transaction() as session:
             user = await accounts_service.get_by_email_or_raise(session, email=email)
             rows = await service.list_endpoints(session, service.Owner(user.id, env))
-        listed = [_listed(r) for r in rows]
         if as_json:
-            print_json({"endpoints": listed})
+            print_json({"endpoints": [_listed(r) for r in rows]})
             return
-        for e in listed:
-            typer.echo(f"{e['id']}  {e['status']:8}  {e['url']}  {','.join(e['enabled_events'])}")  # type: ignore[arg-type]
+        for r in rows:
+            typer.echo(f"{r.id}  {r.status:8}  {r.url}  {','.join(r.enabled_events)}")
 
-    _run_api(work)
-
-
-def _run_api(work: object) -> None:
-    try:
-        run(work)  # type: ignore[arg-type]
-    except ApiError as exc:
-        typer.echo(f"error: {exc.detail}", err=True)
-        raise typer.Exit(1) from None
+    run(work)
 
 
 def worker(

@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.models import WebhookEndpoint
@@ -55,7 +56,7 @@ def view(row: WebhookEndpoint) -> Endpoint:
         enabled=row.enabled,
         status=row.status,
         status_reason=row.status_reason,
-        livemode=row.environment.value == "live",
+        livemode=row.environment is Environment.live,
         created_at=row.created_at,
         updated_at=row.updated_at,
         previous_secret_expires_at=row.previous_secret_expires_at,

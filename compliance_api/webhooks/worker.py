@@ -252,7 +252,7 @@ class Sender:
             finally:
                 await response.aclose()
         except (ssrf.UnsafeUrl, httpx.HTTPError) as exc:
-            return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:500] or type(exc).__name__, None)
+            return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:500], None)
         error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
         retry_after = _retry_after(response.headers.get("retry-after"), utcnow())
         return Outcome(response.status_code, _ms(started), error, answer, retry_after)
