@@ -45,6 +45,7 @@ from compliance_api.events import service as events
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.metrics import WEBHOOK_ATTEMPTS, WEBHOOK_LATENCY
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus, WebhookDelivery, WebhookEndpoint
@@ -73,6 +74,13 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
+
+    @property
+    def kind(self) -> str:
+        """For metrics: `success`, `http_error` or `network_error` (refused URLs included)."""
+        if self.status_code is None:
+            return "network_error"
+        return "success" if self.ok else "http_error"
 
 
 def next_delay(attempts: int, retry_after: timedelta | None, rng: random.Random) -> timedelta | None:
@@ -383,6 +391,9 @@ class Worker:
                 return await self.sender.send(job)
 
         outcomes = await asyncio.gather(*(send(job) for job in jobs))
+        for outcome in outcomes:
+            WEBHOOK_ATTEMPTS.labels(outcome.kind).inc()
+            WEBHOOK_LATENCY.observe(outcome.latency_ms / 1000)
         async with self.sessionmaker.begin() as session:
             await record(session, list(zip(jobs, outcomes, strict=True)), now=utcnow(), rng=self.rng)
         return len(jobs)

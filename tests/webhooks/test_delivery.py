@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from httpx import AsyncClient
+from prometheus_client import REGISTRY
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from standardwebhooks.webhooks import Webhook
@@ -273,3 +274,16 @@ async def test_rotation_signs_with_both_secrets_for_24_hours(
     Webhook(rotated["secret"]).verify(got.body, got.headers)
     with pytest.raises(Exception, match="No matching signature"):
         Webhook(endpoint["secret"]).verify(got.body, got.headers)
+
+
+async def test_attempts_are_counted_in_metrics(
+    client: AsyncClient, make_account: MakeAccount, receiver: Receiver, worker: Worker
+) -> None:
+    anna = await make_account()
+    endpoint = await _endpoint(client, anna, receiver.url, ["*"])
+    before = REGISTRY.get_sample_value("compliance_webhook_attempts_total", {"outcome": "http_error"}) or 0.0
+    receiver.answers.append(Response(status_code=500))
+    await client.post(f"/v1/webhook-endpoints/{endpoint['id']}/test", headers=anna.live)
+    await worker.run_once()
+    after = REGISTRY.get_sample_value("compliance_webhook_attempts_total", {"outcome": "http_error"})
+    assert after == before + 1
