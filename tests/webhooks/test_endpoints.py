@@ -39,7 +39,17 @@ async def test_another_account_and_the_other_environment_see_404(
     anna, bob = await make_account(), await make_account()
     made = await client.post("/v1/webhook-endpoints", json={"url": HOOK, "enabled_events": ["*"]}, headers=anna.live)
     path = f"/v1/webhook-endpoints/{made.json()['id']}"
-    for method, suffix in (("GET", ""), ("PATCH", ""), ("DELETE", ""), ("POST", "/test"), ("POST", "/rotate-secret")):
+    delivery = (await client.post(f"/v1/webhook-endpoints/{made.json()['id']}/test", headers=anna.live)).json()
+    attempts = (
+        ("GET", ""),
+        ("PATCH", ""),
+        ("DELETE", ""),
+        ("POST", "/test"),
+        ("POST", "/rotate-secret"),
+        ("GET", "/deliveries"),
+        ("POST", f"/deliveries/{delivery['id']}/retry"),
+    )
+    for method, suffix in attempts:
         kwargs = {"json": {"enabled": False}} if method == "PATCH" else {}
         answer = await client.request(method, path + suffix, headers=bob.live, **kwargs)  # type: ignore[arg-type]
         assert answer.status_code == 404, (method, suffix)
