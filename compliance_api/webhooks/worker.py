@@ -17,9 +17,10 @@ A `Retry-After` answer (seconds or an HTTP date) postpones the next attempt to t
 scheduled wait plus 24 hours. A 410 disables the endpoint; the last failed attempt marks the delivery `failed`, the
 endpoint `failing`, and emits `webhook.endpoint.failing` to its owner; the next success makes it `active` again.
 
-A round claims `COMPLIANCE_WEBHOOKS_BATCH_SIZE` deliveries and sends them `COMPLIANCE_WEBHOOKS_CONCURRENCY` at a
-time; the next round starts when the slowest attempt of this one ends (at most the 15 s timeout), so a receiver that
-hangs slows its worker's rounds: run more workers (PostgreSQL) for many slow receivers.
+`Worker.run` keeps `COMPLIANCE_WEBHOOKS_CONCURRENCY` senders busy from a small queue of claimed deliveries and
+records finished attempts in batches, so a receiver that hangs (up to the 15 s timeout) holds one sender only.
+`Worker.run_once` (tests, `worker --once`) does one dispatch-claim-send-record round of up to
+`COMPLIANCE_WEBHOOKS_BATCH_SIZE` deliveries.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -373,15 +374,11 @@ class Worker:
         self.box = box
         self.sender = sender or Sender(settings)
         self.rng = random.Random()  # noqa: S311 (jitter, not a secret)
+        self._next_dispatch = 0.0
 
     async def run_once(self) -> int:
         """Dispatch pending events, then deliver one batch of due deliveries; returns the number of attempts."""
-        batch = self.settings.webhooks_batch_size
-        async with self.sessionmaker.begin() as session:
-            await dispatch(session, batch=batch * 5, now=utcnow())
-        async with self.sessionmaker.begin() as session:
-            lease = timedelta(seconds=self.settings.webhooks_lease_seconds)
-            jobs = await claim(session, batch=batch, now=utcnow(), box=self.box, lease=lease)
+        jobs = await self._claim_batch(self.settings.webhooks_batch_size, always_dispatch=True)
         if not jobs:
             return 0
         limit = asyncio.Semaphore(self.settings.webhooks_concurrency)
@@ -391,26 +388,111 @@ class Worker:
                 return await self.sender.send(job)
 
         outcomes = await asyncio.gather(*(send(job) for job in jobs))
-        for outcome in outcomes:
-            WEBHOOK_ATTEMPTS.labels(outcome.kind).inc()
-            WEBHOOK_LATENCY.observe(outcome.latency_ms / 1000)
-        async with self.sessionmaker.begin() as session:
-            await record(session, list(zip(jobs, outcomes, strict=True)), now=utcnow(), rng=self.rng)
+        await self._record(list(zip(jobs, outcomes, strict=True)))
         return len(jobs)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Loop until `stop` is set; a failed round is logged and retried after the poll interval."""
-        while not stop.is_set():
-            try:
-                done = await self.run_once()
-            except Exception:  # the loop must outlive a database outage or a lock timeout
-                log.exception("webhook_worker_round_failed")
-                done = 0
-            if not done:
-                try:
-                    await asyncio.wait_for(stop.wait(), timeout=self.settings.webhooks_poll_seconds)
-                except TimeoutError:
-                    pass
+        """Deliver until `stop` is set: a feeder claims small batches into a queue, `concurrency` senders take from
+        it, a recorder writes finished attempts in batches. A hanging receiver holds one sender, not the others."""
+        await _Pipeline(self, stop).run()
+
+    async def _claim_batch(self, size: int, *, always_dispatch: bool = False) -> list[Job]:
+        """Dispatch (at most once per poll interval while the outbox is empty), then claim up to `size`."""
+        if always_dispatch or time.monotonic() >= self._next_dispatch:
+            async with self.sessionmaker.begin() as session:
+                found = await dispatch(session, batch=self.settings.webhooks_batch_size * 5, now=utcnow())
+            self._next_dispatch = 0.0 if found else time.monotonic() + self.settings.webhooks_poll_seconds
+        async with self.sessionmaker.begin() as session:
+            lease = timedelta(seconds=self.settings.webhooks_lease_seconds)
+            return await claim(session, batch=size, now=utcnow(), box=self.box, lease=lease)
+
+    async def _record(self, results: list[tuple[Job, Outcome]]) -> None:
+        for _, outcome in results:
+            WEBHOOK_ATTEMPTS.labels(outcome.kind).inc()
+            WEBHOOK_LATENCY.observe(outcome.latency_ms / 1000)
+        async with self.sessionmaker.begin() as session:
+            await record(session, results, now=utcnow(), rng=self.rng)
 
     async def close(self) -> None:
         await self.sender.close()
+
+
+class _Pipeline:
+    """The state of one `Worker.run`: a queue of claimed jobs, the senders, and finished attempts to record.
+
+    The feeder claims at most three times the concurrency at a time and only when the queue runs low, so a claimed job
+    waits for a sender at most a few request timeouts, well inside its lease. On stop, queued jobs are dropped
+    unsent (their leases end and they are claimed again), attempts in flight finish and are recorded."""
+
+    def __init__(self, worker: Worker, stop: asyncio.Event) -> None:
+        self.worker = worker
+        self.stop = stop
+        self.concurrency = worker.settings.webhooks_concurrency
+        self.queue: asyncio.Queue[Job | None] = asyncio.Queue()
+        self.low = asyncio.Event()
+        self.finished: list[tuple[Job, Outcome]] = []
+        self.ready = asyncio.Event()
+        self.sending = True
+
+    async def run(self) -> None:
+        senders = [asyncio.create_task(self._send()) for _ in range(self.concurrency)]
+        recorder = asyncio.create_task(self._recorder())
+        await self._feed()
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        for _ in senders:
+            self.queue.put_nowait(None)
+        await asyncio.gather(*senders)
+        self.sending = False
+        self.ready.set()
+        await recorder
+
+    async def _feed(self) -> None:
+        size = min(self.worker.settings.webhooks_batch_size, 3 * self.concurrency)
+        while not self.stop.is_set():
+            if self.queue.qsize() >= self.concurrency:
+                self.low.clear()
+                await _first(self.low.wait(), self.stop.wait())
+                continue
+            try:
+                jobs = await self.worker._claim_batch(size)
+            except Exception:  # the loop must outlive a database outage or a lock timeout
+                log.exception("webhook_worker_claim_failed")
+                jobs = []
+            for job in jobs:
+                self.queue.put_nowait(job)
+            if not jobs:
+                await _first(self.stop.wait(), asyncio.sleep(self.worker.settings.webhooks_poll_seconds))
+
+    async def _send(self) -> None:
+        while (job := await self.queue.get()) is not None:
+            if self.queue.qsize() < self.concurrency:
+                self.low.set()
+            try:
+                outcome = await self.worker.sender.send(job)
+            except Exception:  # a bug must not take a sender down: the attempt counts as failed
+                log.exception("webhook_send_failed", delivery_id=str(job.delivery_id))
+                outcome = Outcome(None, 0, "internal error while sending", None)
+            self.finished.append((job, outcome))
+            self.ready.set()
+
+    async def _recorder(self) -> None:
+        while self.sending or self.finished:
+            await self.ready.wait()
+            self.ready.clear()
+            taken, self.finished = self.finished, []
+            if taken:
+                try:
+                    await self.worker._record(taken)
+                except Exception:  # unrecorded attempts are sent again when their leases end
+                    log.exception("webhook_worker_record_failed")
+
+
+async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
+    """Wait until the first of `waits` finishes; cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
