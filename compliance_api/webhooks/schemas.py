@@ -24,7 +24,6 @@ else:
 URL_RULES: dict[str, Any] = dict(
     max_length=2048,
     pattern=r"^https?://[^\s/?#@]+[^\s]*$",
-    json_schema_extra={"format": "uri"},
     description="Where deliveries are POSTed. Production: https and a public address (403 `webhook_url_forbidden`).",
     examples=["https://example.com/hooks/compliance"],
 )
