@@ -197,7 +197,9 @@ async def claim(
     }
     jobs: list[Job] = []
     for delivery in due:
-        endpoint = endpoints[delivery.endpoint_id]
+        endpoint = endpoints.get(delivery.endpoint_id)
+        if endpoint is None:  # being deleted: its deliveries go with it
+            continue
         if not endpoint.enabled and delivery.event_type != "webhook.test":
             delivery.status, delivery.next_attempt_at = DeliveryStatus.cancelled, None
             continue
