@@ -13,6 +13,7 @@ from compliance_api.dac7.endpoints import router as dac7_router
 from compliance_api.health.endpoints import router as health_router
 from compliance_api.passport.endpoints import router as passport_router
 from compliance_api.rates.endpoints import router as rates_router
+from compliance_api.webhooks.endpoints import router as webhooks_router
 from compliance_api.wtta.endpoints import router as wtta_router
 
 API_ROUTERS: tuple[APIRouter, ...] = (
@@ -22,4 +23,5 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     rates_router,
     passport_router,
     dac7_router,
+    webhooks_router,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -37,6 +38,10 @@ from compliance_api.openapi.endpoints import router as openapi_router
 from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.retention.jobs import run_daily
+from compliance_api.webhooks.catalogue import register_webhooks
+from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.worker import Worker
 from compliance_api.wtta.reader import LookupReader, lookup_reader_for
 
 CORS_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -72,6 +77,7 @@ class Services:
     audit: GroupCommit
     signing_keys: SigningKeys
     wtta_reader: LookupReader | None
+    webhook_secrets: SecretBox
 
 
 def build_services(settings: Settings) -> Services:
@@ -80,6 +86,7 @@ def build_services(settings: Settings) -> Services:
         Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2) if settings.redis_url else None
     )
     limiter: Limiter = RedisLimiter(redis) if redis is not None else MemoryLimiter()
+    pepper = settings.secret_key_bytes()
     return Services(
         settings=settings,
         engine=engine,
@@ -90,12 +97,13 @@ def build_services(settings: Settings) -> Services:
         health=HealthProbe(
             engine, redis, slow_ms=settings.health_slow_ms, interval=settings.health_probe_interval_seconds
         ),
-        pepper=settings.secret_key_bytes(),
+        pepper=pepper,
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
         audit=GroupCommit(engine),
         signing_keys=_signing_keys(settings),
         wtta_reader=lookup_reader_for(settings.resolved_database_url, postgres_pool_size=settings.wtta_read_pool_size),
+        webhook_secrets=SecretBox(pepper),
     )
 
 
@@ -108,6 +116,33 @@ def _signing_keys(settings: Settings) -> SigningKeys:
     return keys
 
 
+@dataclass(slots=True)
+class EmbeddedWorker:
+    """The webhook worker and the daily purges as tasks of the API process (`COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER`,
+    on in `serve`)."""
+
+    worker: Worker
+    stopping: asyncio.Event
+    tasks: tuple[asyncio.Task[None], ...]
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        await asyncio.gather(*self.tasks)
+        await self.worker.close()
+
+
+def _start_webhook_worker(services: Services) -> EmbeddedWorker | None:
+    if not services.settings.webhooks_embedded_worker:
+        return None
+    worker = Worker(services.settings, services.sessionmaker, services.webhook_secrets)
+    stopping = asyncio.Event()
+    tasks = (
+        asyncio.create_task(worker.run(stopping)),
+        asyncio.create_task(run_daily(services.sessionmaker, services.settings, stopping)),
+    )
+    return EmbeddedWorker(worker, stopping, tasks)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     configure_logging(settings.log_level)
@@ -116,6 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.health.start()
+        worker = _start_webhook_worker(services)
         # Start-up objects live as long as the process: keep them out of the garbage collector's full passes,
         # which otherwise pause the event loop for 60-100 ms under load (bench/RESULTS.md).
         gc.collect()
@@ -123,6 +159,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            if worker is not None:
+                await worker.stop()
             await services.health.stop()
             await services.audit.close()
             await services.limiter.close()
@@ -147,6 +185,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(probes)
     app.include_router(openapi_router)
     app.include_router(jwks_router)
+    register_webhooks(app)
     mount_docs_assets(app)
     app.mount("/freelancer", create_dashboard(services), name="dashboard")
     if settings.metrics_enabled:

@@ -94,6 +94,25 @@ class Settings(BaseSettings):
         default=30, ge=5, le=1440, validation_alias=AliasChoices("COMPLIANCE_PASSWORD_RESET_MINUTES")
     )
 
+    webhooks_allow_private_targets: bool = Field(
+        default=False, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS")
+    )
+    webhooks_embedded_worker: bool = Field(
+        default=False, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER")
+    )
+    webhooks_poll_seconds: float = Field(
+        default=0.25, gt=0, le=60, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_POLL_SECONDS")
+    )
+    webhooks_lease_seconds: float = Field(
+        default=60.0, ge=1, le=3600, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_LEASE_SECONDS")
+    )
+    webhooks_concurrency: int = Field(
+        default=16, ge=1, le=256, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_CONCURRENCY")
+    )
+    webhooks_batch_size: int = Field(
+        default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
+    )
+
     @field_validator("sandbox_hosts", mode="before")
     @classmethod
     def _split_hosts(cls, value: object) -> object:

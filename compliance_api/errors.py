@@ -72,6 +72,24 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "grant_not_found", 404, "Grant not found", "You gave no DAC7 grant with this id in this environment."
         ),
         ErrorSpec(
+            "webhook_url_forbidden",
+            403,
+            "Webhook URL not allowed",
+            "The webhook URL may not be called from this environment: production needs https and a public address (no loopback, private, link-local or other internal addresses).",
+        ),
+        ErrorSpec(
+            "webhook_endpoint_not_found",
+            404,
+            "Webhook endpoint not found",
+            "No webhook endpoint with this id belongs to you in this environment.",
+        ),
+        ErrorSpec(
+            "webhook_delivery_not_found",
+            404,
+            "Webhook delivery not found",
+            "No delivery with this id belongs to this webhook endpoint.",
+        ),
+        ErrorSpec(
             "not_in_cache",
             404,
             "Not in the register cache",
@@ -119,6 +137,12 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             409,
             "Idempotent request in progress",
             "A request with this Idempotency-Key is still being processed.",
+        ),
+        ErrorSpec(
+            "webhook_endpoint_limit",
+            409,
+            "Too many webhook endpoints",
+            "An account has at most 20 webhook endpoints per environment; delete one first.",
         ),
         ErrorSpec("payload_too_large", 413, "Payload too large", "The request body exceeds the size limit (1 MiB)."),
         ErrorSpec("unsupported_media_type", 415, "Unsupported media type", "Send the body as `application/json`."),

@@ -1,4 +1,4 @@
-"""Prometheus metrics: requests, latencies, rate-limit rejections."""
+"""Prometheus metrics: requests, latencies, rate-limit rejections, webhook delivery attempts."""
 
 from __future__ import annotations
 
@@ -12,3 +12,11 @@ LATENCY = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
 )
 RATE_LIMITED = Counter("compliance_rate_limited_total", "Requests rejected by the rate limiter", ["tier"])
+WEBHOOK_ATTEMPTS = Counter(
+    "compliance_webhook_attempts_total", "Webhook delivery attempts", ["outcome"]
+)  # outcome: success, http_error, network_error
+WEBHOOK_LATENCY = Histogram(
+    "compliance_webhook_attempt_duration_seconds",
+    "Webhook delivery attempt duration",
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0),
+)

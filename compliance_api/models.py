@@ -10,6 +10,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.idempotency import IdempotencyRecord
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
+from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
 __all__ = [
@@ -33,6 +34,8 @@ __all__ = [
     "RateImport",
     "RateObservation",
     "User",
+    "WebhookDelivery",
+    "WebhookEndpoint",
     "WttaAdmission",
     "WttaImport",
     "WttaStatusChange",

@@ -20,6 +20,7 @@ from compliance_api.cli import (
     serve,
     tokens,
     users,
+    webhooks,
     wtta,
 )
 
@@ -30,6 +31,7 @@ app.command("check")(check.check)
 app.command("demo")(demo.demo)
 app.command("purge-sandbox")(sandbox.purge_sandbox_command)
 app.add_typer(openapi.app, name="openapi")
+app.command("worker")(webhooks.worker)
 app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(classifications.app, name="classifications")
@@ -40,6 +42,7 @@ app.add_typer(keys.app, name="keys")
 app.add_typer(idempotency.app, name="idempotency")
 app.add_typer(rates.app, name="rates")
 app.add_typer(dac7.app, name="dac7")
+app.add_typer(webhooks.app, name="webhooks")
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Annotated
 
 import typer
@@ -18,6 +19,8 @@ def serve(
     workers: Annotated[int, typer.Option(min=1, help="Worker processes; more than one needs REDIS_URL.")] = 1,
 ) -> None:
     """Run the API (in production, only when `compliance-api check` finds nothing unsafe)."""
+    # The webhook worker runs inside `serve` unless COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER says otherwise.
+    os.environ.setdefault("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")
     settings = Settings()
     if workers > 1 and not settings.redis_url:
         typer.echo(

@@ -329,6 +329,17 @@ async def verify_share(
             share_id=share.id, viewer_user_id=caller.user_id, viewer_token_id=caller.token_id, viewed_at=now
         )
     )
+    await events.emit(
+        session,
+        environment=share.environment,
+        type="passport.share.viewed",
+        payload={
+            "freelancer_id": str(passport.user_id),
+            "share_id": str(share.id),
+            "viewer_id": str(caller.user_id),
+            "viewed_at": now.isoformat(),
+        },
+    )
     await session.flush()
     signature = keys.sign(share.environment, summary_payload(unsigned))
     return unsigned.model_copy(update={"jws_signature": signature})

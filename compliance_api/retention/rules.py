@@ -25,6 +25,7 @@ from compliance_api.dac7.fixtures import DEMO_ACTIVITY_IDS, UNAUTHORISED_SELLER_
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.demo.fixtures import DEMO_BUSINESS_EMAIL
 from compliance_api.events.models import OutboxEvent
+from compliance_api.webhooks.models import WebhookDelivery
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.fixtures import DEMO_CHECKS, DEMO_FREELANCER_EMAIL
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
@@ -223,13 +224,15 @@ def aged(model: type[object], stamp: str = "created_at") -> PurgeRule:
     return PurgeRule(table, lambda cutoff: and_(table.c.environment == SANDBOX, table.c[stamp] < cutoff))
 
 
-# Environment-owned tables the purge leaves alone: credentials, not data, and records with their own 24-hour purge
-# (`compliance-api idempotency purge`). Users are not environment-owned and stay too.
-KEPT: frozenset[str] = frozenset({"api_token", "idempotency_record"})
+# Environment-owned tables the purge leaves alone: credentials and configuration (tokens, webhook endpoints), not
+# data, and records with their own 24-hour purge (`compliance-api idempotency purge`). Users are not
+# environment-owned and stay too.
+KEPT: frozenset[str] = frozenset({"api_token", "idempotency_record", "webhook_endpoint"})
 
 # Children before parents.
 RULES: tuple[Step, ...] = (
     aged(Classification),
+    aged(WebhookDelivery),
     aged(OutboxEvent),
     PurgeRule(_table(WttaStatusChange), _stale_status_change),
     PurgeRule(_table(WttaAdmission), _stale_admission),

@@ -52,4 +52,4 @@ async def test_a_refused_change_writes_no_event(
     with pytest.raises(PassportError):
         await change_then_fail()
     async with sessionmaker() as session:
-        assert await events.pending(session, environment=Environment.live) == []
+        assert await events.pending(session, environment=Environment.live, type="passport.updated") == []

@@ -1,0 +1,131 @@
+"""`compliance-api webhooks add|list` (an operator manages a user's endpoints) and `compliance-api worker`."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Annotated, Any
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts import service as accounts_service
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.config import Settings
+from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.errors import ApiError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.retention.jobs import run_daily
+from compliance_api.webhooks import service, ssrf
+from compliance_api.webhooks.catalogue import EVENT_TYPES
+from compliance_api.webhooks.models import WebhookEndpoint
+from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.worker import Worker
+
+app = typer.Typer(no_args_is_help=True, help="Manage webhook endpoints.")
+
+
+def _listed(row: WebhookEndpoint) -> dict[str, object]:
+    return {
+        "id": str(row.id),
+        "url": row.url,
+        "environment": str(row.environment),
+        "enabled_events": row.enabled_events,
+        "status": str(row.status),
+        "description": row.description,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+@app.command("add")
+def add(
+    email: str,
+    url: str,
+    events: Annotated[
+        list[str] | None, typer.Option("--event", help="An event type to receive (repeatable); default `*`, all.")
+    ] = None,
+    description: Annotated[str, typer.Option("--description", help="A note on the endpoint.")] = "",
+    env: EnvOption = Environment.live,
+    as_json: JsonOption = False,
+) -> None:
+    """Add an endpoint for a user and print its `whsec_` secret, once."""
+    wanted = events or ["*"]
+    unknown = [e for e in wanted if e != "*" and e not in EVENT_TYPES]
+    if unknown:
+        typer.echo(f"error: unknown event type(s) {', '.join(unknown)}; known: {', '.join(EVENT_TYPES)}", err=True)
+        raise typer.Exit(1)
+    settings = Settings()
+
+    async def work() -> None:
+        async with transaction(settings) as session:
+            user = await accounts_service.get_by_email_or_raise(session, email=email)
+            row, secret = await _create(
+                session,
+                service.Owner(user.id, env),
+                url=url,
+                enabled_events=wanted,
+                description=description,
+                enabled=True,
+                policy=ssrf.policy_for(settings, env),
+                box=SecretBox(settings.secret_key_bytes()),
+                now=utcnow(),
+            )
+        if as_json:
+            print_json({**_listed(row), "secret": secret})
+        else:
+            typer.echo(secret)
+
+    run(work)
+
+
+async def _create(session: AsyncSession, owner: service.Owner, **fields: Any) -> tuple[WebhookEndpoint, str]:
+    """`service.create`, its refusals turned into the CLI's user errors."""
+    try:
+        return await service.create(session, owner, **fields)
+    except ApiError as exc:
+        raise ValueError(exc.detail) from None
+
+
+@app.command("list")
+def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonOption = False) -> None:
+    """List a user's endpoints in one environment: id, status, URL, events."""
+
+    async def work() -> None:
+        async with transaction() as session:
+            user = await accounts_service.get_by_email_or_raise(session, email=email)
+            rows = await service.list_endpoints(session, service.Owner(user.id, env))
+        if as_json:
+            print_json({"endpoints": [_listed(r) for r in rows]})
+            return
+        for r in rows:
+            typer.echo(f"{r.id}  {r.status:8}  {r.url}  {','.join(r.enabled_events)}")
+
+    run(work)
+
+
+def worker(
+    once: Annotated[bool, typer.Option("--once", help="One round (dispatch, deliver a batch), then exit.")] = False,
+) -> None:
+    """Deliver webhooks and run the daily purges until SIGTERM/SIGINT; run as many as you like on PostgreSQL (one
+    on SQLite)."""
+    settings = Settings()
+
+    async def work() -> None:
+        engine = create_engine(settings.resolved_database_url)
+        sessionmaker = create_sessionmaker(engine)
+        delivery = Worker(settings, sessionmaker, SecretBox(settings.secret_key_bytes()))
+        try:
+            if once:
+                typer.echo(f"{await delivery.run_once()} attempts", err=True)
+                return
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, stop.set)
+            await asyncio.gather(delivery.run(stop), run_daily(sessionmaker, settings, stop))
+        finally:
+            await delivery.close()
+            await engine.dispose()
+
+    run(work)

@@ -1,0 +1,182 @@
+"""The event catalogue: every event type, its `data` schema, and who receives it; published as OpenAPI `webhooks`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fastapi import FastAPI
+from pydantic import BaseModel, Field, create_model
+
+from compliance_api.kit.schemas import ResponseSchema
+
+Routing = Literal["environment", "owner", "endpoint"]
+
+
+class WttaAdmissionUpdated(ResponseSchema):
+    kvk_number: str
+    legal_name: str
+    from_status: str
+    to_status: str
+    changed_at: dt.datetime
+    source: str = Field(description="Where the register file came from.")
+
+
+class PassportUpdated(ResponseSchema):
+    freelancer_id: uuid.UUID
+    updated_at: dt.datetime
+    change: str = Field(description="`sector` or `verification`.")
+    sector: str | None = None
+    check: str | None = None
+    expires_on: dt.date | None = None
+
+
+class PassportShareViewed(ResponseSchema):
+    freelancer_id: uuid.UUID
+    share_id: uuid.UUID
+    viewer_id: uuid.UUID
+    viewed_at: dt.datetime
+
+
+class Dac7SnapshotUpdated(ResponseSchema):
+    freelancer_id: uuid.UUID
+    year: int
+    total_consideration: str = Field(description="Decimal amount as a string.")
+    currency: str
+    number_of_activities: int
+
+
+class ClassificationCreated(ResponseSchema):
+    classification_id: uuid.UUID
+    user_id: uuid.UUID = Field(description="The account that asked.")
+    kind: str
+    verdict: str
+    created_at: dt.datetime
+
+
+class ApiTokenCreated(ResponseSchema):
+    user_id: uuid.UUID
+    token_id: uuid.UUID
+    name: str
+    last4: str
+    created_at: dt.datetime
+
+
+class ApiTokenRevoked(ResponseSchema):
+    user_id: uuid.UUID
+    token_id: uuid.UUID
+    name: str
+    last4: str
+    revoked_at: dt.datetime
+
+
+class WebhookEndpointFailing(ResponseSchema):
+    user_id: uuid.UUID
+    endpoint_id: uuid.UUID
+    url: str
+    failing_since: dt.datetime
+    last_error: str | None
+
+
+class WebhookTest(ResponseSchema):
+    endpoint_id: uuid.UUID
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class EventType:
+    name: str
+    summary: str
+    data: type[BaseModel]
+    routing: Routing
+    owner_field: str | None = None
+
+
+EVENT_TYPES: dict[str, EventType] = {
+    e.name: e
+    for e in (
+        EventType(
+            "wtta.admission.updated",
+            "A cached WTTA admission changed status (every subscribed endpoint of the environment).",
+            WttaAdmissionUpdated,
+            "environment",
+        ),
+        EventType("passport.updated", "The freelancer's passport changed.", PassportUpdated, "owner", "freelancer_id"),
+        EventType(
+            "passport.share.viewed",
+            "Someone verified one of the freelancer's share-tokens.",
+            PassportShareViewed,
+            "owner",
+            "freelancer_id",
+        ),
+        EventType(
+            "dac7.snapshot.updated",
+            "The freelancer's DAC7 figures for a year changed.",
+            Dac7SnapshotUpdated,
+            "owner",
+            "freelancer_id",
+        ),
+        EventType(
+            "classification.created", "The account made a classification.", ClassificationCreated, "owner", "user_id"
+        ),
+        EventType("api_token.created", "An API token of the account was created.", ApiTokenCreated, "owner", "user_id"),
+        EventType("api_token.revoked", "An API token of the account was revoked.", ApiTokenRevoked, "owner", "user_id"),
+        EventType(
+            "webhook.endpoint.failing",
+            "One of the account's endpoints exhausted a delivery's retry schedule (3 days of failures).",
+            WebhookEndpointFailing,
+            "owner",
+            "user_id",
+        ),
+        EventType(
+            "webhook.test",
+            "Sent by `POST /v1/webhook-endpoints/{id}/test` to that endpoint only.",
+            WebhookTest,
+            "endpoint",
+        ),
+    )
+}
+
+DESCRIPTION = """Deliveries follow Standard Webhooks: headers `webhook-id` (the event id, the same on every retry: \
+de-duplicate on it), `webhook-timestamp` (unix seconds of this attempt) and `webhook-signature` (`v1,<base64 \
+HMAC-SHA256 of "{id}.{timestamp}.{body}">`, two space-separated signatures for 24 hours after a secret rotation). \
+Answer any 2xx within 15 seconds; anything else (redirects included) is retried after 5 s, 5 min, 30 min, 2 h, 5 h, \
+10 h, 14 h, 20 h and 20 h (each minus up to 20 % jitter: at most 3 days; a later `Retry-After` is honoured). 410 \
+disables the endpoint; an exhausted schedule marks it `failing` and sends `webhook.endpoint.failing`."""
+
+
+def _envelope(event: EventType) -> type[BaseModel]:
+    name = "".join(part.capitalize() for part in event.name.replace("_", ".").split(".")) + "Event"
+    fields: dict[str, Any] = {
+        "id": (uuid.UUID, Field(description="The event id, also the `webhook-id` header.")),
+        "type": (Literal[event.name], ...),
+        "created_at": (dt.datetime, ...),
+        "environment": (Literal["live", "test"], Field(description="`live` (production) or `test` (sandbox).")),
+        "data": (event.data, ...),
+    }
+    return create_model(name, __base__=ResponseSchema, **fields)
+
+
+ENVELOPES: dict[str, type[BaseModel]] = {name: _envelope(event) for name, event in EVENT_TYPES.items()}
+
+
+def register_webhooks(app: FastAPI) -> None:
+    """Describe every event in the contract's `webhooks` section (documentation only: nothing is served)."""
+    for name, event in EVENT_TYPES.items():
+        envelope = ENVELOPES[name]
+
+        async def receive(body: Any) -> None:
+            """A delivery of this event to your endpoint."""
+
+        receive.__annotations__ = {"body": envelope, "return": None}  # the class itself, not a postponed name
+
+        app.webhooks.post(
+            name,
+            summary=event.summary,
+            description=DESCRIPTION,
+            operation_id=f"webhook-{name.replace('.', '-').replace('_', '-')}",
+            status_code=200,
+            responses={200: {"description": "Any 2xx acknowledges the delivery."}},
+        )(receive)

@@ -1,0 +1,236 @@
+"""`/v1/webhook-endpoints`: thin routes over the webhooks service."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import Response
+
+from compliance_api.auth.caller import CurrentCaller
+from compliance_api.db import DbSession
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
+from compliance_api.webhooks import service, ssrf
+from compliance_api.webhooks.models import WebhookEndpoint
+from compliance_api.webhooks.schemas import (
+    Delivery,
+    DeliveryList,
+    Endpoint,
+    EndpointCreate,
+    EndpointList,
+    EndpointUpdate,
+    EndpointWithSecret,
+)
+from compliance_api.webhooks.signing import SecretBox
+
+router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "`webhook_endpoint_not_found`: no endpoint with this id of yours in this environment."}
+}
+FORBIDDEN_URL: dict[int | str, dict[str, Any]] = {
+    403: {"description": "`webhook_url_forbidden`: the URL may not be called from this environment."}
+}
+ENDPOINT_ID = Annotated[uuid.UUID, Path(examples=["0b6f4f1e-2a43-4c55-9a0e-2f4f1c3d5e6a"])]
+DELIVERY_ID = Annotated[uuid.UUID, Path(examples=["5d2c3b4a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"])]
+
+
+def _box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.services.webhook_secrets
+    return box
+
+
+def _policy(request: Request, caller: CurrentCaller) -> ssrf.Policy:
+    return ssrf.policy_for(request.app.state.settings, caller.environment)
+
+
+def view(row: WebhookEndpoint) -> Endpoint:
+    return Endpoint(
+        id=row.id,
+        url=row.url,
+        description=row.description,
+        enabled_events=row.enabled_events,
+        enabled=row.enabled,
+        status=row.status,
+        status_reason=row.status_reason,
+        livemode=row.environment is Environment.live,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        previous_secret_expires_at=row.previous_secret_expires_at,
+    )
+
+
+def _with_secret(row: WebhookEndpoint, secret: str) -> EndpointWithSecret:
+    return EndpointWithSecret(**view(row).model_dump(), secret=secret)
+
+
+@router.post(
+    "",
+    summary="Create a webhook endpoint",
+    operation_id="webhook-endpoint-create",
+    status_code=201,
+    response_model=EndpointWithSecret,
+    responses={
+        **FORBIDDEN_URL,
+        409: {
+            "description": "`webhook_endpoint_limit`: 20 endpoints per account and environment; or the "
+            "Idempotency-Key was reused with another body, or is still in progress."
+        },
+    },
+)
+async def create(
+    body: EndpointCreate,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """A new endpoint for your account in this environment; the `whsec_` secret is shown this once (a retry with the
+    same Idempotency-Key replays it)."""
+
+    async def run() -> EndpointWithSecret:
+        row, secret = await service.create(
+            session,
+            service.Owner.of(caller),
+            url=body.url,
+            enabled_events=[str(e) for e in body.enabled_events],
+            description=body.description,
+            enabled=body.enabled,
+            policy=_policy(request, caller),
+            box=_box(request),
+            now=utcnow(),
+        )
+        return _with_secret(row, secret)
+
+    return await idempotent(
+        request,
+        caller,
+        session,
+        idempotency_key,
+        fingerprint("POST", request.url.path, body),
+        run,
+        status_code=201,
+    )
+
+
+@router.get("", summary="Your webhook endpoints", operation_id="webhook-endpoint-list", response_model=EndpointList)
+async def list_endpoints(caller: CurrentCaller, session: DbSession) -> EndpointList:
+    """Every webhook endpoint of yours in this environment, oldest first."""
+    rows = await service.list_endpoints(session, service.Owner.of(caller))
+    return EndpointList(data=[view(r) for r in rows])
+
+
+@router.get(
+    "/{endpoint_id}",
+    summary="One webhook endpoint",
+    operation_id="webhook-endpoint-get",
+    response_model=Endpoint,
+    responses=NOT_FOUND,
+)
+async def get(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Endpoint:
+    return view(await service.get(session, service.Owner.of(caller), endpoint_id))
+
+
+@router.patch(
+    "/{endpoint_id}",
+    summary="Change a webhook endpoint",
+    operation_id="webhook-endpoint-update",
+    response_model=Endpoint,
+    responses={**NOT_FOUND, **FORBIDDEN_URL},
+)
+async def update(
+    endpoint_id: ENDPOINT_ID, body: EndpointUpdate, caller: CurrentCaller, session: DbSession, request: Request
+) -> Endpoint:
+    """Change the URL, events, description or `enabled`; fields left out (or null) stay as they are."""
+    changes = service.EndpointChanges(
+        url=body.url,
+        enabled_events=None if body.enabled_events is None else [str(e) for e in body.enabled_events],
+        description=body.description,
+        enabled=body.enabled,
+    )
+    row = await service.update(
+        session, service.Owner.of(caller), endpoint_id, changes, policy=_policy(request, caller), now=utcnow()
+    )
+    return view(row)
+
+
+@router.delete(
+    "/{endpoint_id}",
+    summary="Delete a webhook endpoint",
+    operation_id="webhook-endpoint-delete",
+    status_code=204,
+    response_class=Response,
+    responses=NOT_FOUND,
+)
+async def remove(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Response:
+    """Delete the endpoint with its delivery log; nothing more is sent to it."""
+    await service.remove(session, service.Owner.of(caller), endpoint_id)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/{endpoint_id}/rotate-secret",
+    summary="Rotate the signing secret",
+    operation_id="webhook-endpoint-rotate-secret",
+    response_model=EndpointWithSecret,
+    responses=NOT_FOUND,
+)
+async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession, request: Request) -> Any:
+    """A new `whsec_` secret, shown once; for 24 hours deliveries carry signatures with the old and the new one."""
+    row, secret = await service.rotate_secret(
+        session, service.Owner.of(caller), endpoint_id, box=_box(request), now=utcnow()
+    )
+    return _with_secret(row, secret)
+
+
+@router.post(
+    "/{endpoint_id}/test",
+    summary="Send a test event",
+    operation_id="webhook-endpoint-test",
+    status_code=202,
+    response_model=Delivery,
+    responses=NOT_FOUND,
+)
+async def send_test(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Delivery:
+    """Queue a `webhook.test` event to this endpoint; follow it in the delivery log."""
+    delivery = await service.send_test(session, service.Owner.of(caller), endpoint_id, now=utcnow())
+    return Delivery.model_validate(delivery)
+
+
+@router.get(
+    "/{endpoint_id}/deliveries",
+    summary="The delivery log",
+    operation_id="webhook-delivery-list",
+    response_model=DeliveryList,
+    responses=NOT_FOUND,
+)
+async def list_deliveries(
+    endpoint_id: ENDPOINT_ID,
+    caller: CurrentCaller,
+    session: DbSession,
+    limit: Annotated[int, Query(ge=1, le=100, description="How many, newest first.")] = 50,
+) -> DeliveryList:
+    """Deliveries to this endpoint, newest first: attempts, last status code, latency, error and next attempt."""
+    rows = await service.list_deliveries(session, service.Owner.of(caller), endpoint_id, limit=limit)
+    return DeliveryList(data=[Delivery.model_validate(r) for r in rows])
+
+
+@router.post(
+    "/{endpoint_id}/deliveries/{delivery_id}/retry",
+    summary="Retry a delivery",
+    operation_id="webhook-delivery-retry",
+    status_code=202,
+    response_model=Delivery,
+    responses={
+        404: {"description": "`webhook_endpoint_not_found`, or `webhook_delivery_not_found` for this endpoint."}
+    },
+)
+async def retry(
+    endpoint_id: ENDPOINT_ID, delivery_id: DELIVERY_ID, caller: CurrentCaller, session: DbSession
+) -> Delivery:
+    """Send the delivery again now, with the same `webhook-id` and a fresh retry schedule."""
+    row = await service.retry(session, service.Owner.of(caller), endpoint_id, delivery_id, now=utcnow())
+    return Delivery.model_validate(row)

@@ -1,0 +1,98 @@
+"""Request and response bodies of `/v1/webhook-endpoints`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from compliance_api.kit.schemas import RequestSchema, ResponseSchema
+from compliance_api.webhooks.catalogue import EVENT_TYPES
+from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus
+
+if TYPE_CHECKING:
+    EventFilter = str
+else:
+    # `*` (every event) or one of the catalogue's types; `webhook.test` is always sent on request.
+    EventType = StrEnum("EventType", [("all", "*")] + [(n.replace(".", "_"), n) for n in EVENT_TYPES])
+    # Strict bodies take no strings for enums; an event type is sent as its string value.
+    EventFilter = Annotated[EventType, Field(strict=False)]
+
+URL_RULES: dict[str, Any] = dict(
+    max_length=2048,
+    pattern=r"^https?://[^\s/?#@]+[^\s]*$",
+    description="Where deliveries are POSTed. Production: https and a public address (403 `webhook_url_forbidden`).",
+    examples=["https://example.com/hooks/compliance"],
+)
+EVENTS_RULES: dict[str, Any] = dict(
+    min_length=1,
+    max_length=len(EVENT_TYPES) + 1,
+    description="Event types to receive; `*` for all.",
+    examples=[["passport.updated", "wtta.admission.updated"]],
+)
+DESCRIPTION_RULES: dict[str, Any] = dict(max_length=500, description="Your note on this endpoint.")
+
+
+class EndpointCreate(RequestSchema):
+    url: str = Field(**URL_RULES)
+    enabled_events: list[EventFilter] = Field(**EVENTS_RULES)
+    description: str = Field(default="", **DESCRIPTION_RULES)
+    enabled: bool = True
+
+
+class EndpointUpdate(RequestSchema):
+    url: str | None = Field(default=None, **URL_RULES)
+    enabled_events: list[EventFilter] | None = Field(default=None, **EVENTS_RULES)
+    description: str | None = Field(default=None, **DESCRIPTION_RULES)
+    enabled: bool | None = Field(default=None, description="`true` also clears `failing` and a 410's disabling.")
+
+
+class Endpoint(ResponseSchema):
+    id: uuid.UUID
+    url: str
+    description: str
+    enabled_events: list[str]
+    enabled: bool
+    status: EndpointStatus = Field(
+        description="`active`; `failing`: a delivery exhausted its retries (deliveries go on); `disabled`: by you "
+        "or by a 410 answer (`status_reason`), nothing is sent."
+    )
+    status_reason: str | None
+    livemode: bool
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    previous_secret_expires_at: dt.datetime | None = Field(
+        description="After a rotation, the old secret also signs deliveries until then."
+    )
+
+
+class EndpointWithSecret(Endpoint):
+    secret: str = Field(description="The `whsec_` signing secret, shown once (create and rotate-secret).")
+
+
+class EndpointList(ResponseSchema):
+    data: list[Endpoint]
+
+
+class Delivery(ResponseSchema):
+    id: uuid.UUID
+    endpoint_id: uuid.UUID
+    event_id: uuid.UUID = Field(description="Also the `webhook-id` header: the same on every attempt.")
+    event_type: str
+    status: DeliveryStatus
+    attempts: int
+    created_at: dt.datetime
+    last_attempt_at: dt.datetime | None
+    last_status_code: int | None
+    last_latency_ms: int | None
+    last_error: str | None
+    last_response_body: str | None = Field(description="The receiver's answer, its first 1 kB.")
+    next_attempt_at: dt.datetime | None = Field(description="When the next attempt is due (pending only).")
+    delivered_at: dt.datetime | None
+
+
+class DeliveryList(ResponseSchema):
+    data: list[Delivery]

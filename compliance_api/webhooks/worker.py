@@ -1,0 +1,500 @@
+"""The delivery worker: dispatch outbox events into deliveries, claim due deliveries, POST them, record the outcome.
+
+Dispatch turns each outbox event into one delivery row per enabled endpoint of the event's environment that
+subscribed to its type before the event happened (catalogue routing: `environment` events reach every such
+endpoint, `owner` events only the endpoints of the user named in the payload), and stamps the event's
+`delivered_at`, all in one transaction.
+
+Claiming moves a due delivery's `next_attempt_at` forward by a lease (`COMPLIANCE_WEBHOOKS_LEASE_SECONDS`, default
+60, keep it above the 15 s request timeout) in the claiming transaction, with
+`FOR UPDATE SKIP LOCKED` on PostgreSQL, so several workers never claim the same row; a worker killed mid-attempt
+leaves its claims to be picked up again when the lease ends (at-least-once: receivers de-duplicate on `webhook-id`).
+SQLite ignores the row lock and serialises writers: one worker per SQLite database.
+
+Retry schedule after a failed attempt (any non-2xx, a redirect, a timeout or a network error): 5 s, 5 min, 30 min,
+2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each shortened by up to 20 % jitter, so 10 attempts within 3 days (71.6 h at most).
+A `Retry-After` answer (seconds or an HTTP date) postpones the next attempt to then when that is later, capped at the
+scheduled wait plus 24 hours. A 410 disables the endpoint; the last failed attempt marks the delivery `failed`, the
+endpoint `failing`, and emits `webhook.endpoint.failing` to its owner; the next success makes it `active` again.
+
+`Worker.run` keeps `COMPLIANCE_WEBHOOKS_CONCURRENCY` senders busy from a small queue of claimed deliveries and
+records finished attempts in batches, so a receiver that hangs (up to the 15 s timeout) holds one sender only.
+`Worker.run_once` (tests, `worker --once`) does one dispatch-claim-send-record round of up to
+`COMPLIANCE_WEBHOOKS_BATCH_SIZE` deliveries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+import orjson
+import structlog
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.config import Settings
+from compliance_api.events import service as events
+from compliance_api.events.models import OutboxEvent
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.metrics import WEBHOOK_ATTEMPTS, WEBHOOK_LATENCY
+from compliance_api.webhooks import ssrf
+from compliance_api.webhooks.catalogue import EVENT_TYPES
+from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus, WebhookDelivery, WebhookEndpoint
+from compliance_api.webhooks.service import envelope
+from compliance_api.webhooks.signing import SecretBox, headers
+
+log = structlog.get_logger("compliance_api.webhooks")
+
+SCHEDULE: tuple[timedelta, ...] = tuple(
+    timedelta(seconds=s) for s in (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 72000)
+)
+JITTER = 0.2
+TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+RESPONSE_BYTES = 1024
+USER_AGENT = "compliance-api-webhooks/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status_code: int | None
+    latency_ms: int
+    error: str | None
+    response_body: str | None
+    retry_after: timedelta | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+    @property
+    def kind(self) -> str:
+        """For metrics: `success`, `http_error` or `network_error` (refused URLs included)."""
+        if self.status_code is None:
+            return "network_error"
+        return "success" if self.ok else "http_error"
+
+
+def next_delay(attempts: int, retry_after: timedelta | None, rng: random.Random) -> timedelta | None:
+    """The wait before the next attempt after `attempts` failed ones; None once the schedule is exhausted."""
+    if attempts > len(SCHEDULE):
+        return None
+    scheduled = SCHEDULE[attempts - 1] * (1 - JITTER * rng.random())
+    if retry_after is not None and retry_after > scheduled:
+        return min(retry_after, scheduled + timedelta(hours=24))
+    return scheduled
+
+
+def _retry_after(value: str | None, now: datetime) -> timedelta | None:
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return timedelta(seconds=int(value.strip()))
+    try:
+        return parsedate_to_datetime(value) - now
+    except (TypeError, ValueError):
+        return None
+
+
+# ---- dispatch ------------------------------------------------------------------------------------------------
+
+
+def _matches(endpoint: WebhookEndpoint, event: OutboxEvent) -> bool:
+    kind = EVENT_TYPES.get(event.type)
+    if kind is None or kind.routing == "endpoint" or not endpoint.wants(event.type):
+        return False
+    if endpoint.environment is not event.environment or endpoint.created_at > event.created_at:
+        return False
+    if kind.routing == "owner":
+        return str(event.payload.get(kind.owner_field or "")) == str(endpoint.user_id)
+    return True
+
+
+async def dispatch(session: AsyncSession, *, batch: int, now: datetime) -> int:
+    """Fan a batch of undispatched outbox events out into deliveries; returns how many events were handled."""
+    statement = (
+        select(OutboxEvent)
+        .where(OutboxEvent.delivered_at.is_(None))
+        .order_by(OutboxEvent.created_at, OutboxEvent.id)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    found = list(await session.scalars(statement))
+    if not found:
+        return 0
+    environments = {e.environment for e in found}
+    endpoints = list(
+        await session.scalars(
+            select(WebhookEndpoint).where(
+                WebhookEndpoint.environment.in_(environments), WebhookEndpoint.status != EndpointStatus.disabled
+            )
+        )
+    )
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "endpoint_id": endpoint.id,
+            "environment": event.environment,
+            "event_id": event.id,
+            "event_type": event.type,
+            "body": envelope(event.id, event.type, event.created_at, event.environment, event.payload),
+            "status": DeliveryStatus.pending,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+        }
+        for event in found
+        for endpoint in endpoints
+        if _matches(endpoint, event)
+    ]
+    if rows:
+        await session.execute(insert(WebhookDelivery), rows)
+    await session.execute(update(OutboxEvent).where(OutboxEvent.id.in_([e.id for e in found])).values(delivered_at=now))
+    return len(found)
+
+
+# ---- claim, send, record -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    delivery_id: uuid.UUID
+    event_id: uuid.UUID
+    body: dict[str, Any]
+    attempts: int
+    endpoint_id: uuid.UUID
+    url: str
+    environment: Environment
+    secrets: tuple[str, ...]
+
+
+async def claim(
+    session: AsyncSession, *, batch: int, now: datetime, box: SecretBox, lease: timedelta = timedelta(seconds=60)
+) -> list[Job]:
+    """Lease up to `batch` due deliveries of enabled endpoints; deliveries of disabled endpoints are cancelled."""
+    statement = (
+        select(WebhookDelivery)
+        .where(WebhookDelivery.status == DeliveryStatus.pending, WebhookDelivery.next_attempt_at <= now)
+        .order_by(WebhookDelivery.next_attempt_at)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    due = list(await session.scalars(statement))
+    if not due:
+        return []
+    endpoint_ids = {d.endpoint_id for d in due}
+    endpoints = {
+        e.id: e for e in await session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.id.in_(endpoint_ids)))
+    }
+    jobs: list[Job] = []
+    for delivery in due:
+        endpoint = endpoints.get(delivery.endpoint_id)
+        if endpoint is None:  # being deleted: its deliveries go with it
+            continue
+        if not endpoint.enabled and delivery.event_type != "webhook.test":
+            delivery.status, delivery.next_attempt_at = DeliveryStatus.cancelled, None
+            continue
+        delivery.next_attempt_at = now + lease
+        jobs.append(_job(delivery, endpoint, box, now))
+    await session.flush()
+    return jobs
+
+
+def _job(delivery: WebhookDelivery, endpoint: WebhookEndpoint, box: SecretBox, now: datetime) -> Job:
+    secrets = [box.open(endpoint.secret_sealed, endpoint.id)]
+    expires = endpoint.previous_secret_expires_at
+    if endpoint.previous_secret_sealed is not None and expires is not None and expires > now:
+        secrets.append(box.open(endpoint.previous_secret_sealed, endpoint.id))
+    return Job(
+        delivery.id,
+        delivery.event_id,
+        delivery.body,
+        delivery.attempts,
+        endpoint.id,
+        endpoint.url,
+        endpoint.environment,
+        tuple(secrets),
+    )
+
+
+class Sender:
+    """POSTs signed bodies to checked addresses: 15 s timeout, no redirects, no cookies, answer read up to 1 kB."""
+
+    def __init__(self, settings: Settings, client: httpx.AsyncClient | None = None) -> None:
+        self._settings = settings
+        self._client = client or httpx.AsyncClient(
+            timeout=TIMEOUT,
+            follow_redirects=False,
+            trust_env=False,
+            limits=httpx.Limits(
+                max_connections=settings.webhooks_concurrency, max_keepalive_connections=settings.webhooks_concurrency
+            ),
+        )
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+    async def send(self, job: Job) -> Outcome:
+        started = time.perf_counter()
+        body = orjson.dumps(job.body).decode()
+        try:
+            target = await ssrf.pin(job.url, ssrf.policy_for(self._settings, job.environment))
+            request_headers = {
+                **headers(job.secrets, str(job.event_id), utcnow(), body),
+                "host": target.host,
+                "user-agent": USER_AGENT,
+            }
+            extensions = {"sni_hostname": target.sni} if target.sni else {}
+            request = self._client.build_request(
+                "POST", target.url, content=body.encode(), headers=request_headers, extensions=extensions
+            )
+            response = await self._client.send(request, stream=True)
+            try:
+                answer = await _read_capped(response)
+            finally:
+                await response.aclose()
+        except (ssrf.UnsafeUrl, httpx.HTTPError) as exc:
+            return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:500], None)
+        error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+        retry_after = _retry_after(response.headers.get("retry-after"), utcnow())
+        return Outcome(response.status_code, _ms(started), error, answer, retry_after)
+
+
+async def _read_capped(response: httpx.Response) -> str:
+    kept = b""
+    async for chunk in response.aiter_raw():
+        kept += chunk
+        if len(kept) >= RESPONSE_BYTES:
+            break
+    return kept[:RESPONSE_BYTES].decode("utf-8", errors="ignore")
+
+
+def _ms(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)
+
+
+async def record(
+    session: AsyncSession, results: Sequence[tuple[Job, Outcome]], *, now: datetime, rng: random.Random
+) -> None:
+    """Write each attempt's outcome, the next attempt or the final state, and the endpoint's health."""
+    deliveries = {
+        d.id: d
+        for d in await session.scalars(
+            select(WebhookDelivery).where(WebhookDelivery.id.in_([job.delivery_id for job, _ in results]))
+        )
+    }
+    endpoints = {
+        e.id: e
+        for e in await session.scalars(
+            select(WebhookEndpoint).where(WebhookEndpoint.id.in_({job.endpoint_id for job, _ in results}))
+        )
+    }
+    for job, outcome in results:
+        delivery, endpoint = deliveries.get(job.delivery_id), endpoints.get(job.endpoint_id)
+        if delivery is None or endpoint is None:  # deleted while in flight
+            continue
+        delivery.attempts = job.attempts + 1
+        delivery.last_attempt_at = now
+        delivery.last_status_code = outcome.status_code
+        delivery.last_latency_ms = outcome.latency_ms
+        delivery.last_error = outcome.error
+        delivery.last_response_body = outcome.response_body
+        await _settle(session, delivery, endpoint, outcome, now=now, rng=rng)
+    await session.flush()
+
+
+async def _settle(
+    session: AsyncSession,
+    delivery: WebhookDelivery,
+    endpoint: WebhookEndpoint,
+    outcome: Outcome,
+    *,
+    now: datetime,
+    rng: random.Random,
+) -> None:
+    if outcome.ok:
+        delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.succeeded, now, None
+        if endpoint.status is EndpointStatus.failing:
+            endpoint.status, endpoint.status_reason = EndpointStatus.active, None
+        return
+    if outcome.status_code == 410:
+        delivery.status, delivery.next_attempt_at = DeliveryStatus.failed, None
+        endpoint.status, endpoint.status_reason = EndpointStatus.disabled, "the endpoint answered 410 Gone"
+        endpoint.updated_at = now
+        log.warning("webhook_endpoint_disabled", endpoint_id=str(endpoint.id), reason="410")
+        return
+    delay = next_delay(delivery.attempts, outcome.retry_after, rng)
+    if delay is not None:
+        delivery.next_attempt_at = now + delay
+        return
+    delivery.status, delivery.next_attempt_at = DeliveryStatus.failed, None
+    if endpoint.status is EndpointStatus.active and delivery.event_type != "webhook.test":
+        await _mark_failing(session, endpoint, delivery.last_error, now)
+
+
+async def _mark_failing(session: AsyncSession, endpoint: WebhookEndpoint, error: str | None, now: datetime) -> None:
+    endpoint.status, endpoint.status_reason, endpoint.updated_at = EndpointStatus.failing, "retries exhausted", now
+    log.warning("webhook_endpoint_failing", endpoint_id=str(endpoint.id))
+    await events.emit(
+        session,
+        environment=endpoint.environment,
+        type="webhook.endpoint.failing",
+        payload={
+            "user_id": str(endpoint.user_id),
+            "endpoint_id": str(endpoint.id),
+            "url": endpoint.url,
+            "failing_since": now.isoformat(),
+            "last_error": error,
+        },
+    )
+
+
+# ---- the loop --------------------------------------------------------------------------------------------------
+
+
+class Worker:
+    """One delivery worker; `run_once` does one dispatch-claim-send-record round, `run` loops until stopped."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        box: SecretBox,
+        sender: Sender | None = None,
+    ) -> None:
+        self.settings = settings
+        self.sessionmaker = sessionmaker
+        self.box = box
+        self.sender = sender or Sender(settings)
+        self.rng = random.Random()  # noqa: S311 (jitter, not a secret)
+        self._next_dispatch = 0.0
+
+    async def run_once(self) -> int:
+        """Dispatch pending events, then deliver one batch of due deliveries; returns the number of attempts."""
+        jobs = await self._claim_batch(self.settings.webhooks_batch_size, always_dispatch=True)
+        if not jobs:
+            return 0
+        limit = asyncio.Semaphore(self.settings.webhooks_concurrency)
+
+        async def send(job: Job) -> Outcome:
+            async with limit:
+                return await self.sender.send(job)
+
+        outcomes = await asyncio.gather(*(send(job) for job in jobs))
+        await self._record(list(zip(jobs, outcomes, strict=True)))
+        return len(jobs)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Deliver until `stop` is set: a feeder claims small batches into a queue, `concurrency` senders take from
+        it, a recorder writes finished attempts in batches. A hanging receiver holds one sender, not the others."""
+        await _Pipeline(self, stop).run()
+
+    async def _claim_batch(self, size: int, *, always_dispatch: bool = False) -> list[Job]:
+        """Dispatch (at most once per poll interval while the outbox is empty), then claim up to `size`."""
+        if always_dispatch or time.monotonic() >= self._next_dispatch:
+            async with self.sessionmaker.begin() as session:
+                found = await dispatch(session, batch=self.settings.webhooks_batch_size * 5, now=utcnow())
+            self._next_dispatch = 0.0 if found else time.monotonic() + self.settings.webhooks_poll_seconds
+        async with self.sessionmaker.begin() as session:
+            lease = timedelta(seconds=self.settings.webhooks_lease_seconds)
+            return await claim(session, batch=size, now=utcnow(), box=self.box, lease=lease)
+
+    async def _record(self, results: list[tuple[Job, Outcome]]) -> None:
+        for _, outcome in results:
+            WEBHOOK_ATTEMPTS.labels(outcome.kind).inc()
+            WEBHOOK_LATENCY.observe(outcome.latency_ms / 1000)
+        async with self.sessionmaker.begin() as session:
+            await record(session, results, now=utcnow(), rng=self.rng)
+
+    async def close(self) -> None:
+        await self.sender.close()
+
+
+class _Pipeline:
+    """The state of one `Worker.run`: a queue of claimed jobs, the senders, and finished attempts to record.
+
+    The feeder claims at most three times the concurrency at a time and only when the queue runs low, so a claimed job
+    waits for a sender at most a few request timeouts, well inside its lease. On stop, queued jobs are dropped
+    unsent (their leases end and they are claimed again), attempts in flight finish and are recorded."""
+
+    def __init__(self, worker: Worker, stop: asyncio.Event) -> None:
+        self.worker = worker
+        self.stop = stop
+        self.concurrency = worker.settings.webhooks_concurrency
+        self.queue: asyncio.Queue[Job | None] = asyncio.Queue()
+        self.low = asyncio.Event()
+        self.finished: list[tuple[Job, Outcome]] = []
+        self.ready = asyncio.Event()
+        self.sending = True
+
+    async def run(self) -> None:
+        senders = [asyncio.create_task(self._send()) for _ in range(self.concurrency)]
+        recorder = asyncio.create_task(self._recorder())
+        await self._feed()
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        for _ in senders:
+            self.queue.put_nowait(None)
+        await asyncio.gather(*senders)
+        self.sending = False
+        self.ready.set()
+        await recorder
+
+    async def _feed(self) -> None:
+        size = min(self.worker.settings.webhooks_batch_size, 3 * self.concurrency)
+        while not self.stop.is_set():
+            if self.queue.qsize() >= self.concurrency:
+                self.low.clear()
+                await _first(self.low.wait(), self.stop.wait())
+                continue
+            try:
+                jobs = await self.worker._claim_batch(size)
+            except Exception:  # the loop must outlive a database outage or a lock timeout
+                log.exception("webhook_worker_claim_failed")
+                jobs = []
+            for job in jobs:
+                self.queue.put_nowait(job)
+            if not jobs:
+                await _first(self.stop.wait(), asyncio.sleep(self.worker.settings.webhooks_poll_seconds))
+
+    async def _send(self) -> None:
+        while (job := await self.queue.get()) is not None:
+            if self.queue.qsize() < self.concurrency:
+                self.low.set()
+            try:
+                outcome = await self.worker.sender.send(job)
+            except Exception:  # a bug must not take a sender down: the attempt counts as failed
+                log.exception("webhook_send_failed", delivery_id=str(job.delivery_id))
+                outcome = Outcome(None, 0, "internal error while sending", None)
+            self.finished.append((job, outcome))
+            self.ready.set()
+
+    async def _recorder(self) -> None:
+        while self.sending or self.finished:
+            await self.ready.wait()
+            self.ready.clear()
+            taken, self.finished = self.finished, []
+            if taken:
+                try:
+                    await self.worker._record(taken)
+                except Exception:  # unrecorded attempts are sent again when their leases end
+                    log.exception("webhook_worker_record_failed")
+
+
+async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
+    """Wait until the first of `waits` finishes; cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()

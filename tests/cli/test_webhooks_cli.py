@@ -1,0 +1,73 @@
+"""`compliance-api webhooks add|list` and `compliance-api worker` as a real process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from asyncio import to_thread
+from collections.abc import AsyncIterator
+
+import pytest
+from standardwebhooks.webhooks import Webhook
+
+from tests.cli.conftest import invoke
+from tests.webhooks.receiver import Receiver, receiving
+
+EMAIL = "ops@example.com"
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    async with receiving(Receiver) as box:
+        yield box
+
+
+def _env(cli_env: dict[str, str]) -> dict[str, str]:
+    return {**cli_env, "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true"}
+
+
+def test_add_prints_the_secret_once_and_list_shows_the_endpoint(cli_env: dict[str, str]) -> None:
+    env = _env(cli_env)
+    assert invoke(env, "users", "create", EMAIL)[0] == 0
+    code, out, _ = invoke(env, "webhooks", "add", EMAIL, "https://hooks.example.com/x", "--event", "passport.updated")
+    assert code == 0
+    assert out.strip().startswith("whsec_")
+    code, out, _ = invoke(env, "webhooks", "list", EMAIL, "--json")
+    [listed] = json.loads(out)["endpoints"]
+    assert (listed["url"], listed["enabled_events"], listed["status"]) == (
+        "https://hooks.example.com/x",
+        ["passport.updated"],
+        "active",
+    )
+    assert "secret" not in listed
+    assert json.loads(invoke(env, "webhooks", "list", EMAIL, "--env", "test", "--json")[1]) == {"endpoints": []}
+
+
+def test_add_refuses_unknown_events_and_unsafe_urls(cli_env: dict[str, str]) -> None:
+    assert invoke(cli_env, "users", "create", EMAIL)[0] == 0
+    code, _, err = invoke(cli_env, "webhooks", "add", EMAIL, "https://hooks.example.com", "--event", "nope")
+    assert code == 1
+    assert "unknown event" in err
+    code, _, err = invoke(cli_env, "webhooks", "add", EMAIL, "https://10.0.0.1/x")
+    assert code == 1
+    assert "not a public address" in err
+
+
+async def test_the_worker_process_delivers(cli_env: dict[str, str], receiver: Receiver) -> None:
+    env = _env(cli_env)
+    # `invoke` runs its own event loop: in a thread, while this loop serves the receiver.
+    assert (await to_thread(invoke, env, "users", "create", EMAIL))[0] == 0
+    _code, out, _ = await to_thread(invoke, env, "webhooks", "add", EMAIL, receiver.url, "--json")
+    added = json.loads(out)
+    # A token created after the endpoint: its api_token.created event is for this endpoint.
+    assert (await to_thread(invoke, env, "tokens", "create", EMAIL))[0] == 0
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "compliance_api", "worker", "--once", env={**os.environ, **env}, stderr=subprocess.PIPE
+    )
+    _, err = await asyncio.wait_for(worker.communicate(), 60)
+    assert worker.returncode == 0, err
+    [got] = receiver.received
+    assert Webhook(added["secret"]).verify(got.body, got.headers)["type"] == "api_token.created"
