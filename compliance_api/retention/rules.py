@@ -25,12 +25,12 @@ from compliance_api.dac7.fixtures import DEMO_ACTIVITY_IDS, UNAUTHORISED_SELLER_
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.demo.fixtures import DEMO_BUSINESS_EMAIL
 from compliance_api.events.models import OutboxEvent
-from compliance_api.webhooks.models import WebhookDelivery
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.fixtures import DEMO_CHECKS, DEMO_FREELANCER_EMAIL
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.rates import service as rates_service
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
+from compliance_api.webhooks.models import WebhookDelivery
 from compliance_api.wtta.fixtures import DEMO_LOCATION, SANDBOX_ADMISSIONS
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
