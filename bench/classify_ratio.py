@@ -83,7 +83,8 @@ async def ensure_pg_database() -> None:
 def backend_env(name: str, workdir: Path) -> dict[str, str]:
     env = hr.backend_env("embedded", workdir)  # SQLite under workdir/var, no Redis
     if name == "postgres":
-        env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL)
+        # As in production (docs/deploy.md): the webhook worker is its own process, not a task of the API server.
+        env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL, COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER="false")
     return env
 
 
