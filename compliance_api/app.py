@@ -66,6 +66,7 @@ class Services:
     token_cache: TokenCache
     health: HealthProbe
     pepper: bytes
+    previous_pepper: bytes | None  # set only while COMPLIANCE_SECRET_KEY is being rotated
     base_url: str
     rulesets: Rulesets
     audit: GroupCommit
@@ -90,6 +91,7 @@ def build_services(settings: Settings) -> Services:
             engine, redis, slow_ms=settings.health_slow_ms, interval=settings.health_probe_interval_seconds
         ),
         pepper=settings.secret_key_bytes(),
+        previous_pepper=settings.previous_secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
         audit=GroupCommit(engine),
