@@ -40,7 +40,7 @@ from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 from compliance_api.retention.jobs import run_daily
 from compliance_api.webhooks.catalogue import register_webhooks
-from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.signing import SecretBox, secret_box
 from compliance_api.webhooks.worker import Worker
 from compliance_api.wtta.reader import LookupReader, lookup_reader_for
 
@@ -72,6 +72,7 @@ class Services:
     token_cache: TokenCache
     health: HealthProbe
     pepper: bytes
+    previous_pepper: bytes | None  # set only while COMPLIANCE_SECRET_KEY is being rotated
     base_url: str
     rulesets: Rulesets
     audit: GroupCommit
@@ -98,12 +99,13 @@ def build_services(settings: Settings) -> Services:
             engine, redis, slow_ms=settings.health_slow_ms, interval=settings.health_probe_interval_seconds
         ),
         pepper=pepper,
+        previous_pepper=settings.previous_secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
         audit=GroupCommit(engine),
         signing_keys=_signing_keys(settings),
         wtta_reader=lookup_reader_for(settings.resolved_database_url, postgres_pool_size=settings.wtta_read_pool_size),
-        webhook_secrets=SecretBox(pepper),
+        webhook_secrets=secret_box(settings),
     )
 
 

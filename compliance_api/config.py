@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     )
     region: str = Field(default="local", validation_alias=AliasChoices("COMPLIANCE_REGION"))
     secret_key: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SECRET_KEY"))
+    secret_key_previous: SecretStr = Field(
+        default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SECRET_KEY_PREVIOUS")
+    )
     public_base_url: str = Field(
         default="http://127.0.0.1:8000", validation_alias=AliasChoices("COMPLIANCE_PUBLIC_BASE_URL")
     )
@@ -150,9 +153,7 @@ class Settings(BaseSettings):
         """The server-side secret (token pepper); in embedded mode generated once into `var/`."""
         value = self.secret_key.get_secret_value()
         if value:
-            if value.lower() in PLACEHOLDER_SECRETS or len(value) < 32:
-                raise ValueError("COMPLIANCE_SECRET_KEY must be at least 32 characters and not a placeholder")
-            return value.encode()
+            return _checked_secret(value, "COMPLIANCE_SECRET_KEY")
         if self.deployment is Deployment.production:
             raise ValueError("COMPLIANCE_SECRET_KEY is required when COMPLIANCE_DEPLOYMENT=production")
         path = self.var_dir / "secret_key"
@@ -161,6 +162,22 @@ class Settings(BaseSettings):
             path.write_text(secrets.token_urlsafe(48))
             path.chmod(0o600)
         return path.read_text().strip().encode()
+
+    def previous_secret_key_bytes(self) -> bytes | None:
+        """The secret being retired during a rotation (`COMPLIANCE_SECRET_KEY_PREVIOUS`), None when unset."""
+        value = self.secret_key_previous.get_secret_value()
+        return _checked_secret(value, "COMPLIANCE_SECRET_KEY_PREVIOUS") if value else None
+
+    def secret_keys(self) -> tuple[bytes, ...]:
+        """Every secret to try when opening something keyed with the server secret: the current one first."""
+        previous = self.previous_secret_key_bytes()
+        return (self.secret_key_bytes(),) if previous is None else (self.secret_key_bytes(), previous)
+
+
+def _checked_secret(value: str, name: str) -> bytes:
+    if value.lower() in PLACEHOLDER_SECRETS or len(value) < 32:
+        raise ValueError(f"{name} must be at least 32 characters and not a placeholder")
+    return value.encode()
 
 
 def to_async_url(url: str) -> str:

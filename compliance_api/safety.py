@@ -46,6 +46,30 @@ def _secret(settings: Settings, _: int) -> Iterator[Finding]:
         )
 
 
+def _previous_secret(settings: Settings, _: int) -> Iterator[Finding]:
+    previous = settings.secret_key_previous.get_secret_value()
+    if not previous:
+        return
+    if previous == settings.secret_key.get_secret_value():
+        yield Finding(
+            Severity.unsafe,
+            "secret_previous_equals_current",
+            "COMPLIANCE_SECRET_KEY_PREVIOUS equals COMPLIANCE_SECRET_KEY: a rotation needs a new current key.",
+        )
+    elif previous.lower() in PLACEHOLDER_SECRETS or len(previous) < 32:
+        yield Finding(
+            Severity.unsafe,
+            "secret_previous_placeholder",
+            "COMPLIANCE_SECRET_KEY_PREVIOUS is a placeholder or shorter than 32 characters.",
+        )
+    else:
+        yield Finding(
+            Severity.warning,
+            "secret_rotation_in_progress",
+            "COMPLIANCE_SECRET_KEY_PREVIOUS is set: unset it once the rotation's grace period is over.",
+        )
+
+
 def _database(settings: Settings, workers: int) -> Iterator[Finding]:
     if not settings.is_sqlite:
         return
@@ -114,7 +138,7 @@ def _mail(settings: Settings, _: int) -> Iterator[Finding]:
         )
 
 
-CHECKS: tuple[Check, ...] = (_secret, _database, _redis, _network, _mail)
+CHECKS: tuple[Check, ...] = (_secret, _previous_secret, _database, _redis, _network, _mail)
 
 
 def findings(settings: Settings, *, workers: int = 1) -> list[Finding]:

@@ -18,7 +18,7 @@ async def test_one_json_log_line_per_request_without_the_token(
     row, token = await create_token(sessionmaker, pepper)
     capfd.readouterr()
     response = await client.get("/v1/health", headers={**bearer(token), "X-Request-Id": "trace-1"})
-    refused = await client.get("/v1/health", headers=bearer(token[:-1] + "x"))
+    refused = await client.get("/v1/health", headers=bearer(token[:-1] + ("y" if token.endswith("x") else "x")))
     output = capfd.readouterr().out
     assert token not in output
     assert token[8:-4] not in output

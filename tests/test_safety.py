@@ -89,3 +89,24 @@ def test_unsafe_findings_come_first() -> None:
 
 def test_production_without_smtp_is_a_warning() -> None:
     assert _codes(_production(smtp_url="")) == {"smtp_missing": Severity.warning}
+
+
+def test_previous_secret_equal_to_the_current_one_is_unsafe() -> None:
+    assert _codes(_production(secret_key_previous=SECRET)) == {"secret_previous_equals_current": Severity.unsafe}
+
+
+def test_placeholder_previous_secret_is_unsafe() -> None:
+    assert _codes(_production(secret_key_previous="changeme")) == {"secret_previous_placeholder": Severity.unsafe}
+
+
+def test_a_rotation_in_progress_is_a_reminder() -> None:
+    rotating = _production(secret_key_previous="the-retired-secret-key-0123456789abcdef")
+    assert _codes(rotating) == {"secret_rotation_in_progress": Severity.warning}
+
+
+def test_secret_keys_lists_the_current_secret_first_and_validates_the_previous_one() -> None:
+    previous = "the-retired-secret-key-0123456789abcdef"
+    assert _production().secret_keys() == (SECRET.encode(),)
+    assert _production(secret_key_previous=previous).secret_keys() == (SECRET.encode(), previous.encode())
+    with pytest.raises(ValueError, match="COMPLIANCE_SECRET_KEY_PREVIOUS must be at least 32 characters"):
+        _production(secret_key_previous="too-short").secret_keys()

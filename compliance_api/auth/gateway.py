@@ -139,9 +139,9 @@ class ApiGateway:
             if parsed is None:
                 raise AuthFailure("malformed_token", "The token is mistyped: its checksum does not match.")
             self._check_environment(parsed.environment, scope)
-            cached = await self._resolve(token_hash, parsed.environment, parsed.last4)
+            cached = await self._resolve(token_hash, parsed.environment, credentials)
         elif refresh and token_hash not in self._lookups:
-            self._start_lookup(token_hash, cached.environment, credentials[-4:])
+            self._start_lookup(token_hash, cached.environment, credentials)
         self._check_environment(cached.environment, scope)
         if cached.record is None:
             raise AuthFailure("invalid_token", "The token is unknown.")
@@ -157,14 +157,14 @@ class ApiGateway:
                 f"A {tokens.PREFIXES[token_environment]} token works only on the {token_environment.label} host.",
             )
 
-    async def _resolve(self, token_hash: str, environment: Environment, last4: str) -> CachedToken:
+    async def _resolve(self, token_hash: str, environment: Environment, credentials: str) -> CachedToken:
         """One database lookup per token at a time: concurrent misses (a cache expiry under load) share it."""
-        task = self._lookups.get(token_hash) or self._start_lookup(token_hash, environment, last4)
+        task = self._lookups.get(token_hash) or self._start_lookup(token_hash, environment, credentials)
         # Shielded: a client that disconnects cancels its own wait, not the lookup the others share.
         return await asyncio.shield(task)
 
-    def _start_lookup(self, token_hash: str, environment: Environment, last4: str) -> asyncio.Task[CachedToken]:
-        task = asyncio.create_task(self._lookup(token_hash, environment, last4))
+    def _start_lookup(self, token_hash: str, environment: Environment, credentials: str) -> asyncio.Task[CachedToken]:
+        task = asyncio.create_task(self._lookup(token_hash, environment, credentials))
         self._lookups[token_hash] = task
         task.add_done_callback(functools.partial(self._lookup_done, token_hash))
         return task
@@ -174,10 +174,13 @@ class ApiGateway:
         if not task.cancelled() and task.exception() is not None:  # a background refresh nobody awaited
             log.warning("token_lookup_failed", error=type(task.exception()).__name__)
 
-    async def _lookup(self, token_hash: str, environment: Environment, last4: str) -> CachedToken:
+    async def _lookup(self, token_hash: str, environment: Environment, credentials: str) -> CachedToken:
+        """The token behind `token_hash`, also under the retired secret while one is set (then re-hashed)."""
+        previous = self.services.previous_pepper
+        previous_hash = None if previous is None else tokens.hash_token(credentials, previous)
         async with self.services.sessionmaker.begin() as session:
-            record = await auth_service.resolve(session, token_hash=token_hash)
-        cached = resolution(environment, record, last4=last4)
+            record = await auth_service.resolve(session, token_hash=token_hash, previous_hash=previous_hash)
+        cached = resolution(environment, record, last4=credentials[-4:])
         self.services.token_cache.put(token_hash, cached)
         return cached
 

@@ -104,17 +104,37 @@ async def revoke_owned(session: AsyncSession, *, user_id: uuid.UUID, token_id: u
     return await revoke(session, token_id=row.id)
 
 
-async def resolve(session: AsyncSession, *, token_hash: str) -> TokenRecord | None:
-    """The stored token behind a hash, with its owner's plan; also stamps `last_used_at`."""
+async def resolve(session: AsyncSession, *, token_hash: str, previous_hash: str | None = None) -> TokenRecord | None:
+    """The stored token behind a hash, with its owner's plan; also stamps `last_used_at`.
+
+    During a secret rotation `previous_hash` (the token keyed with the retired secret) is looked up in the same
+    query, and a token found by it is re-hashed to `token_hash`, so it no longer needs the retired secret.
+    """
+    matches = (
+        ApiToken.token_hash == token_hash
+        if previous_hash is None
+        else ApiToken.token_hash.in_((token_hash, previous_hash))
+    )
     row = (
         await session.execute(
-            select(ApiToken.id, ApiToken.user_id, ApiToken.environment, ApiToken.revoked_at, User.plan, User.kind)
+            select(
+                ApiToken.id,
+                ApiToken.user_id,
+                ApiToken.environment,
+                ApiToken.revoked_at,
+                ApiToken.token_hash,
+                User.plan,
+                User.kind,
+            )
             .join(User, User.id == ApiToken.user_id)
-            .where(ApiToken.token_hash == token_hash)
+            .where(matches)
         )
     ).one_or_none()
     if row is None:
         return None
-    if row.revoked_at is None:
-        await session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=utcnow()))
+    changes: dict[str, object] = {} if row.revoked_at is not None else {"last_used_at": utcnow()}
+    if row.token_hash != token_hash:
+        changes["token_hash"] = token_hash
+    if changes:
+        await session.execute(update(ApiToken).where(ApiToken.id == row.id).values(**changes))
     return TokenRecord(row.id, row.user_id, row.environment, row.plan, row.kind, row.revoked_at is not None)

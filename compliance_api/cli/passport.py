@@ -118,7 +118,11 @@ def revoke_share(token: str, as_json: JsonOption = False) -> None:
     async def work() -> None:
         async with transaction(settings) as session:
             revoked = await service.revoke_share_by_token(
-                session, token, pepper=settings.secret_key_bytes(), now=utcnow()
+                session,
+                token,
+                pepper=settings.secret_key_bytes(),
+                previous_pepper=settings.previous_secret_key_bytes(),
+                now=utcnow(),
             )
         if as_json:
             print_json(revoked.model_dump(mode="json"))

@@ -7,6 +7,7 @@ import signal
 from typing import Annotated, Any
 
 import typer
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
@@ -20,7 +21,7 @@ from compliance_api.retention.jobs import run_daily
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import WebhookEndpoint
-from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.signing import secret_box
 from compliance_api.webhooks.worker import Worker
 
 app = typer.Typer(no_args_is_help=True, help="Manage webhook endpoints.")
@@ -68,7 +69,7 @@ def add(
                 description=description,
                 enabled=True,
                 policy=ssrf.policy_for(settings, env),
-                box=SecretBox(settings.secret_key_bytes()),
+                box=secret_box(settings),
                 now=utcnow(),
             )
         if as_json:
@@ -104,6 +105,29 @@ def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonO
     run(work)
 
 
+@app.command("reseal")
+def reseal(as_json: JsonOption = False) -> None:
+    """Seal every endpoint's signing secrets under the current COMPLIANCE_SECRET_KEY (step 2 of a secret rotation,
+    before COMPLIANCE_SECRET_KEY_PREVIOUS is removed); both environments, one transaction."""
+    settings = Settings()
+
+    async def work() -> int:
+        box = secret_box(settings)
+        async with transaction(settings) as session:
+            endpoints = list(await session.scalars(select(WebhookEndpoint)))
+            for endpoint in endpoints:
+                endpoint.secret_sealed = box.reseal(endpoint.secret_sealed, endpoint.id)
+                if endpoint.previous_secret_sealed is not None:
+                    endpoint.previous_secret_sealed = box.reseal(endpoint.previous_secret_sealed, endpoint.id)
+        return len(endpoints)
+
+    count = run(work)
+    if as_json:
+        print_json({"resealed": count})
+    else:
+        typer.echo(f"{count} endpoints resealed under the current secret")
+
+
 def worker(
     once: Annotated[bool, typer.Option("--once", help="One round (dispatch, deliver a batch), then exit.")] = False,
 ) -> None:
@@ -114,7 +138,7 @@ def worker(
     async def work() -> None:
         engine = create_engine(settings.resolved_database_url)
         sessionmaker = create_sessionmaker(engine)
-        delivery = Worker(settings, sessionmaker, SecretBox(settings.secret_key_bytes()))
+        delivery = Worker(settings, sessionmaker, secret_box(settings))
         try:
             if once:
                 typer.echo(f"{await delivery.run_once()} attempts", err=True)

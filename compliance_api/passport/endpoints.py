@@ -152,6 +152,7 @@ async def verify(
         caller,
         token,
         pepper=request.app.state.services.pepper,
+        previous_pepper=request.app.state.services.previous_pepper,
         keys=_keys(request),
         catalogue=packaged_catalogue(),
         now=utcnow(),

@@ -260,10 +260,38 @@ async def revoke_share(session: AsyncSession, caller: PassportOwner, share_id: u
     return share_view(share, now)
 
 
-async def revoke_share_by_token(session: AsyncSession, token: str, *, pepper: bytes, now: dt.datetime) -> Share:
+async def _share_by_token(
+    session: AsyncSession,
+    token: str,
+    pepper: bytes,
+    previous_pepper: bytes | None,
+    environment: Environment | None = None,
+) -> PassportShare | None:
+    """The share behind a token, keyed with the current secret or (during a rotation) the retired one.
+
+    A share found under the retired secret is re-hashed to the current one, so it no longer needs the retired one.
+    """
+    token_hash = share_tokens.hash_share_token(token, pepper)
+    statement = select(PassportShare)
+    if environment is not None:
+        statement = scoped(statement, PassportShare, environment)
+    if previous_pepper is None:
+        statement = statement.where(PassportShare.token_hash == token_hash)
+    else:
+        previous_hash = share_tokens.hash_share_token(token, previous_pepper)
+        statement = statement.where(PassportShare.token_hash.in_((token_hash, previous_hash)))
+    share = await session.scalar(statement)
+    if share is not None and share.token_hash != token_hash:
+        share.token_hash = token_hash
+        await session.flush()
+    return share
+
+
+async def revoke_share_by_token(
+    session: AsyncSession, token: str, *, pepper: bytes, previous_pepper: bytes | None = None, now: dt.datetime
+) -> Share:
     """Operator action (`passport revoke-share TOKEN`), in whichever environment the token lives."""
-    token_hash = share_tokens.hash_share_token(token.strip(), pepper)
-    share = await session.scalar(select(PassportShare).where(PassportShare.token_hash == token_hash))
+    share = await _share_by_token(session, token.strip(), pepper, previous_pepper)
     if share is None:
         raise PassportError("no such share-token")
     _revoke(share, now)
@@ -294,6 +322,7 @@ async def verify_share(
     token: str,
     *,
     pepper: bytes,
+    previous_pepper: bytes | None = None,
     keys: SigningKeys,
     catalogue: Catalogue,
     now: dt.datetime,
@@ -301,12 +330,7 @@ async def verify_share(
     """The signed summary behind a share-token; unknown, expired and revoked tokens are the same 404."""
     share = None
     if len(token) <= share_tokens.MAX_LENGTH:
-        token_hash = share_tokens.hash_share_token(token, pepper)
-        share = await session.scalar(
-            scoped(select(PassportShare), PassportShare, caller.environment).where(
-                PassportShare.token_hash == token_hash
-            )
-        )
+        share = await _share_by_token(session, token, pepper, previous_pepper, caller.environment)
     if share is None or share.status(now) != "active":
         raise ApiError("share_not_found")
     passport = await session.get_one(Passport, share.passport_id)

@@ -12,6 +12,7 @@ from httpx import AsyncClient
 
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import SigningKeys
+from tests.auth.rotation import NEW_SECRET
 from tests.cli.conftest import invoke
 from tests.factories import bearer
 
@@ -140,3 +141,21 @@ async def test_demo_prints_sandbox_share_tokens_that_behave_as_documented(
     stale = await sandbox_client.get(f"/v1/passport/{old_valid}/verify", headers=bearer(renewed["tokens"]["test"]))
     assert stale.status_code == 404, "a new demo revokes the previous demo share-tokens"
     assert renewed["fixtures"]["passport_share_tokens"]["valid"] != old_valid
+
+
+def test_revoke_share_during_a_secret_rotation_finds_a_share_made_before_it(anna: dict[str, str]) -> None:
+    assert invoke(anna, "passport", "set", FREELANCER, "--sector", "ict")[0] == 0
+    token = invoke(anna, "passport", "share", FREELANCER)[1].strip()
+    rotated = {**anna, "COMPLIANCE_SECRET_KEY": NEW_SECRET}
+    assert invoke(rotated, "passport", "revoke-share", token)[0] == 1
+    code, out, _ = invoke(
+        {**rotated, "COMPLIANCE_SECRET_KEY_PREVIOUS": anna["COMPLIANCE_SECRET_KEY"]},
+        "passport",
+        "revoke-share",
+        token,
+        "--json",
+    )
+    assert code == 0
+    assert json.loads(out)["status"] == "revoked"
+    code, out, _ = invoke(rotated, "passport", "revoke-share", token, "--json")
+    assert (code, json.loads(out)["status"]) == (0, "revoked"), "re-hashed: found without the previous secret"

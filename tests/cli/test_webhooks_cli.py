@@ -11,8 +11,14 @@ from asyncio import to_thread
 from collections.abc import AsyncIterator
 
 import pytest
+from cryptography.exceptions import InvalidTag
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from standardwebhooks.webhooks import Webhook
 
+from compliance_api.config import Settings
+from compliance_api.webhooks.models import WebhookEndpoint
+from compliance_api.webhooks.signing import secret_box
 from tests.cli.conftest import invoke
 from tests.webhooks.receiver import Receiver, receiving
 
@@ -71,3 +77,28 @@ async def test_the_worker_process_delivers(cli_env: dict[str, str], receiver: Re
     assert worker.returncode == 0, err
     [got] = receiver.received
     assert Webhook(added["secret"]).verify(got.body, got.headers)["type"] == "api_token.created"
+
+
+async def test_a_secret_rotation_keeps_endpoint_secrets_once_resealed(
+    cli_env: dict[str, str], sessionmaker: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Secrets sealed under the retired server secret open during the rotation; `reseal` moves them to the new one."""
+    assert (await to_thread(invoke, cli_env, "users", "create", EMAIL))[0] == 0
+    secret = (await to_thread(invoke, cli_env, "webhooks", "add", EMAIL, "https://hooks.example.com/r"))[1].strip()
+    old_secret, new_secret = cli_env["COMPLIANCE_SECRET_KEY"], "a-brand-new-server-secret-0123456789-abcdef"
+    rotating = {**cli_env, "COMPLIANCE_SECRET_KEY": new_secret, "COMPLIANCE_SECRET_KEY_PREVIOUS": old_secret}
+
+    async def opened(current: str, previous: str = "") -> str:
+        async with sessionmaker() as session:
+            endpoint = await session.scalar(select(WebhookEndpoint))
+        assert endpoint is not None
+        monkeypatch.setenv("COMPLIANCE_SECRET_KEY", current)
+        monkeypatch.setenv("COMPLIANCE_SECRET_KEY_PREVIOUS", previous)
+        return secret_box(Settings()).open(endpoint.secret_sealed, endpoint.id)
+
+    assert await opened(new_secret, old_secret) == secret
+    with pytest.raises(InvalidTag):
+        await opened(new_secret)
+    code, out, _ = await to_thread(invoke, rotating, "webhooks", "reseal", "--json")
+    assert (code, json.loads(out)) == (0, {"resealed": 1})
+    assert await opened(new_secret) == secret
