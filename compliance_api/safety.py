@@ -128,6 +128,23 @@ def _network(settings: Settings, _: int) -> Iterator[Finding]:
         )
 
 
+def _webhooks(settings: Settings, _: int) -> Iterator[Finding]:
+    if settings.is_production and settings.webhooks_allow_private_targets:
+        yield Finding(
+            Severity.unsafe,
+            "webhooks_private_targets",
+            "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS is on in production: anyone with a sandbox token could make "
+            "this server POST to loopback, private and link-local addresses inside your network.",
+        )
+    if settings.is_production and settings.webhooks_embedded_worker:
+        yield Finding(
+            Severity.warning,
+            "webhooks_embedded_worker",
+            "COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER is on: every API process also delivers webhooks and runs the daily "
+            "purges; run `compliance-api worker` instead and turn it off.",
+        )
+
+
 def _mail(settings: Settings, _: int) -> Iterator[Finding]:
     if settings.is_production and not settings.smtp_url.get_secret_value():
         yield Finding(
@@ -138,7 +155,7 @@ def _mail(settings: Settings, _: int) -> Iterator[Finding]:
         )
 
 
-CHECKS: tuple[Check, ...] = (_secret, _previous_secret, _database, _redis, _network, _mail)
+CHECKS: tuple[Check, ...] = (_secret, _previous_secret, _database, _redis, _network, _webhooks, _mail)
 
 
 def findings(settings: Settings, *, workers: int = 1) -> list[Finding]:

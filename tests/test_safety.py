@@ -110,3 +110,16 @@ def test_secret_keys_lists_the_current_secret_first_and_validates_the_previous_o
     assert _production(secret_key_previous=previous).secret_keys() == (SECRET.encode(), previous.encode())
     with pytest.raises(ValueError, match="COMPLIANCE_SECRET_KEY_PREVIOUS must be at least 32 characters"):
         _production(secret_key_previous="too-short").secret_keys()
+
+
+def test_private_webhook_targets_in_production_are_unsafe() -> None:
+    assert _codes(_production(webhooks_allow_private_targets=True)) == {"webhooks_private_targets": Severity.unsafe}
+
+
+def test_private_webhook_targets_are_fine_in_embedded_mode() -> None:
+    embedded = _production(deployment=Deployment.embedded, webhooks_allow_private_targets=True)
+    assert "webhooks_private_targets" not in _codes(embedded)
+
+
+def test_the_embedded_webhook_worker_in_production_is_a_warning() -> None:
+    assert _codes(_production(webhooks_embedded_worker=True)) == {"webhooks_embedded_worker": Severity.warning}
