@@ -33,6 +33,11 @@ NOTICES = {
     "password_set": "Your password is set: sign in with it.",
     "token_revoked": "The token is revoked: every request with it is refused within 5 seconds.",
     "share_revoked": "The share link is revoked: verifiers get 404 for it from now on.",
+    "webhook_test_sent": "A test event is queued: it appears in the delivery log below.",
+    "webhook_retried": "The delivery is queued again, with a fresh retry schedule.",
+    "webhook_deleted": "The endpoint and its delivery log are deleted; nothing more is sent to it.",
+    "grant_created": "The grant is active: that account may now read your DAC7 figures in this environment.",
+    "grant_revoked": "The grant is revoked: the grantee's next read of your DAC7 figures is refused.",
 }
 
 

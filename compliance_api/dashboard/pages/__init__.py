@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from compliance_api.dashboard.nav import DashboardPage
-from compliance_api.dashboard.pages import account, passport, tokens
+from compliance_api.dashboard.pages import account, dac7, passport, tokens, webhooks
 
-DASHBOARD_PAGES: tuple[DashboardPage, ...] = (account.PAGE, tokens.PAGE, passport.PAGE)
+DASHBOARD_PAGES: tuple[DashboardPage, ...] = (account.PAGE, tokens.PAGE, passport.PAGE, webhooks.PAGE, dac7.PAGE)

@@ -1,4 +1,5 @@
-"""The dashboard as a person uses it, in Chromium: sign up, make a sandbox token, use it, revoke it; the passport."""
+"""The dashboard as a person uses it, in Chromium: sign up, make a sandbox token, use it, revoke it; the passport,
+webhooks and DAC7 pages."""
 
 from __future__ import annotations
 
@@ -161,3 +162,58 @@ def test_the_passport_page_shares_and_shows_who_verified(page: Page, live_server
         f"{live_server}/v1/passport/{share_token}/verify", headers={"Authorization": f"Bearer {verifier_token}"}
     )
     assert again.status_code == 404
+
+
+def test_the_webhooks_page_adds_an_endpoint_shows_its_secret_once_and_logs_a_test_event(page: Page) -> None:
+    _sign_up(page, "hooks@example.com")
+    page.get_by_role("link", name="Webhooks").click()
+    sandbox = page.locator("section", has=page.get_by_role("heading", name="Sandbox endpoints"))
+    sandbox.get_by_label("URL").fill("https://hooks.example.com/sandbox")
+    sandbox.get_by_label("Every event").check()
+    sandbox.get_by_label("Description (optional)").fill("browser test")
+    screenshot(page, "webhooks")
+    sandbox.get_by_role("button", name="Add sandbox endpoint").click()
+    expect(page.get_by_role("heading", name="Webhook endpoint added")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("shown only this once")
+    secret = page.get_by_label("Signing secret").input_value()
+    assert secret.startswith("whsec_")
+    screenshot(page, "webhook-secret")
+    page.get_by_role("link", name="Done: send a test event").click()
+    page.get_by_role("button", name="Send a test event").click()
+    expect(page.get_by_role("status").first).to_contain_text("A test event is queued")
+    expect(page.locator("tr", has_text="webhook.test")).to_be_visible()
+    screenshot(page, "webhook-deliveries")
+    page.get_by_role("link", name="Back to your endpoints").click()
+    assert secret not in page.content()
+
+
+async def _business(database_url: str, email: str) -> str:
+    engine = create_engine(Settings(database_url=database_url).resolved_database_url)
+    try:
+        async with create_sessionmaker(engine).begin() as session:
+            user = await accounts_service.create(session, email=email, kind=UserKind.business, plan=Plan.free)
+    finally:
+        await engine.dispose()
+    return str(user.id)
+
+
+def test_the_dac7_page_grants_by_user_id_and_revokes_after_confirmation(page: Page, database_url: str) -> None:
+    _sign_up(page, "seller@example.com")
+    grantee_id = run_async(_business(database_url, "accountant@example.com"))
+    page.get_by_role("link", name="DAC7").click()
+    production = page.locator("section", has=page.get_by_role("heading", name="Production DAC7"))
+    expect(production).to_contain_text("not recorded as a production DAC7 seller")
+    production.get_by_label("Grantee's user id").fill(grantee_id)
+    production.get_by_role("button", name="Grant production read access").click()
+    expect(page.get_by_role("status")).to_contain_text("The grant is active")
+    grant_row = page.locator("tr", has_text=grantee_id)
+    expect(grant_row).to_contain_text("active")
+    expect(page.locator("section", has=page.get_by_role("heading", name="Sandbox DAC7"))).to_contain_text(
+        "Nobody else yet"
+    )
+    screenshot(page, "dac7")
+    grant_row.get_by_role("link", name="Revoke").click()
+    screenshot(page, "dac7-grant-revoke-confirm")
+    page.get_by_role("button", name="Revoke grant").click()
+    expect(page.get_by_role("status")).to_contain_text("The grant is revoked")
+    expect(page.locator("tr", has_text=grantee_id)).to_contain_text("revoked")

@@ -1,0 +1,128 @@
+"""`/freelancer/dac7`: the signed-in seller's DAC7 figures for the current year and the read grants they gave, per
+environment, through the DAC7 service (the same rules as `/v1/dac7/seller/{id}` and `/v1/dac7/grants`).
+
+A grantee is named by user id, as in the API: the page never looks up e-mail addresses, so it reveals no more about
+other accounts than the API does (`grantee_not_found` for an unknown id)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts.models import User, UserKind
+from compliance_api.auth.caller import Caller
+from compliance_api.dac7 import service as dac7_service
+from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
+from compliance_api.dashboard.nav import DashboardPage, NavItem
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render
+from compliance_api.db import DbSession
+from compliance_api.errors import ApiError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.ratelimit.tiers import tier_for
+
+router = APIRouter()
+NO_TOKEN = uuid.UUID(int=0)
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentDac7:
+    environment: Environment
+    snapshot: Dac7SellerOut | None
+    grants: list[Grant]
+
+
+def _caller(account: User, environment: Environment) -> Caller:
+    """The signed-in person as the DAC7 service's caller; a dashboard session has no API token (nil id)."""
+    return Caller(
+        user_id=account.id,
+        token_id=NO_TOKEN,
+        environment=environment,
+        plan=account.plan,
+        kind=account.kind,
+        tier=tier_for(account.plan, environment),
+        token_last4="",
+    )
+
+
+async def _dac7_in(session: AsyncSession, account: User, environment: Environment) -> EnvironmentDac7:
+    caller = _caller(account, environment)
+    try:
+        snapshot = await dac7_service.snapshot(session, caller, account.id, utcnow())
+    except ApiError:  # no seller record in this environment
+        snapshot = None
+    return EnvironmentDac7(environment, snapshot, list(reversed(await dac7_service.list_grants(session, caller))))
+
+
+async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+    entries: list[EnvironmentDac7] = []
+    if account.kind is UserKind.freelancer:
+        entries = [await _dac7_in(session, account, environment) for environment in Environment]
+    return render(request, "dac7/page.html", account=account, entries=entries, **{"grantee_id": "", **context})
+
+
+@router.get("/dac7", include_in_schema=False)
+async def dac7_page(request: Request, account: CurrentAccount, session: DbSession) -> HTMLResponse:
+    return await _page(request, account, session)
+
+
+@router.post("/dac7/{environment}/grants", include_in_schema=False)
+async def create_grant(
+    request: Request, environment: Environment, account: CurrentAccount, form: CheckedForm, session: DbSession
+) -> Response:
+    grantee_id = field(form, "grantee_id").strip()
+    try:
+        body = GrantCreate.model_validate({"grantee_id": grantee_id})
+        await dac7_service.create_grant(session, _caller(account, environment), body.grantee_uuid, utcnow())
+    except (ValidationError, ApiError) as exc:
+        error = exc.detail if isinstance(exc, ApiError) else "Enter the grantee's user id (a UUID)."
+        status = exc.status_code if isinstance(exc, ApiError) else 400
+        response = await _page(request, account, session, error=error, grantee_id=grantee_id)
+        response.status_code = status
+        return response
+    return redirect("/dac7?done=grant_created")
+
+
+async def _own_grant(
+    session: AsyncSession, account: User, environment: Environment, grant_id: uuid.UUID
+) -> Grant | None:
+    try:
+        grants = await dac7_service.list_grants(session, _caller(account, environment))
+    except ApiError:  # a business account
+        return None
+    return next((g for g in grants if g.id == grant_id), None)
+
+
+@router.get("/dac7/{environment}/grants/{grant_id}/revoke", include_in_schema=False)
+async def confirm_revoke(
+    request: Request, environment: Environment, grant_id: uuid.UUID, account: CurrentAccount, session: DbSession
+) -> Response:
+    grant = await _own_grant(session, account, environment, grant_id)
+    if grant is None:
+        return render(request, "error.html", account=account, status_code=404, title="Not found")
+    return render(request, "dac7/revoke.html", account=account, grant=grant, environment=environment)
+
+
+@router.post("/dac7/{environment}/grants/{grant_id}/revoke", include_in_schema=False)
+async def revoke_grant(
+    request: Request,
+    environment: Environment,
+    grant_id: uuid.UUID,
+    account: CurrentAccount,
+    _: CheckedForm,
+    session: DbSession,
+) -> Response:
+    try:
+        await dac7_service.revoke_grant(session, _caller(account, environment), grant_id, utcnow())
+    except ApiError:
+        return render(request, "error.html", account=account, status_code=404, title="Not found")
+    return redirect("/dac7?done=grant_revoked")
+
+
+PAGE = DashboardPage(router, NavItem("DAC7", "/dac7", order=40))

@@ -1,0 +1,178 @@
+"""`/freelancer/webhooks`: the signed-in user's webhook endpoints per environment, through the webhooks service (the
+same rules as `/v1/webhook-endpoints`: request schema, SSRF policy, the 20-endpoint limit)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.accounts.models import User
+from compliance_api.dashboard.nav import DashboardPage, NavItem
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.db import DbSession
+from compliance_api.errors import ApiError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.webhooks import service as webhooks_service
+from compliance_api.webhooks import ssrf
+from compliance_api.webhooks.catalogue import EVENT_TYPES
+from compliance_api.webhooks.schemas import EndpointCreate
+from compliance_api.webhooks.signing import SecretBox
+
+router = APIRouter()
+DELIVERY_LOG_LIMIT = 50
+SUBSCRIBABLE = {name: event for name, event in EVENT_TYPES.items() if event.routing != "endpoint"}
+
+
+def _owner(account: User, environment: Environment) -> webhooks_service.Owner:
+    return webhooks_service.Owner(account.id, environment)
+
+
+def _box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.services.webhook_secrets
+    return box
+
+
+def _not_found(request: Request, account: User) -> HTMLResponse:
+    return render(request, "error.html", account=account, status_code=404, title="Not found")
+
+
+async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+    endpoints = {
+        environment: await webhooks_service.list_endpoints(session, _owner(account, environment))
+        for environment in Environment
+    }
+    return render(
+        request,
+        "webhooks/page.html",
+        account=account,
+        endpoints=endpoints,
+        events=SUBSCRIBABLE,
+        **{"form": {}, **context},
+    )
+
+
+@router.get("/webhooks", include_in_schema=False)
+async def webhooks_page(request: Request, account: CurrentAccount, session: DbSession) -> HTMLResponse:
+    return await _page(request, account, session)
+
+
+def _problem(exc: ValidationError) -> str:
+    names = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+    if "url" in names:
+        return "Enter the URL as http(s)://host/path, at most 2048 characters."
+    if "enabled_events" in names:
+        return "Choose at least one event from the list."
+    return "The description may have at most 500 characters."
+
+
+@router.post("/webhooks/{environment}/endpoints", include_in_schema=False)
+async def create_endpoint(
+    request: Request, environment: Environment, account: CurrentAccount, form: CheckedForm, session: DbSession
+) -> Response:
+    values = {
+        "url": field(form, "url").strip(),
+        "enabled_events": [v for v in form.getlist("events") if isinstance(v, str)],
+        "description": field(form, "description"),
+    }
+    try:
+        body = EndpointCreate.model_validate(values)
+        row, secret = await webhooks_service.create(
+            session,
+            _owner(account, environment),
+            url=body.url,
+            enabled_events=[str(e) for e in body.enabled_events],
+            description=body.description,
+            enabled=True,
+            policy=ssrf.policy_for(state_of(request).settings, environment),
+            box=_box(request),
+            now=utcnow(),
+        )
+    except (ValidationError, ApiError) as exc:
+        error = _problem(exc) if isinstance(exc, ValidationError) else exc.detail
+        status = 400 if isinstance(exc, ValidationError) else exc.status_code
+        response = await _page(request, account, session, error=error, form={"environment": environment, **values})
+        response.status_code = status
+        return response
+    return render(request, "webhooks/created.html", account=account, endpoint=row, secret=secret)
+
+
+@router.get("/webhooks/{environment}/{endpoint_id}", include_in_schema=False)
+async def endpoint_page(
+    request: Request, environment: Environment, endpoint_id: uuid.UUID, account: CurrentAccount, session: DbSession
+) -> Response:
+    owner = _owner(account, environment)
+    try:
+        endpoint = await webhooks_service.get(session, owner, endpoint_id)
+        deliveries = await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT)
+    except ApiError:
+        return _not_found(request, account)
+    return render(request, "webhooks/endpoint.html", account=account, endpoint=endpoint, deliveries=deliveries)
+
+
+@router.post("/webhooks/{environment}/{endpoint_id}/test", include_in_schema=False)
+async def send_test(
+    request: Request,
+    environment: Environment,
+    endpoint_id: uuid.UUID,
+    account: CurrentAccount,
+    _: CheckedForm,
+    session: DbSession,
+) -> Response:
+    try:
+        await webhooks_service.send_test(session, _owner(account, environment), endpoint_id, now=utcnow())
+    except ApiError:
+        return _not_found(request, account)
+    return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_test_sent")
+
+
+@router.post("/webhooks/{environment}/{endpoint_id}/deliveries/{delivery_id}/retry", include_in_schema=False)
+async def retry_delivery(
+    request: Request,
+    environment: Environment,
+    endpoint_id: uuid.UUID,
+    delivery_id: uuid.UUID,
+    account: CurrentAccount,
+    _: CheckedForm,
+    session: DbSession,
+) -> Response:
+    try:
+        await webhooks_service.retry(session, _owner(account, environment), endpoint_id, delivery_id, now=utcnow())
+    except ApiError:
+        return _not_found(request, account)
+    return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_retried")
+
+
+@router.get("/webhooks/{environment}/{endpoint_id}/delete", include_in_schema=False)
+async def confirm_delete(
+    request: Request, environment: Environment, endpoint_id: uuid.UUID, account: CurrentAccount, session: DbSession
+) -> Response:
+    try:
+        endpoint = await webhooks_service.get(session, _owner(account, environment), endpoint_id)
+    except ApiError:
+        return _not_found(request, account)
+    return render(request, "webhooks/delete.html", account=account, endpoint=endpoint)
+
+
+@router.post("/webhooks/{environment}/{endpoint_id}/delete", include_in_schema=False)
+async def delete_endpoint(
+    request: Request,
+    environment: Environment,
+    endpoint_id: uuid.UUID,
+    account: CurrentAccount,
+    _: CheckedForm,
+    session: DbSession,
+) -> Response:
+    try:
+        await webhooks_service.remove(session, _owner(account, environment), endpoint_id)
+    except ApiError:
+        return _not_found(request, account)
+    return redirect("/webhooks?done=webhook_deleted")
+
+
+PAGE = DashboardPage(router, NavItem("Webhooks", "/webhooks", order=30))
