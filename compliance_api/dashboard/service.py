@@ -30,7 +30,7 @@ INVALID_RESET_LINK = "This link is invalid, used or expired. Ask for a new one."
 
 @dataclass(frozen=True, slots=True)
 class Acting:
-    """A signed-in person acting in one environment (what the passport service needs to know)."""
+    """A signed-in person acting in one environment (what the passport and DAC7 services need to know)."""
 
     user_id: uuid.UUID
     environment: Environment

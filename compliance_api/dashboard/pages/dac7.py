@@ -16,19 +16,17 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
-from compliance_api.auth.caller import Caller
 from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
 from compliance_api.dashboard.nav import DashboardPage, NavItem
+from compliance_api.dashboard.service import Acting
 from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.ratelimit.tiers import tier_for
 
 router = APIRouter()
-NO_TOKEN = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,17 +36,9 @@ class EnvironmentDac7:
     grants: list[Grant]
 
 
-def _caller(account: User, environment: Environment) -> Caller:
-    """The signed-in person as the DAC7 service's caller; a dashboard session has no API token (nil id)."""
-    return Caller(
-        user_id=account.id,
-        token_id=NO_TOKEN,
-        environment=environment,
-        plan=account.plan,
-        kind=account.kind,
-        tier=tier_for(account.plan, environment),
-        token_last4="",
-    )
+def _caller(account: User, environment: Environment) -> Acting:
+    """The signed-in person acting in one environment, as the DAC7 service sees them."""
+    return Acting(user_id=account.id, environment=environment, kind=account.kind)
 
 
 async def _dac7_in(session: AsyncSession, account: User, environment: Environment) -> EnvironmentDac7:
