@@ -23,6 +23,7 @@ def _production(**changes: Any) -> Settings:
         "public_base_url": "https://api.example.test",
         "metrics_enabled": False,
         "smtp_url": "smtps://mailer:password@mail.internal:465",
+        "webhooks_embedded_worker": False,  # explicit: `serve` (run in-process by CLI tests) defaults it on
         **changes,
     }
     return Settings(**values)

@@ -19,8 +19,6 @@ def serve(
     workers: Annotated[int, typer.Option(min=1, help="Worker processes; more than one needs REDIS_URL.")] = 1,
 ) -> None:
     """Run the API (in production, only when `compliance-api check` finds nothing unsafe)."""
-    # The webhook worker runs inside `serve` unless COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER says otherwise.
-    os.environ.setdefault("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")
     settings = Settings()
     if workers > 1 and not settings.redis_url:
         typer.echo(
@@ -38,4 +36,7 @@ def serve(
     if settings.is_sqlite:
         asyncio.run(migrate_database(settings))
     settings.secret_key_bytes()  # fail before forking, and create the embedded secret once
+    # The webhook worker runs inside `serve` unless COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER says otherwise; the workers
+    # build their settings from the environment, so that is where the default goes (only once we really serve).
+    os.environ.setdefault("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")
     uvicorn.run("compliance_api.app:create_app", **uvicorn_options(settings, host=host, port=port, workers=workers))
