@@ -76,7 +76,16 @@ def settings(database_url: str, var_dir: Path) -> Settings:
         secret_key=SECRET,
         var_dir=var_dir,
         public_base_url="http://api.test",
+        webhooks_embedded_worker=False,
     )
+
+
+@pytest.fixture(autouse=True)
+def _serve_defaults_stay_in_their_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve` puts the embedded-worker default into os.environ (its workers read it); CLI tests run `serve`
+    in-process, so whatever it set is removed after each test (set-then-delete makes monkeypatch restore absence)."""
+    monkeypatch.setenv("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "unset")
+    monkeypatch.delenv("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER")
 
 
 @pytest.fixture
