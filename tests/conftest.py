@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from httpx import ASGITransport, AsyncClient
 from redis import Redis as SyncRedis
 from redis.exceptions import RedisError
@@ -103,10 +104,19 @@ def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return create_sessionmaker(engine)
 
 
+@asynccontextmanager
+async def running_app(settings: Settings, *extra_routers: APIRouter) -> AsyncIterator[FastAPI]:
+    """The application, with test-only routes added, between its start-up and its shutdown."""
+    application = create_app(settings)
+    for router in extra_routers:
+        application.include_router(router)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
 @pytest.fixture
 async def app(settings: Settings, engine: AsyncEngine) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
+    async with running_app(settings) as application:
         yield application
 
 

@@ -12,11 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
-from compliance_api.app import create_app
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.config import Settings
 from compliance_api.db import DbSession
 from compliance_api.errors import ERROR_CATALOGUE
+from tests.conftest import running_app
 from tests.factories import bearer, create_token
 
 
@@ -64,9 +64,7 @@ def _test_routes() -> APIRouter:
 
 @pytest.fixture
 async def test_app(settings: Settings, engine: object) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    application.include_router(_test_routes())
-    async with application.router.lifespan_context(application):
+    async with running_app(settings, _test_routes()) as application:
         yield application
 
 

@@ -12,11 +12,11 @@ from httpx import ASGITransport, AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api import CONTRACT_VERSION
-from compliance_api.app import create_app
 from compliance_api.config import Settings
 from compliance_api.errors import ApiError
 from compliance_api.kit.deprecation import deprecated, deprecation
 from compliance_api.openapi.contract import frozen_contract
+from tests.conftest import running_app
 from tests.factories import bearer, create_token
 
 NOTICE = "https://docs.example.test/changelog#old-thing"
@@ -43,9 +43,7 @@ def _test_routes() -> APIRouter:
 
 @pytest.fixture
 async def test_app(settings: Settings, engine: object) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    application.include_router(_test_routes())
-    async with application.router.lifespan_context(application):
+    async with running_app(settings, _test_routes()) as application:
         yield application
 
 

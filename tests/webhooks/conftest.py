@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -15,21 +13,14 @@ from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
-from tests.conftest import SECRET
 from tests.factories import bearer, create_token, create_user
 from tests.webhooks.receiver import Receiver, receiving
 
 
 @pytest.fixture
-def settings(database_url: str, var_dir: Path) -> Settings:
-    return Settings(
-        database_url=database_url,
-        redis_url=os.environ.get("REDIS_URL", ""),
-        secret_key=SECRET,
-        var_dir=var_dir,
-        public_base_url="http://api.test",
-        webhooks_allow_private_targets=True,
-    )
+def settings(settings: Settings) -> Settings:
+    """The suite's settings, with private targets allowed: the test receivers listen on loopback."""
+    return settings.model_copy(update={"webhooks_allow_private_targets": True})
 
 
 @pytest.fixture
