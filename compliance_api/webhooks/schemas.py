@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
+from pydantic_core import PydanticCustomError
 
 from compliance_api.kit.schemas import RequestSchema, ResponseSchema
 from compliance_api.webhooks.catalogue import EVENT_TYPES
@@ -21,9 +23,26 @@ else:
     # Strict bodies take no strings for enums; an event type is sent as its string value.
     EventFilter = Annotated[EventType, Field(strict=False)]
 
+URL_PATTERN = r"^https?://[^\s/?#@]+[^\s]*$"
+# The contract's patterns are ECMAScript regexes, whose `\s` is not the server's (U+0085 is whitespace to Rust and
+# Python, not to ECMAScript), so the server checks the same class written out: both accept exactly the same URLs.
+_ECMA_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_URL = re.compile(f"https?://[^{_ECMA_SPACE}/?#@]+[^{_ECMA_SPACE}]*")
+
+
+def _url_as_the_contract_says(value: str) -> str:
+    if _URL.fullmatch(value) is None:
+        raise PydanticCustomError(
+            "string_pattern_mismatch", "String should match pattern '{pattern}'", {"pattern": URL_PATTERN}
+        )
+    return value
+
+
+WebhookUrl = Annotated[
+    str, AfterValidator(_url_as_the_contract_says), Field(json_schema_extra={"pattern": URL_PATTERN})
+]
 URL_RULES: dict[str, Any] = dict(
     max_length=2048,
-    pattern=r"^https?://[^\s/?#@]+[^\s]*$",
     description="Where deliveries are POSTed. Production: https and a public address (403 `webhook_url_forbidden`).",
     examples=["https://example.com/hooks/compliance"],
 )
@@ -37,14 +56,14 @@ DESCRIPTION_RULES: dict[str, Any] = dict(max_length=500, description="Your note 
 
 
 class EndpointCreate(RequestSchema):
-    url: str = Field(**URL_RULES)
+    url: WebhookUrl = Field(**URL_RULES)
     enabled_events: list[EventFilter] = Field(**EVENTS_RULES)
     description: str = Field(default="", **DESCRIPTION_RULES)
     enabled: bool = True
 
 
 class EndpointUpdate(RequestSchema):
-    url: str | None = Field(default=None, **URL_RULES)
+    url: WebhookUrl | None = Field(default=None, **URL_RULES)
     enabled_events: list[EventFilter] | None = Field(default=None, **EVENTS_RULES)
     description: str | None = Field(default=None, **DESCRIPTION_RULES)
     enabled: bool | None = Field(default=None, description="`true` also clears `failing` and a 410's disabling.")

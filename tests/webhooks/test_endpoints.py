@@ -168,3 +168,21 @@ async def test_create_honours_idempotency_key(client: AsyncClient, make_account:
     assert len((await client.get("/v1/webhook-endpoints", headers=anna.live)).json()["data"]) == 1
     other = await client.post("/v1/webhook-endpoints", json={**body, "description": "x"}, headers=headers)
     assert other.json()["code"] == "idempotency_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("url", "schema_valid"),
+    [
+        ("https://hooks.example.com/\u0085x", True),
+        ("https://hooks.example.com/\u00a0x", False),
+        ("https://a b/", False),
+    ],
+)
+async def test_the_url_rule_is_the_contracts_ecmascript_pattern(
+    client: AsyncClient, make_account: MakeAccount, url: str, schema_valid: bool
+) -> None:
+    """U+0085 is whitespace to Python and Rust but not to the contract's ECMAScript `\\s`: the server agrees with the
+    contract (schemathesis found the mismatch)."""
+    anna = await make_account()
+    answer = await client.post("/v1/webhook-endpoints", json={"url": url, "enabled_events": ["*"]}, headers=anna.live)
+    assert (answer.json().get("code") != "validation_failed") is schema_valid, answer.json()
