@@ -28,6 +28,7 @@ from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
 from compliance_api.health.endpoints import probes
 from compliance_api.health.probe import HealthProbe
+from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.logging import configure_logging
@@ -102,7 +103,7 @@ def build_services(settings: Settings) -> Services:
         previous_pepper=settings.previous_secret_key_bytes(),
         base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
-        audit=GroupCommit(engine),
+        audit=GroupCommit(batch_writer_for(engine)),
         signing_keys=_signing_keys(settings),
         wtta_reader=lookup_reader_for(settings.resolved_database_url, postgres_pool_size=settings.wtta_read_pool_size),
         webhook_secrets=secret_box(settings),

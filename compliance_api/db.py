@@ -66,7 +66,7 @@ JSON_CODEC: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer
 def create_engine(url: str) -> AsyncEngine:
     if url.startswith("sqlite"):
         engine = create_async_engine(url, pool_size=5, max_overflow=5, connect_args={"timeout": 30}, **JSON_CODEC)
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        event.listen(engine.sync_engine, "connect", sqlite_pragmas)
         return engine
     # No pool_pre_ping: it costs a round trip per checkout (a third of a lookup's time). After a database restart
     # the first statement on each stale connection fails (503) and SQLAlchemy then drops the whole pool; the health
@@ -74,7 +74,8 @@ def create_engine(url: str) -> AsyncEngine:
     return create_async_engine(url, pool_size=10, max_overflow=10, pool_recycle=1800, **JSON_CODEC)
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def sqlite_pragmas(dbapi_connection: Any, _record: Any = None) -> None:
+    """Every SQLite connection's settings (the engine's and the audit writer's)."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     # With WAL, NORMAL stays consistent and loses nothing when the process crashes; only a power loss or OS crash

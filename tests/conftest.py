@@ -20,6 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from compliance_api.app import create_app
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.kit.batch_writer import batch_writer_for
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
 from compliance_api.models import Base
 
@@ -97,6 +99,14 @@ async def engine(settings: Settings) -> AsyncIterator[AsyncEngine]:
         for table in reversed(Base.metadata.sorted_tables):
             await connection.execute(table.delete())
     await engine.dispose()
+
+
+@pytest.fixture
+async def audit(engine: AsyncEngine) -> AsyncIterator[GroupCommit]:
+    """The audit trail's group commit, with the app's writer for this database."""
+    writer = GroupCommit(batch_writer_for(engine))
+    yield writer
+    await writer.close()
 
 
 @pytest.fixture

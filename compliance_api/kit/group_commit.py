@@ -13,11 +13,11 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import Table
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from compliance_api.db import Base
+from compliance_api.kit.batch_writer import BatchWriter
 
 Row = Mapping[str, Any]
 TableRow = tuple[type[Base], Row]
@@ -25,26 +25,27 @@ Pending = tuple[tuple[TableRow, ...], asyncio.Future[None]]
 
 
 class GroupCommit:
-    def __init__(self, engine: AsyncEngine, *, max_batch: int = 500) -> None:
-        self._engine = engine
+    def __init__(self, writer: BatchWriter, *, max_batch: int = 500) -> None:
+        self._writer = writer
         self._max_batch = max_batch
         self._pending: list[Pending] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._flushing: asyncio.Task[None] | None = None
 
     async def insert(self, *rows: TableRow) -> None:
         """Insert one caller's rows (any tables; all or none of them); returns once they are committed, raises the
         database's error if they are not."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((rows, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write_pending())
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.create_task(self._write_pending())
         # shield: a caller that goes away must not cancel the commit that other callers wait for
         await asyncio.shield(future)
 
     async def close(self) -> None:
-        """Wait for the rows already handed over (at shutdown)."""
-        if self._writer is not None:
-            await self._writer
+        """Wait for the rows already handed over, then close the database writer (at shutdown)."""
+        if self._flushing is not None:
+            await self._flushing
+        await self._writer.close()
 
     async def _write_pending(self) -> None:
         while self._pending:
@@ -60,14 +61,12 @@ class GroupCommit:
 
     async def _commit(self, batch: list[Pending]) -> None:
         """Insert the batch in one transaction and settle its waiters; re-raises integrity errors for the caller."""
-        by_table: dict[type[Base], list[Row]] = {}  # first-seen order: a caller lists parents before children
+        by_table: dict[Table, list[Row]] = {}  # first-seen order: a caller lists parents before children
         for rows, _ in batch:
             for model, row in rows:
-                by_table.setdefault(model, []).append(row)
+                by_table.setdefault(model.metadata.tables[model.__tablename__], []).append(row)
         try:
-            async with self._engine.begin() as connection:
-                for model, table_rows in by_table.items():
-                    await connection.execute(insert(model), table_rows)
+            await self._writer.write(by_table)
         except IntegrityError as exc:
             if len(batch) == 1:
                 _settle(batch, exc)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from httpx import AsyncClient
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.classify import examples, service
 from compliance_api.classify.models import Classification
@@ -271,7 +271,7 @@ async def test_sandbox_records_stay_in_the_sandbox(
 )
 async def test_records_past_retention_are_hidden_then_purged(
     account: Account,
-    engine: AsyncEngine,
+    audit: GroupCommit,
     sessionmaker: async_sessionmaker[AsyncSession],
     rulesets: Rulesets,
     environment: Environment,
@@ -282,7 +282,6 @@ async def test_records_past_retention_are_hidden_then_purged(
     caller = caller_for(account.user, environment)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
     now = utcnow()
-    audit = GroupCommit(engine)
     expired = await service.classify_engagement(audit, caller, body, rulesets, now - expired_age)
     kept = await service.classify_engagement(audit, caller, body, rulesets, now - kept_age)
     async with sessionmaker() as session:

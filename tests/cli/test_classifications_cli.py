@@ -7,7 +7,7 @@ import datetime as dt
 import json
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.classify import service
 from compliance_api.classify.models import Classification
@@ -22,7 +22,7 @@ from tests.factories import create_user
 
 
 async def test_purge_deletes_expired_records_only(
-    cli_env: dict[str, str], engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
+    cli_env: dict[str, str], audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     user = await create_user(sessionmaker)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
@@ -31,7 +31,6 @@ async def test_purge_deletes_expired_records_only(
         Environment.live: [dt.timedelta(days=3 * 366), dt.timedelta(days=30)],
         Environment.test: [dt.timedelta(days=11), dt.timedelta(days=1)],
     }
-    audit = GroupCommit(engine)
     for environment, environment_ages in ages.items():
         for age in environment_ages:
             await service.classify_engagement(

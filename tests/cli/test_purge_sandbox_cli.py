@@ -13,6 +13,7 @@ from compliance_api.classify import service
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
@@ -26,11 +27,12 @@ async def _verdicts_aged(engine: AsyncEngine, sessionmaker: async_sessionmaker[A
     """One verdict `days` old in each environment."""
     user = await create_user(sessionmaker)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
-    audit = GroupCommit(engine)
+    audit = GroupCommit(batch_writer_for(engine))
     for environment in Environment:
         await service.classify_engagement(
             audit, caller_for(user, environment), body, packaged_rulesets(), utcnow() - dt.timedelta(days=days)
         )
+    await audit.close()
 
 
 async def _count(sessionmaker: async_sessionmaker[AsyncSession], environment: Environment) -> int:

@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import Plan, User, UserKind
+from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 
@@ -28,7 +29,7 @@ async def count_users(sessionmaker: async_sessionmaker[AsyncSession]) -> int:
 async def test_concurrent_inserts_are_all_committed_before_their_callers_return(
     engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    writer = GroupCommit(engine, max_batch=50)
+    writer = GroupCommit(batch_writer_for(engine), max_batch=50)
     committed: list[int] = []
 
     async def insert(index: int) -> None:
@@ -41,7 +42,7 @@ async def test_concurrent_inserts_are_all_committed_before_their_callers_return(
 
 
 async def test_a_bad_row_fails_alone(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
-    writer = GroupCommit(engine)
+    writer = GroupCommit(batch_writer_for(engine))
     await writer.insert(user_row("taken@example.com"))
     rows = [user_row(f"ok{i}@example.com") for i in range(10)]
     rows.insert(5, user_row("taken@example.com"))
@@ -57,7 +58,7 @@ async def test_a_broken_insert_reaches_every_waiter_and_the_writer_survives(
     engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     """A non-integrity failure (here a value the column cannot bind) fails the whole batch it arrived in."""
-    writer = GroupCommit(engine)
+    writer = GroupCommit(batch_writer_for(engine))
     broken = (User, {**user_row("x@example.com")[1], "id": "not-a-uuid"})
     results = await asyncio.gather(
         writer.insert(broken), writer.insert(user_row("same-batch@example.com")), return_exceptions=True
@@ -72,7 +73,7 @@ async def test_one_callers_rows_in_several_tables_commit_together_or_not_at_all(
     engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     """A caller's rows share its fate: a duplicate in one table keeps its other rows out too."""
-    writer = GroupCommit(engine)
+    writer = GroupCommit(batch_writer_for(engine))
     first, second = user_row("pair-a@example.com"), user_row("pair-b@example.com")
     await writer.insert(first, second)
     assert await count_users(sessionmaker) == 2

@@ -16,6 +16,7 @@ from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7.models import ActivityType
 from compliance_api.dac7.reader import ActivityRow
 from compliance_api.events import service as events_service
+from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
@@ -35,11 +36,12 @@ WINDOW_MONTHS = 12
 async def classifications(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     user = await create_user(sessionmaker)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
-    audit = GroupCommit(engine)
+    audit = GroupCommit(batch_writer_for(engine))
     for environment in Environment:
         await classify_service.classify_engagement(
             audit, caller_for(user, environment), body, packaged_rulesets(), utcnow()
         )
+    await audit.close()
 
 
 async def events(sessionmaker: async_sessionmaker[AsyncSession]) -> None:

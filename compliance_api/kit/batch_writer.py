@@ -1,0 +1,242 @@
+"""How a group commit's batch reaches the database: one transaction holding every row of the batch.
+
+Hand-rolled on purpose, one writer per backend, like the WTTA lookup's reader: the audit write is most of the classify
+endpoint's cost (bench/RESULTS.md). Through the async engine a batch costs a thread hand-off per statement on SQLite
+(aiosqlite) and SQLAlchemy's statement handling plus BEGIN and COMMIT round trips on PostgreSQL:
+
+* SQLite: one standard-library connection on one thread of its own; a batch is a single hand-off
+  (`BEGIN IMMEDIATE`, one `executemany` per table, `COMMIT`).
+* PostgreSQL: a small asyncpg pool of its own; a batch is one statement (`INSERT … SELECT FROM unnest(…)` per table,
+  joined as data-modifying CTEs), so one round trip and an implicit transaction.
+* Anything else (an in-memory SQLite database, which a second connection cannot see): the engine.
+
+Values are bound with SQLAlchemy's own bind processors for the engine's dialect, so a row is stored exactly as an
+ORM insert would store it; errors come back as SQLAlchemy's exceptions (`IntegrityError` for a constraint).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+import asyncpg  # type: ignore[import-untyped]
+from sqlalchemy import Table, insert
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError, IntegrityError, StatementError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from compliance_api.db import sqlite_pragmas
+
+Row = Mapping[str, Any]
+Batch = Mapping[Table, Sequence[Row]]
+
+
+class BatchWriter(Protocol):
+    async def write(self, batch: Batch) -> None:
+        """Insert every row in one transaction, or none of them."""
+
+    async def close(self) -> None: ...
+
+
+class EngineWriter:
+    """Through the async engine: correct everywhere, and the fallback where no direct writer applies."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def write(self, batch: Batch) -> None:
+        async with self._engine.begin() as connection:
+            for table, rows in batch.items():
+                await connection.execute(insert(table), list(rows))
+
+    async def close(self) -> None:
+        return None
+
+
+class _Shape:
+    """The insert of one table for one set of columns, with SQLAlchemy's bind processors for those columns."""
+
+    def __init__(self, table: Table, columns: tuple[str, ...], dialect: Dialect) -> None:
+        self.table = table
+        self.columns = columns
+        self._defaults = {name: _python_default(table, name) for name in columns}
+        self._processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns]
+
+    def bind(self, row: Row) -> list[Any]:
+        """The row's values in column order, bound as the dialect binds them (a missing value gets its default)."""
+        values = [row[name] if name in row else self._defaults[name]() for name in self.columns]
+        for index, process in enumerate(self._processors):
+            if process is not None:
+                values[index] = process(values[index])
+        return values
+
+
+def _python_default(table: Table, name: str) -> Callable[[], Any]:
+    default = table.c[name].default
+    if default is None:
+        return lambda: None
+    if default.is_callable:
+        return lambda: default.arg(None)  # type: ignore[attr-defined]  # SQLAlchemy wraps it to take a context
+    return lambda: default.arg  # type: ignore[attr-defined]
+
+
+class _Shapes:
+    """Rows grouped by table and by the columns they give; a column with a Python default is always given."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+        self._cache: dict[tuple[Table, frozenset[str]], _Shape] = {}
+
+    def group(self, batch: Batch) -> list[tuple[_Shape, list[list[Any]]]]:
+        grouped: dict[_Shape, list[list[Any]]] = {}
+        for table, rows in batch.items():
+            for row in rows:
+                shape = self._shape(table, frozenset(row))
+                try:
+                    values = shape.bind(row)
+                except Exception as exc:  # a value its column cannot bind, as the engine would report it
+                    raise StatementError(str(exc), str(insert(table)), None, exc) from exc
+                grouped.setdefault(shape, []).append(values)
+        return list(grouped.items())
+
+    def _shape(self, table: Table, given: frozenset[str]) -> _Shape:
+        shape = self._cache.get((table, given))
+        if shape is None:
+            columns = tuple(c.name for c in table.columns if c.name in given or c.default is not None)
+            shape = self._cache[(table, given)] = _Shape(table, columns, self._dialect)
+        return shape
+
+
+class SqliteWriter:
+    """One standard-library connection, opened and used on one thread of its own."""
+
+    def __init__(self, path: str, dialect: Dialect) -> None:
+        self._path = path
+        self._shapes = _Shapes(dialect)
+        self._statements: dict[_Shape, str] = {}
+        self._preparer = sqlite.dialect().identifier_preparer
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
+        self._connection: sqlite3.Connection | None = None
+
+    async def write(self, batch: Batch) -> None:
+        work = [(self._statement(shape), values) for shape, values in self._shapes.group(batch)]
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._write, work)
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
+        self._thread.shutdown(wait=True)
+
+    def _statement(self, shape: _Shape) -> str:
+        statement = self._statements.get(shape)
+        if statement is None:
+            columns = ", ".join(self._preparer.quote(name) for name in shape.columns)
+            marks = ", ".join("?" for _ in shape.columns)
+            table = self._preparer.format_table(shape.table)
+            # Identifiers from our own metadata, quoted by the dialect; every value is bound.
+            statement = f"INSERT INTO {table} ({columns}) VALUES ({marks})"  # noqa: S608
+            self._statements[shape] = statement
+        return statement
+
+    def _write(self, work: list[tuple[str, list[list[Any]]]]) -> None:
+        connection = self._connect()
+        statement = ""
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            for statement, rows in work:
+                connection.executemany(statement, rows)
+            connection.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            connection = sqlite3.connect(self._path, isolation_level=None, timeout=30)
+            sqlite_pragmas(connection)
+            self._connection = connection
+        return self._connection
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+async def _keep_connection_state(_: asyncpg.Connection) -> None:
+    """Pool release hook: a write changes no session state, so asyncpg's reset (a round trip) is skipped."""
+
+
+class PostgresWriter:
+    """A small asyncpg pool of its own, opened on first use in the serving event loop."""
+
+    def __init__(self, dsn: str, dialect: Dialect, size: int) -> None:
+        self._dsn = dsn
+        self._size = size
+        self._shapes = _Shapes(dialect)
+        self._statements: dict[tuple[_Shape, ...], str] = {}
+        self._preparer = postgresql.dialect().identifier_preparer  # type: ignore[no-untyped-call]
+        self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()
+
+    async def write(self, batch: Batch) -> None:
+        grouped = self._shapes.group(batch)
+        statement = self._statement(tuple(shape for shape, _ in grouped))
+        arrays = [list(column) for _, rows in grouped for column in zip(*rows, strict=True)]
+        pool = await self._ready_pool()
+        try:
+            await pool.execute(statement, *arrays)
+        except asyncpg.IntegrityConstraintViolationError as exc:
+            raise IntegrityError(statement, None, exc) from exc
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            raise DBAPIError(statement, None, exc) from exc
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    def _statement(self, shapes: tuple[_Shape, ...]) -> str:
+        """One statement for the whole batch: each table's rows as parallel arrays, unnested into its insert."""
+        statement = self._statements.get(shapes)
+        if statement is None:
+            inserts, position = [], 0
+            for shape in shapes:
+                arrays = []
+                for name in shape.columns:
+                    position += 1
+                    column_type = shape.table.c[name].type.compile(dialect=postgresql.dialect())  # type: ignore[no-untyped-call]
+                    arrays.append(f"${position}::{column_type}[]")
+                columns = ", ".join(self._preparer.quote(name) for name in shape.columns)
+                table = self._preparer.format_table(shape.table)
+                # Identifiers from our own metadata, quoted by the dialect; every value is bound.
+                inserts.append(f"INSERT INTO {table} ({columns}) SELECT * FROM unnest({', '.join(arrays)})")  # noqa: S608
+            ctes = [f"w{index} AS ({sql})" for index, sql in enumerate(inserts[:-1])]
+            statement = (f"WITH {', '.join(ctes)} " if ctes else "") + inserts[-1]
+            self._statements[shapes] = statement
+        return statement
+
+    async def _ready_pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            async with self._opening:
+                if self._pool is None:
+                    self._pool = await asyncpg.create_pool(
+                        self._dsn, min_size=1, max_size=self._size, reset=_keep_connection_state
+                    )
+        return self._pool
+
+
+def batch_writer_for(engine: AsyncEngine) -> BatchWriter:
+    """The direct writer for the engine's database, or the engine itself where none applies."""
+    url = engine.url
+    backend = url.get_backend_name()
+    if backend == "sqlite" and url.database and url.database != ":memory:":
+        return SqliteWriter(url.database, engine.dialect)
+    if backend == "postgresql":
+        dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        return PostgresWriter(dsn, engine.dialect, size=2)
+    return EngineWriter(engine)

@@ -1,0 +1,129 @@
+"""The audit trail's direct writers store rows exactly as the engine would, one transaction per batch."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import Table, select
+from sqlalchemy.exc import IntegrityError, StatementError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from compliance_api.accounts.models import Plan, User, UserKind
+from compliance_api.classify.models import Classification, ClassificationKind
+from compliance_api.events.models import OutboxEvent
+from compliance_api.kit.batch_writer import (
+    BatchWriter,
+    EngineWriter,
+    PostgresWriter,
+    SqliteWriter,
+    batch_writer_for,
+)
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+
+
+@pytest.fixture
+async def writer(engine: AsyncEngine) -> AsyncIterator[BatchWriter]:
+    direct = batch_writer_for(engine)
+    yield direct
+    await direct.close()
+
+
+def user_row() -> dict[str, Any]:
+    return {
+        "id": uuid.uuid4(),
+        "email": f"w-{uuid.uuid4().hex[:8]}@example.com",
+        "kind": UserKind.business,
+        "plan": Plan.free,
+        "created_at": utcnow(),
+    }
+
+
+def classification_row(user_id: uuid.UUID) -> dict[str, Any]:
+    return {
+        "id": uuid.uuid4(),
+        "environment": Environment.test,
+        "user_id": user_id,
+        "token_id": uuid.uuid4(),
+        "kind": ClassificationKind.zelfstandigenwet,
+        "ruleset_id": "nl-zw",
+        "ruleset_version": "2026-01-01",
+        "request": {"engagement": {"hourly_rate_eur": 37.5, "own_tools": True}},
+        "result": {"verdict": "risky", "criteria": [{"id": "nl-zw-1", "hit": None}], "advice": "Ça va: €38"},
+        "created_at": utcnow(),
+    }
+
+
+def table(model: Any) -> Table:
+    return model.metadata.tables[model.__tablename__]  # type: ignore[no-any-return]
+
+
+def columns(record: Any) -> dict[str, Any]:
+    return {column.key: getattr(record, column.key) for column in type(record).__table__.columns}
+
+
+async def read(sessionmaker: async_sessionmaker[AsyncSession], model: Any, row_id: uuid.UUID) -> Any:
+    async with sessionmaker() as session:
+        return await session.scalar(select(model).where(model.id == row_id))
+
+
+def test_each_backend_gets_its_direct_writer(engine: AsyncEngine) -> None:
+    expected = {"sqlite": SqliteWriter, "postgresql": PostgresWriter}[engine.url.get_backend_name()]
+    assert isinstance(batch_writer_for(engine), expected)
+    assert isinstance(batch_writer_for(create_async_engine("sqlite+aiosqlite:///:memory:")), EngineWriter)
+
+
+async def test_rows_read_back_exactly_as_the_engine_writes_them(
+    engine: AsyncEngine, writer: BatchWriter, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    user = user_row()
+    await EngineWriter(engine).write({table(User): [user]})
+    direct = classification_row(user["id"])
+    reference = {**direct, "id": uuid.uuid4()}
+    await writer.write({table(Classification): [direct]})
+    await EngineWriter(engine).write({table(Classification): [reference]})
+
+    stored, expected = (
+        await read(sessionmaker, Classification, direct["id"]),
+        await read(sessionmaker, Classification, reference["id"]),
+    )
+    assert {**columns(stored), "id": None} == {**columns(expected), "id": None}
+    assert columns(stored) == {**direct, "kind": ClassificationKind.zelfstandigenwet}
+    assert stored.created_at.tzinfo is not None
+
+
+async def test_a_missing_column_gets_its_python_default(
+    writer: BatchWriter, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    before = utcnow()
+    await writer.write({table(OutboxEvent): [{"environment": Environment.live, "type": "t.x", "payload": {}}]})
+    async with sessionmaker() as session:
+        event = await session.scalar(select(OutboxEvent).where(OutboxEvent.type == "t.x"))
+    assert event is not None
+    assert isinstance(event.id, uuid.UUID)
+    assert event.created_at >= before
+    assert event.delivered_at is None
+
+
+async def test_parents_and_children_commit_in_one_batch_or_not_at_all(
+    writer: BatchWriter, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    parent = user_row()
+    child = classification_row(parent["id"])
+    await writer.write({table(User): [parent], table(Classification): [child]})
+    assert await read(sessionmaker, Classification, child["id"]) is not None
+
+    orphan_parent, orphan = user_row(), classification_row(uuid.uuid4())  # references no user
+    with pytest.raises(IntegrityError):
+        await writer.write({table(User): [orphan_parent], table(Classification): [orphan]})
+    assert await read(sessionmaker, User, orphan_parent["id"]) is None
+
+    await writer.write({table(User): [user_row()]})  # the writer is usable after a failed batch
+
+
+async def test_a_value_its_column_cannot_bind_is_a_statement_error(writer: BatchWriter) -> None:
+    with pytest.raises(StatementError):
+        await writer.write({table(User): [{**user_row(), "created_at": "yesterday"}]})
