@@ -174,8 +174,13 @@ class Settings(BaseSettings):
         return (self.secret_key_bytes(),) if previous is None else (self.secret_key_bytes(), previous)
 
 
+def is_weak_secret(value: str) -> bool:
+    """A placeholder or fewer than 32 characters: refused at start (`_checked_secret`) and by `compliance-api check`."""
+    return value.lower() in PLACEHOLDER_SECRETS or len(value) < 32
+
+
 def _checked_secret(value: str, name: str) -> bytes:
-    if value.lower() in PLACEHOLDER_SECRETS or len(value) < 32:
+    if is_weak_secret(value):
         raise ValueError(f"{name} must be at least 32 characters and not a placeholder")
     return value.encode()
 

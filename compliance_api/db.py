@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar
 import orjson
 from fastapi import Depends, Request
 from sqlalchemy import Enum, MetaData, Uuid, event
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import URL, Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import DateTime, TypeDecorator
@@ -85,6 +85,21 @@ def sqlite_pragmas(dbapi_connection: Any, _record: Any = None) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def sqlite_file(url: URL) -> str | None:
+    """The database file of a SQLite URL; None for another backend or an in-memory database (no second connection
+    can see that one)."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return url.database
+
+
+def asyncpg_dsn(url: URL) -> str | None:
+    """The DSN asyncpg takes for a PostgreSQL URL (whatever its SQLAlchemy driver); None for another backend."""
+    if url.get_backend_name() != "postgresql":
+        return None
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

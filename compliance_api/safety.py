@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from compliance_api.config import PLACEHOLDER_SECRETS, Settings
+from compliance_api.config import Settings, is_weak_secret
 
 
 class Severity(StrEnum):
@@ -38,7 +38,7 @@ def _secret(settings: Settings, _: int) -> Iterator[Finding]:
             "COMPLIANCE_SECRET_KEY is not set (embedded mode generates one under the var directory; "
             "production needs one set, at least 32 random characters).",
         )
-    elif value.lower() in PLACEHOLDER_SECRETS or len(value) < 32:
+    elif is_weak_secret(value):
         yield Finding(
             Severity.unsafe,
             "secret_placeholder",
@@ -56,7 +56,7 @@ def _previous_secret(settings: Settings, _: int) -> Iterator[Finding]:
             "secret_previous_equals_current",
             "COMPLIANCE_SECRET_KEY_PREVIOUS equals COMPLIANCE_SECRET_KEY: a rotation needs a new current key.",
         )
-    elif previous.lower() in PLACEHOLDER_SECRETS or len(previous) < 32:
+    elif is_weak_secret(previous):
         yield Finding(
             Severity.unsafe,
             "secret_previous_placeholder",

@@ -20,6 +20,7 @@ from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
+from compliance_api.events.service import outbox_row
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.group_commit import GroupCommit
 
@@ -66,19 +67,18 @@ async def _keep(
         "result": verdict,
         "created_at": now,
     }
-    event = {
-        "id": uuid.uuid4(),
-        "environment": caller.environment,
-        "type": CLASSIFICATION_CREATED,
-        "payload": {
+    event = outbox_row(
+        environment=caller.environment,
+        type=CLASSIFICATION_CREATED,
+        payload={
             "classification_id": verdict["id"],
             "user_id": str(caller.user_id),
             "kind": kind.value,
             "verdict": verdict["verdict"],
             "created_at": verdict["created_at"],
         },
-        "created_at": now,
-    }
+        at=now,
+    )
     await audit.insert((Classification, classification), (OutboxEvent, event))
     return verdict
 

@@ -29,6 +29,13 @@ async def emit(session: AsyncSession, *, environment: Environment, type: str, pa
     return event_id
 
 
+def outbox_row(
+    *, environment: Environment, type: str, payload: dict[str, Any], at: datetime, id: uuid.UUID | None = None
+) -> dict[str, Any]:
+    """An `outbox_event` row, for writers that insert it themselves (`emit_many`, the audit trail's group commit)."""
+    return {"id": id or uuid.uuid4(), "environment": environment, "type": type, "payload": payload, "created_at": at}
+
+
 async def emit_many(
     session: AsyncSession,
     *,
@@ -40,13 +47,13 @@ async def emit_many(
     """Add many events in one statement (bulk imports); returns how many were written."""
     now = at or utcnow()
     rows = [
-        {
-            "id": ids[i] if i < len(ids) else uuid.uuid4(),
-            "environment": environment,
-            "type": event.type,
-            "payload": event.payload,
-            "created_at": now,
-        }
+        outbox_row(
+            environment=environment,
+            type=event.type,
+            payload=event.payload,
+            at=now,
+            id=ids[i] if i < len(ids) else None,
+        )
         for i, event in enumerate(events)
     ]
     if rows:

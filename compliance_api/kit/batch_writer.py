@@ -24,12 +24,12 @@ from typing import Any, Protocol
 
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import Table, insert
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError, StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from compliance_api.db import sqlite_pragmas
+from compliance_api.db import asyncpg_dsn, sqlite_file, sqlite_pragmas
+from compliance_api.kit.asyncpg_pool import LazyPool
 
 Row = Mapping[str, Any]
 Batch = Mapping[Table, Sequence[Row]]
@@ -118,7 +118,7 @@ class SqliteWriter:
         self._path = path
         self._shapes = _Shapes(dialect)
         self._statements: dict[_Shape, str] = {}
-        self._preparer = sqlite.dialect().identifier_preparer
+        self._preparer = dialect.identifier_preparer
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
         self._connection: sqlite3.Connection | None = None
 
@@ -167,27 +167,20 @@ class SqliteWriter:
             self._connection = None
 
 
-async def _keep_connection_state(_: asyncpg.Connection) -> None:
-    """Pool release hook: a write changes no session state, so asyncpg's reset (a round trip) is skipped."""
-
-
 class PostgresWriter:
     """A small asyncpg pool of its own, opened on first use in the serving event loop."""
 
     def __init__(self, dsn: str, dialect: Dialect, size: int) -> None:
-        self._dsn = dsn
-        self._size = size
         self._shapes = _Shapes(dialect)
         self._statements: dict[tuple[_Shape, ...], str] = {}
-        self._preparer = postgresql.dialect().identifier_preparer  # type: ignore[no-untyped-call]
-        self._pool: asyncpg.Pool | None = None
-        self._opening = asyncio.Lock()
+        self._dialect = dialect
+        self._pool = LazyPool(dsn, size)
 
     async def write(self, batch: Batch) -> None:
         grouped = self._shapes.group(batch)
         statement = self._statement(tuple(shape for shape, _ in grouped))
         arrays = [list(column) for _, rows in grouped for column in zip(*rows, strict=True)]
-        pool = await self._ready_pool()
+        pool = await self._pool.get()
         try:
             await pool.execute(statement, *arrays)
         except asyncpg.IntegrityConstraintViolationError as exc:
@@ -196,9 +189,7 @@ class PostgresWriter:
             raise DBAPIError(statement, None, exc) from exc
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        await self._pool.close()
 
     def _statement(self, shapes: tuple[_Shape, ...]) -> str:
         """One statement for the whole batch: each table's rows as parallel arrays, unnested into its insert."""
@@ -209,10 +200,10 @@ class PostgresWriter:
                 arrays = []
                 for name in shape.columns:
                     position += 1
-                    column_type = shape.table.c[name].type.compile(dialect=postgresql.dialect())  # type: ignore[no-untyped-call]
+                    column_type = shape.table.c[name].type.compile(dialect=self._dialect)
                     arrays.append(f"${position}::{column_type}[]")
-                columns = ", ".join(self._preparer.quote(name) for name in shape.columns)
-                table = self._preparer.format_table(shape.table)
+                columns = ", ".join(self._dialect.identifier_preparer.quote(name) for name in shape.columns)
+                table = self._dialect.identifier_preparer.format_table(shape.table)
                 # Identifiers from our own metadata, quoted by the dialect; every value is bound.
                 inserts.append(f"INSERT INTO {table} ({columns}) SELECT * FROM unnest({', '.join(arrays)})")  # noqa: S608
             ctes = [f"w{index} AS ({sql})" for index, sql in enumerate(inserts[:-1])]
@@ -220,23 +211,11 @@ class PostgresWriter:
             self._statements[shapes] = statement
         return statement
 
-    async def _ready_pool(self) -> asyncpg.Pool:
-        if self._pool is None:
-            async with self._opening:
-                if self._pool is None:
-                    self._pool = await asyncpg.create_pool(
-                        self._dsn, min_size=1, max_size=self._size, reset=_keep_connection_state
-                    )
-        return self._pool
-
 
 def batch_writer_for(engine: AsyncEngine) -> BatchWriter:
     """The direct writer for the engine's database, or the engine itself where none applies."""
-    url = engine.url
-    backend = url.get_backend_name()
-    if backend == "sqlite" and url.database and url.database != ":memory:":
-        return SqliteWriter(url.database, engine.dialect)
-    if backend == "postgresql":
-        dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    if (path := sqlite_file(engine.url)) is not None:
+        return SqliteWriter(path, engine.dialect)
+    if (dsn := asyncpg_dsn(engine.url)) is not None:
         return PostgresWriter(dsn, engine.dialect, size=2)
     return EngineWriter(engine)

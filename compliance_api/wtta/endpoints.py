@@ -86,7 +86,7 @@ def _kvk_of(request: Request) -> str:
 async def status_history(
     caller: CurrentCaller,
     session: DbSession,
-    kvk: Annotated[str, Path(pattern=KVK_PATTERN, description="KvK number, exactly 8 digits.")],
+    kvk: Annotated[str, Path(pattern=KVK_PATTERN, description=KVK_DESCRIPTION)],
 ) -> WttaHistoryOut:
     """Every status change the cache recorded for this number, oldest first."""
     changes = await service.history(session, environment=caller.environment, kvk_number=kvk)

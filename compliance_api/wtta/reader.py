@@ -14,17 +14,17 @@ Both read the same row with the same `last_verified_at` rule as `service.lookup`
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import weakref
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
+from compliance_api.db import asyncpg_dsn, sqlite_file
+from compliance_api.kit.asyncpg_pool import LazyPool
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta.models import WttaAdmission, WttaImport
 
@@ -99,46 +99,26 @@ class SqliteLookup:
             self._connection = None
 
 
-async def _keep_connection_state(_: asyncpg.Connection) -> None:
-    """Pool release hook: the lookup changes no session state, so asyncpg's reset (a round trip) is skipped."""
-
-
 class PostgresLookup:
-    """A small asyncpg pool, opened on first use in the serving event loop."""
+    """A small asyncpg pool of its own, opened on first use in the serving event loop."""
 
     def __init__(self, dsn: str, size: int) -> None:
-        self._dsn = dsn
-        self._size = size
-        self._pool: asyncpg.Pool | None = None
-        self._opening = asyncio.Lock()
-
-    async def _ready_pool(self) -> asyncpg.Pool:
-        if self._pool is None:
-            async with self._opening:
-                if self._pool is None:
-                    self._pool = await asyncpg.create_pool(
-                        self._dsn, min_size=1, max_size=self._size, reset=_keep_connection_state
-                    )
-        return self._pool
+        self._pool = LazyPool(dsn, size)
 
     async def lookup(self, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
-        pool = await self._ready_pool()
+        pool = await self._pool.get()
         row = await pool.fetchrow(POSTGRES_LOOKUP_SQL, environment.value, kvk_number)
         return None if row is None else _with_coverage(dict(row))
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        await self._pool.close()
 
 
 def lookup_reader_for(database_url: str, *, postgres_pool_size: int) -> LookupReader | None:
     """The reader for this database, or None when only a session can read it (an in-memory SQLite database)."""
     url = make_url(database_url)
-    backend = url.get_backend_name()
-    if backend == "sqlite":
-        return SqliteLookup(url.database) if url.database and url.database != ":memory:" else None
-    if backend == "postgresql":
-        dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    if (path := sqlite_file(url)) is not None:
+        return SqliteLookup(path)
+    if (dsn := asyncpg_dsn(url)) is not None:
         return PostgresLookup(dsn, postgres_pool_size)
     return None

@@ -7,32 +7,14 @@ import datetime as dt
 import json
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.classify import service
 from compliance_api.classify.models import Classification
-from compliance_api.classify.ruleset import packaged_rulesets
-from compliance_api.classify.schemas import ZelfstandigenwetRequest
-from compliance_api.kit.batch_writer import batch_writer_for
-from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.retention.rules import RULES
-from tests.classify.conftest import caller_for
 from tests.cli.conftest import invoke
-from tests.factories import create_user
-
-
-async def _verdicts_aged(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], days: int) -> None:
-    """One verdict `days` old in each environment."""
-    user = await create_user(sessionmaker)
-    body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
-    audit = GroupCommit(batch_writer_for(engine))
-    for environment in Environment:
-        await service.classify_engagement(
-            audit, caller_for(user, environment), body, packaged_rulesets(), utcnow() - dt.timedelta(days=days)
-        )
-    await audit.close()
+from tests.retention import families
 
 
 async def _count(sessionmaker: async_sessionmaker[AsyncSession], environment: Environment) -> int:
@@ -42,9 +24,9 @@ async def _count(sessionmaker: async_sessionmaker[AsyncSession], environment: En
 
 
 async def test_dry_run_then_purge_print_counts_per_table(
-    cli_env: dict[str, str], engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
+    cli_env: dict[str, str], audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    await _verdicts_aged(engine, sessionmaker, 5)
+    await families.classifications(audit, sessionmaker, dt.timedelta(days=5))
 
     code, out, _ = await asyncio.to_thread(
         invoke, cli_env, "purge-sandbox", "--older-than-days", "3", "--dry-run", "--json"
@@ -68,9 +50,9 @@ async def test_dry_run_then_purge_print_counts_per_table(
 
 
 async def test_default_retention_keeps_younger_rows(
-    cli_env: dict[str, str], engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
+    cli_env: dict[str, str], audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    await _verdicts_aged(engine, sessionmaker, 5)
+    await families.classifications(audit, sessionmaker, dt.timedelta(days=5))
 
     code, out, _ = await asyncio.to_thread(invoke, cli_env, "purge-sandbox", "--json")
 

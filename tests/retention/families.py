@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
 from compliance_api.classify import service as classify_service
@@ -16,7 +16,6 @@ from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7.models import ActivityType
 from compliance_api.dac7.reader import ActivityRow
 from compliance_api.events import service as events_service
-from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
@@ -33,15 +32,16 @@ SECTOR, REGION = "ict", "NL-UT"
 WINDOW_MONTHS = 12
 
 
-async def classifications(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+async def classifications(
+    audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession], age: dt.timedelta = dt.timedelta(0)
+) -> None:
+    """One verdict `age` old in each environment."""
     user = await create_user(sessionmaker)
     body = ZelfstandigenwetRequest.model_validate({"engagement": {}})
-    audit = GroupCommit(batch_writer_for(engine))
     for environment in Environment:
         await classify_service.classify_engagement(
-            audit, caller_for(user, environment), body, packaged_rulesets(), utcnow()
+            audit, caller_for(user, environment), body, packaged_rulesets(), utcnow() - age
         )
-    await audit.close()
 
 
 async def events(sessionmaker: async_sessionmaker[AsyncSession]) -> None:

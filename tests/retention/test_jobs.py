@@ -6,11 +6,12 @@ import asyncio
 import datetime as dt
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.retention.jobs import run_daily, run_once
 from tests.retention import families
 from tests.retention.conftest import counts, days_ahead
@@ -57,10 +58,10 @@ async def test_a_failed_run_is_reported_not_raised(settings: Settings, tmp_path:
 
 
 async def test_the_daily_round_also_purges_expired_verdicts_in_production(
-    engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
+    audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
 ) -> None:
     """Production verdicts go only after their retention (7 years), sandbox ones after 30 days."""
-    await families.classifications(engine, sessionmaker)
+    await families.classifications(audit, sessionmaker)
 
     assert await run_once(sessionmaker, settings, now=days_ahead(365 * 6)) is True
     assert (await counts(sessionmaker, Environment.live))["classification"] == 1

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Settings
 from compliance_api.demo.fixtures import create_demo
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.models import Base
 from compliance_api.rates.fixtures import seed_synthetic
 from compliance_api.rates.models import RateBenchmark
@@ -38,9 +39,9 @@ async def _purged_in_sandbox_only(
 
 
 async def test_classifications_and_events(
-    engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
+    audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
 ) -> None:
-    await families.classifications(engine, sessionmaker)
+    await families.classifications(audit, sessionmaker)
     await families.events(sessionmaker)
     await _purged_in_sandbox_only(sessionmaker, settings, {"classification", "outbox_event"})
 
@@ -104,11 +105,11 @@ async def test_benchmarks_are_recomputed_from_the_observations_that_stay(
 
 
 async def test_demo_fixtures_survive_any_age_and_demo_stays_idempotent(
-    engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, pepper: bytes
+    audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, pepper: bytes
 ) -> None:
     async with sessionmaker.begin() as session:
         first = await create_demo(session, pepper=pepper)
-    await families.classifications(engine, sessionmaker)
+    await families.classifications(audit, sessionmaker)
     fixtures = await counts(sessionmaker, Environment.test)
 
     report = await purge_in(sessionmaker, settings, 400)
