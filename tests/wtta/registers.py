@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -22,6 +23,18 @@ def register_csv(*lines: str) -> bytes:
 
 def row(kvk: str, status: str = "admitted", *, name: str = "Acme B.V.", number: str = "NAU-1") -> str:
     return f"{kvk},{name},{status},{number},2027-01-01,"
+
+
+def register_json(*records: dict[str, str | None]) -> bytes:
+    """A JSON register: an array of objects with the CSV's fields."""
+    return json.dumps(list(records), indent=1).encode()
+
+
+def record(
+    kvk: str, status: str = "admitted", *, name: str = "Acme B.V.", number: str | None = "NAU-1"
+) -> dict[str, str | None]:
+    """`row` as a JSON register object."""
+    return dict(zip(FIELDS, (kvk, name, status, number, "2027-01-01", None), strict=True))
 
 
 async def import_file(

@@ -4,6 +4,7 @@ import asyncio
 import hashlib
 import io
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from typer.testing import CliRunner
 
@@ -19,8 +21,9 @@ from compliance_api.cli import app
 from compliance_api.cli.wtta import make_progress
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import service
+from compliance_api.wtta.models import WttaImport
 from tests.conftest import SECRET
-from tests.wtta.registers import register_csv, row
+from tests.wtta.registers import record, register_csv, register_json, row
 
 Maker = async_sessionmaker[AsyncSession]
 
@@ -101,6 +104,53 @@ async def test_a_bad_row_exits_1_naming_line_and_field_and_changes_nothing(
     assert await status_of(sessionmaker, "12345678") is None
 
 
+async def test_a_json_register_is_imported(cli_env: dict[str, str], tmp_path: Path, sessionmaker: Maker) -> None:
+    content = register_json(record("12345678"), record("87654321", "suspended", name="Beta B.V.", number=None))
+    path = write(tmp_path, content, "register.json")
+    code, out, _ = await invoke_async(cli_env, "wtta", "import", path, "--json")
+    assert code == 0
+    assert (json.loads(out)["rows_read"], json.loads(out)["rows_created"]) == (2, 2)
+    async with sessionmaker() as session:
+        suspended = await service.lookup(session, environment=Environment.live, kvk_number="87654321")
+    assert suspended is not None
+    assert (
+        suspended["legal_name"],
+        suspended["admission_status"],
+        suspended["admission_number"],
+        suspended["source"],
+    ) == ("Beta B.V.", "suspended", None, "register.json")
+    assert await status_of(sessionmaker, "12345678") == "admitted"
+
+
+async def imports_of(sessionmaker: Maker) -> list[tuple[str, str, str | None]]:
+    async with sessionmaker() as session:
+        runs = await session.scalars(select(WttaImport).order_by(WttaImport.finished_at))
+        return [(r.location, r.source, r.source_url) for r in runs]
+
+
+async def test_source_and_source_url_are_stored_on_the_rows_and_the_import(
+    cli_env: dict[str, str], tmp_path: Path, sessionmaker: Maker
+) -> None:
+    path = write(tmp_path, register_csv(row("12345678")))
+    options = ["--source", "NAU register", "--source-url", "https://nau.example/register"]
+    assert (await invoke_async(cli_env, "wtta", "import", path, *options))[0] == 0
+    async with sessionmaker() as session:
+        admission = await service.lookup(session, environment=Environment.live, kvk_number="12345678")
+        changes = await service.history(session, environment=Environment.live, kvk_number="12345678")
+    assert admission is not None
+    assert (admission["source"], admission["source_url"]) == ("NAU register", "https://nau.example/register")
+    assert [c.source for c in changes] == ["NAU register"]
+    assert await imports_of(sessionmaker) == [(path, "NAU register", "https://nau.example/register")]
+
+    path = write(tmp_path, register_csv(row("12345678", "revoked")), "update.csv")
+    assert (await invoke_async(cli_env, "wtta", "import", path))[0] == 0
+    async with sessionmaker() as session:
+        admission = await service.lookup(session, environment=Environment.live, kvk_number="12345678")
+    assert admission is not None
+    assert (admission["source"], admission["source_url"]) == ("update.csv", None), "defaults: file name, no URL"
+    assert (await imports_of(sessionmaker))[1] == (path, "update.csv", None)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -133,6 +183,30 @@ def test_progress_shows_on_a_terminal_only() -> None:
         with make_progress(console, quiet=quiet) as progress:
             progress.update(progress.add_task("reading", total=10, rows=0), advance=5, rows=5)
         assert console.file.getvalue() == ""  # type: ignore[attr-defined]
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+CLOCK = r"(?:\d+:\d\d:\d\d|-:--:--)"
+
+
+def test_a_real_import_shows_rows_rate_and_time_left_on_a_terminal(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """TTY_COMPATIBLE=1 makes rich treat stderr as a terminal, as `is_terminal` does for a real one."""
+    path = write(tmp_path, register_csv(*[row(f"{10000000 + i}") for i in range(2500)]))
+    terminal = {**cli_env, "TTY_COMPATIBLE": "1", "COLUMNS": "200"}
+    code, out, err = invoke(terminal, "wtta", "import", path)
+    assert code == 0
+    assert out.startswith("live: 2500 rows read, 2500 new")
+    *earlier, final = [line for line in ANSI.sub("", err).splitlines() if line.strip()]
+    # columns: stage, bar, bytes, rows read and rate, elapsed, time left
+    shown = re.search(rf"2,500 rows\s+[1-9][\d,]* rows/s\s+{CLOCK}\s+(?P<left>{CLOCK})\s*$", final)
+    assert shown, final
+    assert shown["left"] == "0:00:00", "every byte read: no time left"
+    assert all(re.search(rf"rows/s\s+{CLOCK}\s+{CLOCK}\s*$", line) for line in earlier), earlier
+
+    code, out, err = invoke(terminal, "wtta", "import", path, "--quiet")
+    assert (code, err) == (0, "")
+    assert out.startswith("live: 2500 rows read, 0 new")
+    assert invoke(cli_env, "wtta", "import", path)[2] == "", "not a terminal: silent"
 
 
 @dataclass
