@@ -6,6 +6,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import orjson
@@ -35,6 +36,14 @@ async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSe
             yield session
     finally:
         await engine.dispose()
+
+
+def read_input(path: Path) -> bytes:
+    """The bytes of an input file; a file that cannot be read is a user error."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
