@@ -11,7 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import orjson
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.errors import AccountError
 from compliance_api.auth.service import TokenNotFound
@@ -28,14 +28,20 @@ USER_ERRORS: tuple[type[Exception], ...] = (AccountError, TokenNotFound, ValueEr
 
 
 @asynccontextmanager
-async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSession]:
-    """One session in one transaction: committed when the block ends, rolled back on any error."""
+async def sessions(settings: Settings | None = None) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """A sessionmaker on an engine of its own, disposed when the block ends."""
     engine = create_engine((settings or Settings()).resolved_database_url)
     try:
-        async with create_sessionmaker(engine).begin() as session:
-            yield session
+        yield create_sessionmaker(engine)
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSession]:
+    """One session in one transaction: committed when the block ends, rolled back on any error."""
+    async with sessions(settings) as sessionmaker, sessionmaker.begin() as session:
+        yield session
 
 
 def read_input(path: Path) -> bytes:

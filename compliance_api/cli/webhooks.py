@@ -11,9 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, sessions, transaction
 from compliance_api.config import Settings
-from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -136,20 +135,18 @@ def worker(
     settings = Settings()
 
     async def work() -> None:
-        engine = create_engine(settings.resolved_database_url)
-        sessionmaker = create_sessionmaker(engine)
-        delivery = Worker(settings, sessionmaker, secret_box(settings))
-        try:
-            if once:
-                typer.echo(f"{await delivery.run_once()} attempts", err=True)
-                return
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, stop.set)
-            await asyncio.gather(delivery.run(stop), run_daily(sessionmaker, settings, stop))
-        finally:
-            await delivery.close()
-            await engine.dispose()
+        async with sessions(settings) as sessionmaker:
+            delivery = Worker(settings, sessionmaker, secret_box(settings))
+            try:
+                if once:
+                    typer.echo(f"{await delivery.run_once()} attempts", err=True)
+                    return
+                stop = asyncio.Event()
+                loop = asyncio.get_running_loop()
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(sig, stop.set)
+                await asyncio.gather(delivery.run(stop), run_daily(sessionmaker, settings, stop))
+            finally:
+                await delivery.close()
 
     run(work)
