@@ -17,6 +17,7 @@ from compliance_api.accounts.errors import AccountError
 from compliance_api.auth.service import TokenNotFound
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 
 T = TypeVar("T")
@@ -53,11 +54,15 @@ def read_input(path: Path) -> bytes:
 
 
 def run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a command's coroutine; a user error prints `error: …` on stderr and exits with 1."""
+    """Run a command's coroutine; a user error, or an API error the services raise, prints `error: …` on stderr and
+    exits with 1."""
     try:
         return asyncio.run(work())
     except USER_ERRORS as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except ApiError as exc:
+        typer.echo(f"error: {exc.detail}", err=True)
         raise typer.Exit(1) from None
 
 

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, sessions, transaction
 from compliance_api.config import Settings
-from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.retention.jobs import run_daily
@@ -60,7 +58,7 @@ def add(
     async def work() -> None:
         async with transaction(settings) as session:
             user = await accounts_service.get_by_email_or_raise(session, email=email)
-            row, secret = await _create(
+            row, secret = await service.create(
                 session,
                 service.Owner(user.id, env),
                 url=url,
@@ -77,14 +75,6 @@ def add(
             typer.echo(secret)
 
     run(work)
-
-
-async def _create(session: AsyncSession, owner: service.Owner, **fields: Any) -> tuple[WebhookEndpoint, str]:
-    """`service.create`, its refusals turned into the CLI's user errors."""
-    try:
-        return await service.create(session, owner, **fields)
-    except ApiError as exc:
-        raise ValueError(exc.detail) from None
 
 
 @app.command("list")
