@@ -6,16 +6,18 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import orjson
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.errors import AccountError
 from compliance_api.auth.service import TokenNotFound
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 
 T = TypeVar("T")
@@ -27,22 +29,40 @@ USER_ERRORS: tuple[type[Exception], ...] = (AccountError, TokenNotFound, ValueEr
 
 
 @asynccontextmanager
-async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSession]:
-    """One session in one transaction: committed when the block ends, rolled back on any error."""
+async def sessions(settings: Settings | None = None) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """A sessionmaker on an engine of its own, disposed when the block ends."""
     engine = create_engine((settings or Settings()).resolved_database_url)
     try:
-        async with create_sessionmaker(engine).begin() as session:
-            yield session
+        yield create_sessionmaker(engine)
     finally:
         await engine.dispose()
 
 
+@asynccontextmanager
+async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSession]:
+    """One session in one transaction: committed when the block ends, rolled back on any error."""
+    async with sessions(settings) as sessionmaker, sessionmaker.begin() as session:
+        yield session
+
+
+def read_input(path: Path) -> bytes:
+    """The bytes of an input file; a file that cannot be read is a user error."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+
+
 def run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a command's coroutine; a user error prints `error: …` on stderr and exits with 1."""
+    """Run a command's coroutine; a user error, or an API error the services raise, prints `error: …` on stderr and
+    exits with 1."""
     try:
         return asyncio.run(work())
     except USER_ERRORS as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except ApiError as exc:
+        typer.echo(f"error: {exc.detail}", err=True)
         raise typer.Exit(1) from None
 
 

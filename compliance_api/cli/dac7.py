@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
 from compliance_api.dac7 import dpi, reader, service
 from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
 from compliance_api.dac7.tin import member_state
@@ -65,10 +65,7 @@ def import_activities(
     """Import relevant activities in one transaction; re-importing an activity id replaces that activity."""
 
     async def work() -> service.ImportResult:
-        try:
-            content = path.read_bytes()
-        except OSError as exc:
-            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+        content = read_input(path)
         now = utcnow()
         rows = reader.parse(content, json_format=path.suffix.lower() == ".json", today=now.date())
         async with transaction() as session:

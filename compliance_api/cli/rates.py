@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
 from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
 from compliance_api.rates import fixtures, importer, service, synthetic
@@ -41,10 +41,7 @@ def import_rates(
     settings = Settings()
 
     async def work() -> service.ImportResult:
-        try:
-            content = path.read_bytes()
-        except OSError as exc:
-            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+        content = read_input(path)
         rows = importer.parse(content, json_format=path.suffix.lower() == ".json", today=importer.today_in_nl())
         async with transaction(settings) as session:
             with progress(len(rows), "importing") as on_progress:

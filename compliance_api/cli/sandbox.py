@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.cli.common import JsonOption, print_json, run
+from compliance_api.cli.common import JsonOption, print_json, run, sessions
 from compliance_api.config import Settings
-from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.kit.clock import utcnow
 from compliance_api.retention.service import PurgeReport, purge_sandbox
 
@@ -33,12 +32,8 @@ def purge_sandbox_command(
     settings = Settings()
 
     async def work() -> PurgeReport:
-        engine = create_engine(settings.resolved_database_url)
-        try:
-            sessionmaker = create_sessionmaker(engine)
+        async with sessions(settings) as sessionmaker:
             return await purge_sandbox(sessionmaker, settings, now=utcnow(), days=older_than_days, dry_run=dry_run)
-        finally:
-            await engine.dispose()
 
     report = run(work)
     if as_json:

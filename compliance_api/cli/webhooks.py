@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, sessions, transaction
 from compliance_api.config import Settings
-from compliance_api.db import create_engine, create_sessionmaker
-from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.retention.jobs import run_daily
@@ -61,7 +58,7 @@ def add(
     async def work() -> None:
         async with transaction(settings) as session:
             user = await accounts_service.get_by_email_or_raise(session, email=email)
-            row, secret = await _create(
+            row, secret = await service.create(
                 session,
                 service.Owner(user.id, env),
                 url=url,
@@ -78,14 +75,6 @@ def add(
             typer.echo(secret)
 
     run(work)
-
-
-async def _create(session: AsyncSession, owner: service.Owner, **fields: Any) -> tuple[WebhookEndpoint, str]:
-    """`service.create`, its refusals turned into the CLI's user errors."""
-    try:
-        return await service.create(session, owner, **fields)
-    except ApiError as exc:
-        raise ValueError(exc.detail) from None
 
 
 @app.command("list")
@@ -136,20 +125,18 @@ def worker(
     settings = Settings()
 
     async def work() -> None:
-        engine = create_engine(settings.resolved_database_url)
-        sessionmaker = create_sessionmaker(engine)
-        delivery = Worker(settings, sessionmaker, secret_box(settings))
-        try:
-            if once:
-                typer.echo(f"{await delivery.run_once()} attempts", err=True)
-                return
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, stop.set)
-            await asyncio.gather(delivery.run(stop), run_daily(sessionmaker, settings, stop))
-        finally:
-            await delivery.close()
-            await engine.dispose()
+        async with sessions(settings) as sessionmaker:
+            delivery = Worker(settings, sessionmaker, secret_box(settings))
+            try:
+                if once:
+                    typer.echo(f"{await delivery.run_once()} attempts", err=True)
+                    return
+                stop = asyncio.Event()
+                loop = asyncio.get_running_loop()
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(sig, stop.set)
+                await asyncio.gather(delivery.run(stop), run_daily(sessionmaker, settings, stop))
+            finally:
+                await delivery.close()
 
     run(work)

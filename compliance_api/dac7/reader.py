@@ -10,23 +10,22 @@ the first bad one stops the import, naming its line (`record N` for JSON) and fi
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from compliance_api.dac7.models import ActivityType
+from compliance_api.kit import filevalues
+from compliance_api.kit.filevalues import BadValue
 
 REQUIRED = ("activity_id", "freelancer_id", "activity_date", "consideration_eur", "fees_eur", "taxes_eur")
 OPTIONAL = ("activity_type",)
 ACTIVITY_ID = re.compile(r"^[A-Za-z0-9._:/-]{1,64}$")
-ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_AMOUNT_EUR = Decimal(10) ** 11
 
 
@@ -55,12 +54,12 @@ class ActivityRow:
 def parse(content: bytes, *, json_format: bool, today: date) -> list[ActivityRow]:
     """Every row of a file, checked; raises ActivityFileError at the first bad one."""
     try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ActivityFileError(f"the file is not UTF-8 (byte {exc.start})") from None
+        text = filevalues.decode_utf8(content)
+    except BadValue as exc:
+        raise ActivityFileError(str(exc)) from None
     rows = [_row(line, raw, today) for line, raw in (_json_rows(text) if json_format else _csv_rows(text))]
     if not rows:
-        raise ActivityFileError("the file has no rows")
+        raise ActivityFileError(filevalues.NO_ROWS)
     seen: dict[str, str] = {}
     for row in rows:
         if row.external_id in seen:
@@ -72,21 +71,20 @@ def parse(content: bytes, *, json_format: bool, today: date) -> list[ActivityRow
 
 
 def _csv_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
-        header = set(reader.fieldnames or ())
-        if not set(REQUIRED) <= header or not header <= {*REQUIRED, *OPTIONAL}:
-            raise ActivityFileError(
-                f"the header must be {','.join(REQUIRED)} (optionally with activity_type), "
-                f"got {','.join(reader.fieldnames or ()) or 'nothing'}",
-                line="line 1",
-            )
-        for raw in reader:
-            if None in raw or None in raw.values():
-                raise ActivityFileError(f"expected {len(header)} columns", line=f"line {reader.line_num}")
-            yield f"line {reader.line_num}", raw
-    except csv.Error as exc:
-        raise ActivityFileError(f"malformed CSV: {exc}", line=f"line {reader.line_num}") from None
+        for number, raw in filevalues.csv_rows(text, _check_header):
+            yield f"line {number}", raw
+    except BadValue as exc:
+        raise ActivityFileError(str(exc), line=f"line {exc.line}") from None
+
+
+def _check_header(header: Sequence[str]) -> None:
+    if not set(REQUIRED) <= set(header) or not set(header) <= {*REQUIRED, *OPTIONAL}:
+        raise ActivityFileError(
+            f"the header must be {','.join(REQUIRED)} (optionally with activity_type), "
+            f"got {','.join(header) or 'nothing'}",
+            line="line 1",
+        )
 
 
 def _json_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -153,29 +151,19 @@ def _activity_type(line: str, value: Any) -> ActivityType:
 
 
 def _date(line: str, value: Any, today: date) -> date:
-    field = "activity_date"
-    if not isinstance(value, str) or not ISO_DATE.match(value.strip()):
-        raise ActivityFileError("must be a date as YYYY-MM-DD", line=line, field=field)
     try:
-        day = date.fromisoformat(value.strip())
-    except ValueError:
-        raise ActivityFileError(f"{value!r} is not a valid date", line=line, field=field) from None
-    if day > today:
-        raise ActivityFileError(f"{day} is in the future", line=line, field=field)
-    return day
+        return filevalues.iso_date(value, today)
+    except BadValue as exc:
+        raise ActivityFileError(str(exc), line=line, field="activity_date") from None
 
 
 def _cents(line: str, raw: Mapping[str, Any], field: str) -> int:
-    value = raw[field]
-    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
-        raise ActivityFileError("must be a number (EUR)", line=line, field=field)
     try:
-        amount = Decimal(value.strip() if isinstance(value, str) else value)
-    except InvalidOperation:
-        raise ActivityFileError(f"{value!r} is not a number", line=line, field=field) from None
-    if not amount.is_finite() or not 0 <= amount < MAX_AMOUNT_EUR:
-        raise ActivityFileError("must be at least 0 and below 100000000000 (EUR)", line=line, field=field)
-    cents = amount * 100
-    if cents != cents.to_integral_value():
-        raise ActivityFileError("has more than two decimals", line=line, field=field)
-    return int(cents)
+        return filevalues.cents(
+            raw[field],
+            ok=lambda euros: 0 <= euros < MAX_AMOUNT_EUR,
+            not_a_number="must be a number (EUR)",
+            out_of_range="must be at least 0 and below 100000000000 (EUR)",
+        )
+    except BadValue as exc:
+        raise ActivityFileError(str(exc), line=line, field=field) from None

@@ -5,22 +5,20 @@ Every row is validated before anything is written; the first bad row stops the i
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from compliance_api.kit import filevalues
+from compliance_api.kit.filevalues import BadValue
 from compliance_api.rates.catalogue import REGIONS, SECTORS
 from compliance_api.rates.service import Observation
 
 FIELDS = ("sector", "region", "hourly_rate_eur", "observed_on")
 MAX_RATE_EUR = Decimal(10_000)
-ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DUTCH_TIME = ZoneInfo("Europe/Amsterdam")
 
 
@@ -42,30 +40,26 @@ def today_in_nl() -> date:
 def parse(content: bytes, *, json_format: bool, today: date) -> list[Observation]:
     """All rows of a file, validated; raises ImportFileError at the first bad one."""
     try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"the file is not UTF-8 (byte {exc.start})") from None
+        text = filevalues.decode_utf8(content)
+    except BadValue as exc:
+        raise ImportFileError(str(exc)) from None
     rows = _json_rows(text) if json_format else _csv_rows(text)
     observations = [_observation(line, row, today) for line, row in rows]
     if not observations:
-        raise ImportFileError("the file has no rows")
+        raise ImportFileError(filevalues.NO_ROWS)
     return observations
 
 
 def _csv_rows(text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
-        header = tuple(reader.fieldnames or ())
-        if sorted(header) != sorted(FIELDS):
-            raise ImportFileError(
-                f"the header must be {','.join(FIELDS)} (got {','.join(header) or 'nothing'})", line=1
-            )
-        for row in reader:
-            if None in row or None in row.values():
-                raise ImportFileError(f"expected {len(FIELDS)} columns", line=reader.line_num)
-            yield reader.line_num, row
-    except csv.Error as exc:
-        raise ImportFileError(f"malformed CSV: {exc}", line=reader.line_num) from None
+        yield from filevalues.csv_rows(text, _check_header)
+    except BadValue as exc:
+        raise ImportFileError(str(exc), line=exc.line) from None
+
+
+def _check_header(header: Sequence[str]) -> None:
+    if sorted(header) != sorted(FIELDS):
+        raise ImportFileError(f"the header must be {','.join(FIELDS)} (got {','.join(header) or 'nothing'})", line=1)
 
 
 def _json_rows(text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
@@ -138,29 +132,19 @@ def _region(line: int, value: Any) -> str:
 
 
 def _rate_cents(line: int, value: Any) -> int:
-    field = "hourly_rate_eur"
-    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
-        raise ImportFileError("must be a number", line=line, field=field)
     try:
-        amount = Decimal(value.strip() if isinstance(value, str) else value)
-    except InvalidOperation:
-        raise ImportFileError(f"{value!r} is not a number", line=line, field=field) from None
-    if not amount.is_finite() or not 0 < amount < MAX_RATE_EUR:
-        raise ImportFileError("must be above 0 and below 10000 (EUR per hour, excl. VAT)", line=line, field=field)
-    cents = amount * 100
-    if cents != cents.to_integral_value():
-        raise ImportFileError("has more than two decimals", line=line, field=field)
-    return int(cents)
+        return filevalues.cents(
+            value,
+            ok=lambda euros: 0 < euros < MAX_RATE_EUR,
+            not_a_number="must be a number",
+            out_of_range="must be above 0 and below 10000 (EUR per hour, excl. VAT)",
+        )
+    except BadValue as exc:
+        raise ImportFileError(str(exc), line=line, field="hourly_rate_eur") from None
 
 
 def _observed_on(line: int, value: Any, today: date) -> date:
-    field = "observed_on"
-    if not isinstance(value, str) or not ISO_DATE.match(value.strip()):
-        raise ImportFileError("must be a date as YYYY-MM-DD", line=line, field=field)
     try:
-        day = date.fromisoformat(value.strip())
-    except ValueError:
-        raise ImportFileError(f"{value!r} is not a valid date", line=line, field=field) from None
-    if day > today:
-        raise ImportFileError(f"{day} is in the future", line=line, field=field)
-    return day
+        return filevalues.iso_date(value, today)
+    except BadValue as exc:
+        raise ImportFileError(str(exc), line=line, field="observed_on") from None
