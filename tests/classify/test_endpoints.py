@@ -14,7 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.classify import examples, service
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets
-from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, ZelfstandigenwetRequest, ZWVerdict
+from compliance_api.classify.schemas import (
+    ClassificationRecord,
+    CriteriaCatalogue,
+    CrossBorderRequest,
+    CrossBorderVerdict,
+    ZelfstandigenwetRequest,
+    ZWVerdict,
+)
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events
@@ -425,3 +432,17 @@ async def test_cross_border_advice_has_one_sentence_per_criterion_met(
     for criterion in ruleset.criteria:
         assert body["advice"].count(criterion.advice) == (1 if criterion.name in met else 0), criterion.name
     assert body["advice"].startswith(ruleset.advice[Verdict(body["verdict"])])
+
+
+def test_contract_request_and_catalogue_examples_match_their_models() -> None:
+    """The source examples (before the contract is generated) against the request and catalogue models."""
+    for operation, model in (
+        (examples.ZELFSTANDIGENWET, ZelfstandigenwetRequest),
+        (examples.CROSS_BORDER, CrossBorderRequest),
+    ):
+        for example in operation["requestBody"]["content"]["application/json"]["examples"].values():
+            assert (
+                model.model_validate(example["value"]).model_dump(mode="json", exclude_unset=True) == example["value"]
+            )
+    catalogue = examples.CRITERIA["responses"]["200"]["content"]["application/json"]["example"]
+    assert CriteriaCatalogue.model_validate(catalogue).model_dump(mode="json") == catalogue
