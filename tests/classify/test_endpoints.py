@@ -14,7 +14,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.classify import examples, service
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets
-from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, ZelfstandigenwetRequest, ZWVerdict
+from compliance_api.classify.schemas import (
+    ClassificationRecord,
+    CriteriaCatalogue,
+    CrossBorderRequest,
+    CrossBorderVerdict,
+    ZelfstandigenwetRequest,
+    ZWVerdict,
+)
+from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events
 from compliance_api.kit.clock import utcnow
@@ -382,3 +390,59 @@ async def test_each_verdict_writes_a_classification_created_event_in_its_environ
     assert [e.payload["classification_id"] for e in test_events if e.payload["user_id"] == str(account.user.id)] == [
         sandbox["id"]
     ]
+
+
+async def test_dutch_advice_has_one_sentence_per_criterion_hit(
+    client: AsyncClient, account: Account, rulesets: Rulesets
+) -> None:
+    engagement = {
+        "hourly_rate_eur": 90,
+        "months_duration": 3,
+        "days_per_week": 2,
+        "other_clients_count": 4,
+        "own_tools": False,
+        "own_liability": True,
+        "sets_own_hours": False,
+        "can_delegate": False,
+        "profit_risk": True,
+    }
+    response = await client.post(ZW, json={"engagement": engagement, "as_of": "2026-07-09"}, headers=account.live)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["criteria_hit"] == ["no_own_tools", "client_sets_hours", "personal_service_only"]
+    sentences = {criterion.id: criterion.advice for criterion in rulesets.dutch.criteria}
+    for criterion_id, sentence in sentences.items():
+        assert body["advice"].count(sentence) == (1 if criterion_id in body["criteria_hit"] else 0), criterion_id
+    assert body["advice"].count(rulesets.dutch.not_assessed) == 1
+    assert body["advice"].endswith(rulesets.dutch.not_assessed)
+    expected = [sentences[criterion_id] for criterion_id in body["criteria_hit"]] + [rulesets.dutch.not_assessed]
+    assert body["advice"] == " ".join(expected), "nothing unanswered and no presumption: no other sentence"
+
+
+async def test_cross_border_advice_has_one_sentence_per_criterion_met(
+    client: AsyncClient, account: Account, rulesets: Rulesets
+) -> None:
+    ruleset = rulesets.cross_border[Country.DE]
+    met = ("fixed_working_hours", "paid_by_time", "must_work_personally")
+    criteria = {name: name in met for name in ruleset.criterion_names}
+    response = await client.post(CB, json={"country": "DE", "criteria": criteria}, headers=account.live)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["criteria_met"] == list(met)
+    for criterion in ruleset.criteria:
+        assert body["advice"].count(criterion.advice) == (1 if criterion.name in met else 0), criterion.name
+    assert body["advice"].startswith(ruleset.advice[Verdict(body["verdict"])])
+
+
+def test_contract_request_and_catalogue_examples_match_their_models() -> None:
+    """The source examples (before the contract is generated) against the request and catalogue models."""
+    for operation, model in (
+        (examples.ZELFSTANDIGENWET, ZelfstandigenwetRequest),
+        (examples.CROSS_BORDER, CrossBorderRequest),
+    ):
+        for example in operation["requestBody"]["content"]["application/json"]["examples"].values():
+            assert (
+                model.model_validate(example["value"]).model_dump(mode="json", exclude_unset=True) == example["value"]
+            )
+    catalogue = examples.CRITERIA["responses"]["200"]["content"]["application/json"]["example"]
+    assert CriteriaCatalogue.model_validate(catalogue).model_dump(mode="json") == catalogue

@@ -7,15 +7,20 @@ self-employment must never get `unsafe`.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 import pytest
+from httpx import AsyncClient
 
 from compliance_api.classify.crossborder import assess_criteria
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.verdict import Country
+from tests.classify.conftest import Account
 
 RULESETS = packaged_rulesets()
 AS_OF = dt.date(2026, 7, 9)
+CB = "/v1/classify/cross-border"
 
 BE_NINE = (
     "no_financial_risk",
@@ -121,3 +126,93 @@ def test_de_herrenberg_2022_is_unsafe() -> None:
 def test_de_instructions_or_integration_alone_is_not_unsafe() -> None:
     assert verdict(Country.DE, "subject_to_instructions") == "safe"
     assert verdict(Country.DE, "integrated_in_client_organisation") == "safe"
+
+
+# eu.md §4 and §1.5: the rate benchmark is 2.5 x the hourly minimum wage, rounded half up to a whole euro
+# (2.5 x 14.60 = 36.50 gives 37), and dated by the minimum wage's steps.
+EU_MD_TARIEFGRENS = {
+    Country.FR: [(dt.date(2026, 1, 1), 30)],
+    Country.DE: [(dt.date(2026, 1, 1), 35), (dt.date(2027, 1, 1), 37)],
+    Country.BE: [(dt.date(2025, 2, 1), 32)],
+}
+
+
+def test_the_ruleset_files_carry_the_dated_thresholds_of_eu_md() -> None:
+    for country, steps in EU_MD_TARIEFGRENS.items():
+        table = RULESETS.cross_border[country].tariefgrens
+        assert [(entry.valid_from, entry.value) for entry in table] == steps, country
+        for entry in table:
+            assert entry.min_wage_valid_from == entry.valid_from
+            benchmark = (entry.multiplier * entry.min_wage_hourly).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+            assert entry.value == benchmark, (country, entry)
+
+
+async def cross_border_on(client: AsyncClient, account: Account, country: Country, as_of: str) -> dict[str, Any]:
+    response = await client.post(CB, json={"country": country, "criteria": {}, "as_of": as_of}, headers=account.live)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    assert body["as_of"] == as_of
+    return body
+
+
+@pytest.mark.parametrize(
+    ("country", "as_of", "expected"),
+    [
+        (Country.DE, "2025-12-31", None),
+        (Country.DE, "2026-01-01", 35),
+        (Country.DE, "2026-12-31", 35),
+        (Country.DE, "2027-01-01", 37),
+        (Country.DE, "2030-06-30", 37),
+        (Country.BE, "2025-01-31", None),
+        (Country.BE, "2025-02-01", 32),
+        (Country.BE, "2026-07-09", 32),
+        (Country.FR, "2025-12-31", None),
+        (Country.FR, "2026-01-01", 30),
+    ],
+)
+async def test_as_of_selects_the_cross_border_threshold_in_force_then(
+    client: AsyncClient, account: Account, country: Country, as_of: str, expected: int | None
+) -> None:
+    body = await cross_border_on(client, account, country, as_of)
+    assert body["tariefgrens_min_eur"] == expected
+    if expected is None:
+        assert body["tariefgrens"] is None
+        return
+    entry = RULESETS.cross_border[country].tariefgrens_on(dt.date.fromisoformat(as_of))
+    assert entry is not None
+    assert body["tariefgrens"]["value"] == expected == entry.value
+    assert body["tariefgrens"]["valid_from"] == entry.valid_from.isoformat()
+    assert body["tariefgrens"]["min_wage_hourly"] == float(entry.min_wage_hourly)
+
+
+def left_out_cases() -> list[tuple[Country, tuple[str, ...]]]:
+    """Per country: nothing met, every other criterion met, and a golden case's facts (all at different verdicts)."""
+    cases = []
+    for country, ruleset in RULESETS.cross_border.items():
+        names = ruleset.criterion_names
+        cases += [(country, ()), (country, names[::2]), (country, names[1::3])]
+    cases += [(Country.BE, ("in_presumption_sector", *BE_NINE[:5])), (Country.DE, ("subject_to_instructions",))]
+    return cases
+
+
+@pytest.mark.parametrize(("country", "met"), left_out_cases())
+async def test_criteria_left_out_count_as_false(
+    client: AsyncClient, account: Account, country: Country, met: tuple[str, ...]
+) -> None:
+    names = RULESETS.cross_border[country].criterion_names
+    explicit = {name: name in met for name in names}
+    short = await client.post(CB, json={"country": country, "criteria": dict.fromkeys(met, True)}, headers=account.live)
+    full = await client.post(CB, json={"country": country, "criteria": explicit}, headers=account.live)
+    assert short.status_code == full.status_code == 200
+    left_out, answered = short.json(), full.json()
+    for key in ("verdict", "score", "criteria_met", "rules_applied", "tariefgrens_min_eur"):
+        assert left_out[key] == answered[key], key
+    assert [(c["name"], c["met"]) for c in left_out["criteria"]] == [
+        (c["name"], c["met"]) for c in answered["criteria"]
+    ]
+    not_provided = [name for name in names if name not in met]
+    assert left_out["criteria_not_provided"] == not_provided
+    assert answered["criteria_not_provided"] == []
+    if not_provided:
+        assert f"Not provided, so counted as false: {', '.join(not_provided)}." in left_out["advice"]
+    assert "Not provided" not in answered["advice"]

@@ -7,13 +7,24 @@ import shutil
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from compliance_api.classify.ruleset import CROSS_BORDER_FILES, DUTCH_FILE, RulesetError, load_rulesets
+from compliance_api import app as app_module
+from compliance_api.classify import ruleset as ruleset_module
+from compliance_api.classify.ruleset import (
+    CROSS_BORDER_FILES,
+    DUTCH_FILE,
+    RulesetError,
+    load_rulesets,
+    packaged_rulesets,
+)
 from compliance_api.classify.verdict import Country
+from compliance_api.config import Settings
 from tests.cli.conftest import invoke
+from tests.conftest import running_app
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -109,3 +120,34 @@ def test_the_check_command_names_the_broken_file(ruleset_dir: Path) -> None:
     code, _, err = invoke({}, "rulesets", "check", "--dir", str(ruleset_dir))
     assert code == 1
     assert err.startswith(f"error: ruleset {DUTCH_FILE}: criteria.0.weight")
+
+
+@pytest.fixture
+def packaged_from_ruleset_dir(monkeypatch: pytest.MonkeyPatch, ruleset_dir: Path) -> Path:
+    """Make the app's start read its packaged rulesets from `ruleset_dir`. The per-process cache is bypassed (not
+    cleared), so the other tests keep the rulesets they loaded."""
+    monkeypatch.setattr(ruleset_module, "resources", SimpleNamespace(files=lambda _package: ruleset_dir.parent))
+    monkeypatch.setattr(app_module, "packaged_rulesets", packaged_rulesets.__wrapped__)
+    return ruleset_dir
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "field"),
+    [
+        (DUTCH_FILE, _set("criteria.0.weight", "heavy"), "criteria.0.weight"),
+        (DUTCH_FILE, _set("tariefgrens.2.legal_status", "rumoured"), "tariefgrens.2.legal_status"),
+        (CROSS_BORDER_FILES[Country.DE], _set("tariefgrens.1.value", 0), "tariefgrens.1.value"),
+        (CROSS_BORDER_FILES[Country.BE], _set("criteria.4.source_url", "not a url"), "criteria.4.source_url"),
+    ],
+)
+async def test_a_broken_file_stops_the_app_from_starting_naming_file_and_field(
+    settings: Settings, engine: object, packaged_from_ruleset_dir: Path, name: str, change: Edit, field: str
+) -> None:
+    """The real start path (create_app -> build_services -> packaged_rulesets) with one packaged file broken."""
+    async with running_app(settings) as started:
+        assert started.state.services.rulesets.dutch.id == "nl-zw"
+    edit(packaged_from_ruleset_dir, name, change)
+    with pytest.raises(RulesetError) as raised:
+        async with running_app(settings):
+            pytest.fail("the app started with a broken ruleset file")
+    assert str(raised.value).startswith(f"ruleset {name}: {field}: ")
