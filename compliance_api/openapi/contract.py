@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from compliance_api import CONTRACT_VERSION
 from compliance_api.errors import ERROR_CATALOGUE
@@ -209,6 +210,7 @@ def build_contract(app: FastAPI) -> dict[str, Any]:
             {"name": "wtta", "description": "The WTTA admission register cache (labour-supplier admissions)."},
         ],
     )
+    _restore_examples(schema, app)
     components = schema.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     schemas.pop("HTTPValidationError", None)
@@ -229,6 +231,27 @@ def build_contract(app: FastAPI) -> dict[str, Any]:
                 if method in item:
                     _decorate_operation(item[method])
     return dict(schema)
+
+
+def _restore_examples(schema: dict[str, Any], app: FastAPI) -> None:
+    """Put back the nulls `get_openapi` strips (it encodes with `exclude_none`) from the routes' examples: an example
+    with a required nullable field missing would not validate against its own schema."""
+    paths = schema.get("paths", {})
+    for context in iter_route_contexts(app.routes):  # included routers are not flattened into app.routes
+        route = context.original_route
+        if isinstance(route, APIRoute) and route.openapi_extra:
+            for method in route.methods or ():
+                operation = paths.get(context.path_format, {}).get(method.lower())
+                if operation is not None:
+                    _copy_examples(route.openapi_extra, operation)
+
+
+def _copy_examples(source: dict[str, Any], target: dict[str, Any]) -> None:
+    for key, value in source.items():
+        if key in ("example", "examples"):
+            target[key] = deepcopy(value)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            _copy_examples(value, target[key])
 
 
 def frozen_contract(version: str) -> dict[str, Any] | None:

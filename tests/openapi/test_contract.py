@@ -102,10 +102,6 @@ async def test_every_frozen_contract_stays_served_at_its_date(client: AsyncClien
         assert response.json()["info"]["version"] == version
 
 
-# FastAPI writes the contract with exclude_none, which also drops the nulls inside examples: the catalogue example
-# loses its rules' `at_least: null` / `share_at_least_percent: null`, which its schema requires (a contract bug,
-# fixed in compliance_api/openapi/contract.py, not in the classifier).
-NULLS_DROPPED = "get_openapi(exclude_none) strips the nulls from the catalogue example"
 CLASSIFY_OPERATIONS = (
     "classify-zelfstandigenwet",
     "classify-cross-border",
@@ -170,15 +166,7 @@ async def test_the_classify_operations_are_the_ones_checked_below(app: FastAPI) 
 
 @pytest.mark.parametrize(
     "op_id",
-    [
-        pytest.param(
-            op_id,
-            marks=pytest.mark.xfail(strict=True, raises=jsonschema_rs.ValidationError, reason=NULLS_DROPPED),
-        )
-        if op_id == "classify-cross-border-criteria"
-        else op_id
-        for op_id in CLASSIFY_OPERATIONS
-    ],
+    CLASSIFY_OPERATIONS,
 )
 async def test_every_classify_operation_has_request_and_response_examples_valid_against_their_schemas(
     app: FastAPI, op_id: str
@@ -230,7 +218,6 @@ async def test_the_classify_examples_are_what_the_api_answers(
         }
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=NULLS_DROPPED)
 async def test_the_catalogue_example_is_what_the_api_answers(
     app: FastAPI, client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
 ) -> None:
