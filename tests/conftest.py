@@ -24,6 +24,7 @@ from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
 from compliance_api.models import Base
+from tests.factories import bearer, create_token
 
 SECRET = "test-secret-key-0123456789abcdef-0123456789"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
@@ -151,3 +152,10 @@ def redis_url() -> str:
 @pytest.fixture
 def pepper() -> bytes:
     return SECRET.encode()
+
+
+@pytest.fixture
+async def auth(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> dict[str, str]:
+    """The bearer header of a live token of a new free-plan user."""
+    _, token = await create_token(sessionmaker, pepper)
+    return bearer(token)

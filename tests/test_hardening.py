@@ -7,11 +7,9 @@ from contextlib import asynccontextmanager
 
 import pytest
 from httpx import ASGITransport, AsyncClient
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Settings
 from tests.conftest import running_app
-from tests.factories import bearer, create_token
 
 ALLOWED = "https://app.example.test"
 PREFLIGHT = {
@@ -19,12 +17,6 @@ PREFLIGHT = {
     "Access-Control-Request-Method": "POST",
     "Access-Control-Request-Headers": "authorization",
 }
-
-
-@pytest.fixture
-async def auth(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> dict[str, str]:
-    _, token = await create_token(sessionmaker, pepper)
-    return bearer(token)
 
 
 @asynccontextmanager
