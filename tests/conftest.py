@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from httpx import ASGITransport, AsyncClient
 from redis import Redis as SyncRedis
+from redis.asyncio import Redis as AsyncRedis
 from redis.exceptions import RedisError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -24,6 +26,7 @@ from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
 from compliance_api.models import Base
+from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 from tests.factories import bearer, create_token
 
 SECRET = "test-secret-key-0123456789abcdef-0123456789"
@@ -147,6 +150,18 @@ async def sandbox_client(app: FastAPI) -> AsyncIterator[AsyncClient]:
 def redis_url() -> str:
     require_service(_redis_reachable(TEST_REDIS_URL), f"Redis at {TEST_REDIS_URL}")
     return TEST_REDIS_URL
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[Limiter]:
+    """Each limiter backend in turn; the Redis one under a key prefix of its own."""
+    if request.param == "memory":
+        yield MemoryLimiter()
+        return
+    url = request.getfixturevalue("redis_url")
+    redis_limiter = RedisLimiter(AsyncRedis.from_url(url), prefix=f"test:{uuid.uuid4()}:")
+    yield redis_limiter
+    await redis_limiter.close()
 
 
 @pytest.fixture
