@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from httpx import ASGITransport, AsyncClient
 from redis import Redis as SyncRedis
 from redis.asyncio import Redis as AsyncRedis
 from redis.exceptions import RedisError
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.app import create_app
@@ -116,6 +116,23 @@ async def audit(engine: AsyncEngine) -> AsyncIterator[GroupCommit]:
 @pytest.fixture
 def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return create_sessionmaker(engine)
+
+
+@contextmanager
+def executed_statements(engine: AsyncEngine, containing: str = "") -> Iterator[list[str]]:
+    """The SQL statements (those with `containing` in them) run meanwhile by any engine in this process: the app
+    owns its engine, and listening on the engine class catches it too."""
+    statements: list[str] = []
+
+    def record(_connection: object, _cursor: object, statement: str, *_: object) -> None:
+        if containing in statement:
+            statements.append(statement)
+
+    event.listen(type(engine.sync_engine), "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(type(engine.sync_engine), "before_cursor_execute", record)
 
 
 @asynccontextmanager
