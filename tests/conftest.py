@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
 from fastapi import APIRouter, FastAPI
 from httpx import ASGITransport, AsyncClient
 from redis import Redis as SyncRedis
+from redis.asyncio import Redis as AsyncRedis
 from redis.exceptions import RedisError
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.app import create_app
@@ -24,6 +26,8 @@ from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
 from compliance_api.models import Base
+from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from tests.factories import bearer, create_token
 
 SECRET = "test-secret-key-0123456789abcdef-0123456789"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
@@ -114,6 +118,23 @@ def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return create_sessionmaker(engine)
 
 
+@contextmanager
+def executed_statements(engine: AsyncEngine, containing: str = "") -> Iterator[list[str]]:
+    """The SQL statements (those with `containing` in them) run meanwhile by any engine in this process: the app
+    owns its engine, and listening on the engine class catches it too."""
+    statements: list[str] = []
+
+    def record(_connection: object, _cursor: object, statement: str, *_: object) -> None:
+        if containing in statement:
+            statements.append(statement)
+
+    event.listen(type(engine.sync_engine), "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(type(engine.sync_engine), "before_cursor_execute", record)
+
+
 @asynccontextmanager
 async def running_app(settings: Settings, *extra_routers: APIRouter) -> AsyncIterator[FastAPI]:
     """The application, with test-only routes added, between its start-up and its shutdown."""
@@ -148,6 +169,25 @@ def redis_url() -> str:
     return TEST_REDIS_URL
 
 
+@pytest.fixture(params=["memory", "redis"])
+async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[Limiter]:
+    """Each limiter backend in turn; the Redis one under a key prefix of its own."""
+    if request.param == "memory":
+        yield MemoryLimiter()
+        return
+    url = request.getfixturevalue("redis_url")
+    redis_limiter = RedisLimiter(AsyncRedis.from_url(url), prefix=f"test:{uuid.uuid4()}:")
+    yield redis_limiter
+    await redis_limiter.close()
+
+
 @pytest.fixture
 def pepper() -> bytes:
     return SECRET.encode()
+
+
+@pytest.fixture
+async def auth(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> dict[str, str]:
+    """The bearer header of a live token of a new free-plan user."""
+    _, token = await create_token(sessionmaker, pepper)
+    return bearer(token)

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 
 import httpx
@@ -22,8 +22,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(*, database_url: str, redis_url: str, var_dir: str, port: int | None = None) -> Iterator[str]:
-    """One uvicorn process serving the app; yields its base URL once `/livez` answers."""
+def server(
+    *,
+    database_url: str,
+    redis_url: str,
+    var_dir: str,
+    port: int | None = None,
+    via_cli: bool = False,
+    extra_env: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """One uvicorn process serving the app (started by `compliance-api serve` if `via_cli`), with `extra_env` added
+    to its environment; yields its base URL once `/livez` answers."""
     port = port or free_port()
     env = {
         **os.environ,
@@ -32,8 +41,10 @@ def server(*, database_url: str, redis_url: str, var_dir: str, port: int | None 
         "COMPLIANCE_SECRET_KEY": SECRET,
         "COMPLIANCE_VAR_DIR": var_dir,
         "COMPLIANCE_ACCESS_LOG": "false",
+        **(extra_env or {}),
     }
-    command = [sys.executable, "-m", "uvicorn", "compliance_api.app:create_app", "--factory", "--port", str(port)]
+    module = ["compliance_api", "serve"] if via_cli else ["uvicorn", "compliance_api.app:create_app", "--factory"]
+    command = [sys.executable, "-m", *module, "--port", str(port)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base_url = f"http://127.0.0.1:{port}"
     try:

@@ -76,12 +76,6 @@ async def http(test_app: FastAPI) -> AsyncIterator[AsyncClient]:
         yield c
 
 
-@pytest.fixture
-async def auth(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> dict[str, str]:
-    _, token = await create_token(sessionmaker, pepper)
-    return bearer(token)
-
-
 def assert_problem(response_status: int, body: dict[str, object], headers: dict[str, str], code: str) -> None:
     assert response_status == ERROR_CATALOGUE[code].status
     assert headers["content-type"] == "application/problem+json"

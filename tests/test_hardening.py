@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
-from fastapi import FastAPI
 from httpx import ASGITransport, AsyncClient
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.app import create_app
 from compliance_api.config import Settings
-from tests.factories import bearer, create_token
+from tests.conftest import running_app
 
 ALLOWED = "https://app.example.test"
 PREFLIGHT = {
@@ -21,29 +19,23 @@ PREFLIGHT = {
 }
 
 
-@pytest.fixture
-async def auth(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> dict[str, str]:
-    _, token = await create_token(sessionmaker, pepper)
-    return bearer(token)
-
-
+@asynccontextmanager
 async def _client(settings: Settings, base_url: str) -> AsyncIterator[AsyncClient]:
-    application: FastAPI = create_app(settings)
-    async with application.router.lifespan_context(application):
+    async with running_app(settings) as application:
         async with AsyncClient(transport=ASGITransport(app=application), base_url=base_url) as http:
             yield http
 
 
 @pytest.fixture
 async def https_client(settings: Settings, engine: object) -> AsyncIterator[AsyncClient]:
-    async for http in _client(settings, "https://api.test"):
+    async with _client(settings, "https://api.test") as http:
         yield http
 
 
 @pytest.fixture
 async def cors_client(settings: Settings, engine: object) -> AsyncIterator[AsyncClient]:
     configured = settings.model_copy(update={"cors_allow_origins": (ALLOWED,)})
-    async for http in _client(configured, "http://api.test"):
+    async with _client(configured, "http://api.test") as http:
         yield http
 
 
@@ -64,7 +56,7 @@ async def test_https_requests_get_hsts(https_client: AsyncClient, auth: dict[str
 
 
 async def test_hsts_can_be_switched_off(settings: Settings, engine: object) -> None:
-    async for http in _client(settings.model_copy(update={"hsts_max_age_seconds": 0}), "https://api.test"):
+    async with _client(settings.model_copy(update={"hsts_max_age_seconds": 0}), "https://api.test") as http:
         response = await http.get("/livez")
         assert "strict-transport-security" not in response.headers
         assert response.headers["x-content-type-options"] == "nosniff"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,9 +13,8 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from tests.conftest import SECRET
 from tests.factories import create_token
-from tests.servers import _wait_until_live, free_port
+from tests.servers import free_port, server
 
 READ_TIMEOUT = 0.5
 
@@ -26,23 +23,15 @@ READ_TIMEOUT = 0.5
 def serve(database_url: str, var_dir: Path, **settings: str) -> Iterator[int]:
     """`compliance-api serve` on a free port with `settings` (environment variables); yields the port."""
     port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": os.environ.get("REDIS_URL", ""),
-        "COMPLIANCE_SECRET_KEY": SECRET,
-        "COMPLIANCE_VAR_DIR": str(var_dir),
-        "COMPLIANCE_ACCESS_LOG": "false",
-        **settings,
-    }
-    command = [sys.executable, "-m", "compliance_api", "serve", "--port", str(port)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        _wait_until_live(process, f"http://127.0.0.1:{port}")
+    with server(
+        database_url=database_url,
+        redis_url=os.environ.get("REDIS_URL", ""),
+        var_dir=str(var_dir),
+        port=port,
+        via_cli=True,
+        extra_env=settings,
+    ):
         yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,8 @@ from contextlib import asynccontextmanager
 from httpx import ASGITransport, AsyncClient
 from pydantic import SecretStr
 
-from compliance_api.app import create_app
 from compliance_api.config import Settings
-from tests.conftest import SECRET
+from tests.conftest import SECRET, running_app
 
 NEW_SECRET = "rotated-secret-key-abcdefghijklmnopqrstuvwxyz"
 
@@ -21,8 +20,7 @@ async def serving(
 ) -> AsyncIterator[AsyncClient]:
     """A client of a fresh app (fresh token cache) whose current and previous secrets are the given ones."""
     rotated = settings.model_copy(update={"secret_key": SecretStr(current), "secret_key_previous": SecretStr(previous)})
-    application = create_app(rotated)
-    async with application.router.lifespan_context(application):
+    async with running_app(rotated) as application:
         async with AsyncClient(transport=ASGITransport(app=application), base_url=f"http://{host}") as http:
             yield http
 

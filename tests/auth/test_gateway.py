@@ -6,13 +6,13 @@ import asyncio
 
 import pytest
 from httpx import AsyncClient
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import Plan
 from compliance_api.auth import service as auth_service
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
+from tests.conftest import executed_statements
 from tests.factories import bearer, create_token
 
 
@@ -65,17 +65,8 @@ async def test_mistyped_token_is_refused_without_a_database_query(
 ) -> None:
     _, token = await create_token(sessionmaker, pepper)
     mistyped = token[:20] + ("A" if token[20] != "A" else "B") + token[21:]
-    statements: list[str] = []
-
-    def record(*args: object) -> None:
-        statements.append(str(args[2]))
-
-    # The app owns its engine; listening on the class catches every engine in this process.
-    event.listen(type(engine.sync_engine), "before_cursor_execute", record)
-    try:
+    with executed_statements(engine) as statements:
         response = await client.get("/v1/health", headers=bearer(mistyped))
-    finally:
-        event.remove(type(engine.sync_engine), "before_cursor_execute", record)
     assert_401(response.status_code, response.json(), dict(response.headers), "malformed_token")
     assert statements == []
 
@@ -148,16 +139,7 @@ async def test_concurrent_requests_with_an_uncached_token_share_one_lookup(
     client: AsyncClient, engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
 ) -> None:
     _, token = await create_token(sessionmaker, pepper, plan=Plan.pro)
-    lookups: list[str] = []
-
-    def record(*args: object) -> None:
-        if "FROM api_token" in str(args[2]):
-            lookups.append(str(args[2]))
-
-    event.listen(type(engine.sync_engine), "before_cursor_execute", record)
-    try:
+    with executed_statements(engine, "FROM api_token") as lookups:
         responses = await asyncio.gather(*(client.get("/v1/health", headers=bearer(token)) for _ in range(50)))
-    finally:
-        event.remove(type(engine.sync_engine), "before_cursor_execute", record)
     assert [r.status_code for r in responses] == [200] * 50
     assert len(lookups) == 1

@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.auth import service as auth_service
@@ -17,6 +15,7 @@ from compliance_api.config import Settings
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
 from tests.auth.rotation import NEW_SECRET, SECRET, serving
+from tests.conftest import executed_statements
 from tests.factories import bearer, create_token
 
 HEALTH = "/v1/health"
@@ -27,22 +26,6 @@ async def stored_hash(sessionmaker: async_sessionmaker[AsyncSession], token_id: 
         value = await session.scalar(select(ApiToken.token_hash).where(ApiToken.id == token_id))
     assert value is not None
     return value
-
-
-@contextmanager
-def token_queries(engine: AsyncEngine) -> Iterator[list[str]]:
-    """The SQL statements touching `api_token` run by any engine in this process meanwhile."""
-    statements: list[str] = []
-
-    def record(*args: object) -> None:
-        if "api_token" in str(args[2]):
-            statements.append(str(args[2]))
-
-    event.listen(type(engine.sync_engine), "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(type(engine.sync_engine), "before_cursor_execute", record)
 
 
 async def test_old_token_works_during_rotation_and_is_rehashed_to_the_new_secret(
@@ -76,7 +59,7 @@ async def test_unknown_token_during_rotation_is_401_with_one_cached_lookup(
 ) -> None:
     unknown = bearer(tokens.generate(Environment.live))
     async with serving(settings, current=NEW_SECRET, previous=SECRET) as client:
-        with token_queries(engine) as statements:
+        with executed_statements(engine, "api_token") as statements:
             responses = [await client.get(HEALTH, headers=unknown) for _ in range(3)]
     assert [(r.status_code, r.json()["code"]) for r in responses] == [(401, "invalid_token")] * 3
     assert len(statements) == 1  # both hashes in one query, and the miss is cached like any other
@@ -87,7 +70,7 @@ async def test_without_a_previous_secret_the_lookup_is_the_plain_equality(
 ) -> None:
     _, token = await create_token(sessionmaker, NEW_SECRET.encode())
     async with serving(settings, current=NEW_SECRET) as rotated:
-        with token_queries(engine) as statements:
+        with executed_statements(engine, "api_token") as statements:
             assert (await rotated.get(HEALTH, headers=bearer(token))).status_code == 200
     lookups = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
     assert len(lookups) == 1

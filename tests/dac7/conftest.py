@@ -9,11 +9,15 @@ from collections.abc import Sequence
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.accounts.models import User, UserKind
+from compliance_api.accounts.models import User
 from compliance_api.dac7 import reader, service
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from tests.passport.conftest import Account, make_account
+from tests.passport.conftest import (
+    Account,
+    business,  # noqa: F401  (the fixture, registered here by the import)
+    make_account,
+)
 
 VALID_BSN = "111222333"
 HEADER = "activity_id,freelancer_id,activity_date,consideration_eur,fees_eur,taxes_eur,activity_type"
@@ -69,11 +73,6 @@ async def seller(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) 
     account = await make_account(sessionmaker, pepper)
     await make_seller(sessionmaker, account.user)
     return account
-
-
-@pytest.fixture
-async def business(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> Account:
-    return await make_account(sessionmaker, pepper, UserKind.business)
 
 
 @pytest.fixture

@@ -1,16 +1,21 @@
-"""Dashboard test helpers: a browser-like client (cookies, no redirects followed), forms with their CSRF token."""
+"""Dashboard test helpers: a browser-like client (cookies, no redirects followed), forms with their CSRF token,
+signed-up users, and the per-environment sections of a page."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
 import pytest
 from fastapi import FastAPI
 from httpx import ASGITransport, AsyncClient, Response
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.accounts import service as accounts_service
+from compliance_api.accounts.models import User
 from compliance_api.dashboard.web import DashboardState
+from compliance_api.kit.environment import Environment
 from compliance_api.ratelimit.limiter import MemoryLimiter
 
 PASSWORD = "correct horse battery"
@@ -45,7 +50,9 @@ def csrf_of(page: Response) -> str:
     return found.group(1)
 
 
-async def post_form(browser: AsyncClient, path: str, data: dict[str, str], *, page: str | None = None) -> Response:
+async def post_form(
+    browser: AsyncClient, path: str, data: Mapping[str, str | list[str]], *, page: str | None = None
+) -> Response:
     """GET the page holding the form (or `page`), then POST the form with that page's CSRF token."""
     shown = await browser.get(page or path)
     return await browser.post(path, data={**data, "csrf_token": csrf_of(shown)})
@@ -55,8 +62,22 @@ async def sign_up(browser: AsyncClient, email: str, *, password: str = PASSWORD,
     return await post_form(browser, "/freelancer/sign-up", {"email": email, "password": password, "kind": kind})
 
 
+async def signed_up_user(browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], email: str) -> User:
+    """Sign `email` up as a freelancer through the dashboard; returns the account it made."""
+    await sign_up(browser, email)
+    async with sessionmaker() as session:
+        return await accounts_service.get_by_email_or_raise(session, email=email)
+
+
 async def sign_in(browser: AsyncClient, email: str, password: str = PASSWORD) -> Response:
     return await post_form(browser, "/freelancer/sign-in", {"email": email, "password": password})
+
+
+def section(page: str, area: str, environment: Environment) -> str:
+    """The part of a dashboard page about one environment: from its `<area>-<environment>` id to the next section."""
+    start = page.index(f'id="{area}-{environment.value}"')
+    end = page.find(f'<section aria-labelledby="{area}-', start)
+    return page[start : end if end > 0 else len(page)]
 
 
 def new_browser(app: FastAPI, base_url: str = "http://api.test") -> AsyncClient:

@@ -7,27 +7,14 @@ import re
 from httpx import AsyncClient, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.accounts.models import User, UserKind
+from compliance_api.accounts.models import UserKind
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from tests.dac7.conftest import give_grant, import_rows, make_seller, row
-from tests.dashboard.conftest import csrf_of, post_form, sign_up
+from tests.dashboard.conftest import csrf_of, post_form, section, sign_up, signed_up_user
 from tests.factories import bearer, create_token, create_user
 
 REVOKE_LINK = re.compile(r'href="(/freelancer/dac7/(?:live|test)/grants/[0-9a-f-]{36}/revoke)"')
-
-
-async def _signed_up_seller(browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]) -> User:
-    await sign_up(browser, "fay@example.com")
-    async with sessionmaker() as session:
-        return await accounts_service.get_by_email_or_raise(session, email="fay@example.com")
-
-
-def _section(page: str, environment: Environment) -> str:
-    start = page.index(f'id="dac7-{environment.value}"')
-    end = page.find('<section aria-labelledby="dac7-', start)
-    return page[start : end if end > 0 else len(page)]
 
 
 async def _grant(browser: AsyncClient, environment: Environment, grantee_id: str) -> Response:
@@ -39,30 +26,30 @@ async def _grant(browser: AsyncClient, environment: Environment, grantee_id: str
 async def test_the_page_shows_the_same_figures_as_the_api_per_environment(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, client: AsyncClient
 ) -> None:
-    user = await _signed_up_seller(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await make_seller(sessionmaker, user)
     await import_rows(sessionmaker, [row("a1", user.id, utcnow().date(), "1234.50", "34.50")])
     _, token = await create_token(sessionmaker, pepper, user=user)
     api = (await client.get(f"/v1/dac7/seller/{user.id}", headers=bearer(token))).json()
     page = (await browser.get("/freelancer/dac7")).text
-    live = _section(page, Environment.live)
+    live = section(page, "dac7", Environment.live)
     assert f"EUR {api['total_consideration_eur']:.2f}" in live
     assert f'data-field="activities">{api["number_of_activities"]}<' in live
     assert f'data-field="year">{api["reporting_year"]}<' in live
-    assert "You are not recorded as a sandbox DAC7 seller" in _section(page, Environment.test)
+    assert "You are not recorded as a sandbox DAC7 seller" in section(page, "dac7", Environment.test)
 
 
 async def test_a_grant_lets_the_grantee_read_until_it_is_revoked(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, client: AsyncClient
 ) -> None:
-    user = await _signed_up_seller(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await make_seller(sessionmaker, user)
     grantee = await create_user(sessionmaker, kind=UserKind.business)
     _, grantee_token = await create_token(sessionmaker, pepper, user=grantee)
     created = await _grant(browser, Environment.live, str(grantee.id))
     assert created.status_code == 303
     page = (await browser.get(created.headers["location"])).text
-    assert str(grantee.id) in _section(page, Environment.live)
+    assert str(grantee.id) in section(page, "dac7", Environment.live)
     assert (await client.get(f"/v1/dac7/seller/{user.id}", headers=bearer(grantee_token))).status_code == 200
     link = REVOKE_LINK.search(page)
     assert link is not None
@@ -76,12 +63,12 @@ async def test_a_grant_lets_the_grantee_read_until_it_is_revoked(
 async def test_a_sandbox_grant_touches_only_the_sandbox(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    await _signed_up_seller(browser, sessionmaker)
+    await signed_up_user(browser, sessionmaker, "fay@example.com")
     grantee = await create_user(sessionmaker, kind=UserKind.business)
     assert (await _grant(browser, Environment.test, str(grantee.id))).status_code == 303
     page = (await browser.get("/freelancer/dac7")).text
-    assert str(grantee.id) in _section(page, Environment.test)
-    assert str(grantee.id) not in _section(page, Environment.live)
+    assert str(grantee.id) in section(page, "dac7", Environment.test)
+    assert str(grantee.id) not in section(page, "dac7", Environment.live)
     link = REVOKE_LINK.search(page)
     assert link is not None
     assert "/dac7/test/" in link.group(1)
@@ -89,13 +76,13 @@ async def test_a_sandbox_grant_touches_only_the_sandbox(
     assert (await browser.get(in_production)).status_code == 404
     attempt = await post_form(browser, in_production, {}, page="/freelancer/dac7")
     assert attempt.status_code == 404
-    assert "status-active" in _section((await browser.get("/freelancer/dac7")).text, Environment.test)
+    assert "status-active" in section((await browser.get("/freelancer/dac7")).text, "dac7", Environment.test)
 
 
 async def test_nobody_revokes_another_sellers_grant_and_csrf_is_required(
     browser: AsyncClient, other_browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    user = await _signed_up_seller(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     grantee = await create_user(sessionmaker, kind=UserKind.business)
     await give_grant(sessionmaker, user, grantee, Environment.live)
     link = REVOKE_LINK.search((await browser.get("/freelancer/dac7")).text)
@@ -107,11 +94,11 @@ async def test_nobody_revokes_another_sellers_grant_and_csrf_is_required(
     assert (await other_browser.get(link.group(1))).status_code == 404
     attempt = await post_form(other_browser, link.group(1), {}, page="/freelancer/dac7")
     assert attempt.status_code == 404
-    assert "status-active" in _section((await browser.get("/freelancer/dac7")).text, Environment.live)
+    assert "status-active" in section((await browser.get("/freelancer/dac7")).text, "dac7", Environment.live)
 
 
 async def test_bad_grantees_are_explained(browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
-    user = await _signed_up_seller(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     cases = (
         ("fay@example.com", 400, "user id (a UUID)"),  # e-mail addresses are not looked up
         ("6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11", 404, "grantee"),
@@ -121,7 +108,7 @@ async def test_bad_grantees_are_explained(browser: AsyncClient, sessionmaker: as
         response = await _grant(browser, Environment.live, value)
         assert response.status_code == status, value
         assert message in response.text
-    assert "Nobody else yet" in _section((await browser.get("/freelancer/dac7")).text, Environment.live)
+    assert "Nobody else yet" in section((await browser.get("/freelancer/dac7")).text, "dac7", Environment.live)
 
 
 async def test_a_business_account_is_told_dac7_pages_are_for_sellers(

@@ -7,26 +7,13 @@ import re
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.accounts.models import User, UserKind
+from compliance_api.accounts.models import UserKind
 from compliance_api.kit.environment import Environment
-from tests.dashboard.conftest import csrf_of, post_form, sign_up
+from tests.dashboard.conftest import csrf_of, post_form, section, sign_up, signed_up_user
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import give_passport
 
 SHARE_IN_PAGE = re.compile(r'value="(pst_[0-9A-Za-z]{32})"')
-
-
-async def _signed_up_freelancer(browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]) -> User:
-    await sign_up(browser, "fay@example.com")
-    async with sessionmaker() as session:
-        return await accounts_service.get_by_email_or_raise(session, email="fay@example.com")
-
-
-def _section(page: str, environment: Environment) -> str:
-    start = page.index(f'id="passport-{environment.value}"')
-    end = page.find('<section aria-labelledby="passport-', start)
-    return page[start : end if end > 0 else len(page)]
 
 
 async def _share(browser: AsyncClient, environment: Environment, ttl_days: str = "7") -> str:
@@ -45,11 +32,11 @@ async def _share(browser: AsyncClient, environment: Environment, ttl_days: str =
 async def test_the_page_shows_each_environments_passport_clearly_labelled(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    user = await _signed_up_freelancer(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await give_passport(sessionmaker, user, Environment.live)
     await give_passport(sessionmaker, user, Environment.test, checks={"identity": None})
     page = (await browser.get("/freelancer/passport")).text
-    live, sandbox = _section(page, Environment.live), _section(page, Environment.test)
+    live, sandbox = section(page, "passport", Environment.live), section(page, "passport", Environment.test)
     assert "Production</span> passport" in live
     assert "50 / 100" in live  # identity 25 + KvK registration 25
     assert "medium" in live
@@ -62,7 +49,7 @@ async def test_the_page_shows_each_environments_passport_clearly_labelled(
 async def test_share_links_are_shown_once_list_their_verifiers_and_can_be_revoked(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, client: AsyncClient
 ) -> None:
-    user = await _signed_up_freelancer(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await give_passport(sessionmaker, user, Environment.live)
     share_token = await _share(browser, Environment.live)
     verifier = await create_user(sessionmaker, email="hr@acme.example")
@@ -72,7 +59,7 @@ async def test_share_links_are_shown_once_list_their_verifiers_and_can_be_revoke
     page = await browser.get("/freelancer/passport")
     assert share_token not in page.text
     assert f"pst_…{share_token[-4:]}" in page.text
-    assert "hr@acme.example" in _section(page.text, Environment.live)
+    assert "hr@acme.example" in section(page.text, "passport", Environment.live)
     revoke_path = re.search(r'href="(/freelancer/passport/shares/live/[0-9a-f-]+/revoke)"', page.text)
     assert revoke_path is not None
     confirm = await browser.get(revoke_path.group(1))
@@ -86,7 +73,7 @@ async def test_share_links_are_shown_once_list_their_verifiers_and_can_be_revoke
 async def test_a_sandbox_action_touches_only_the_sandbox(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, client: AsyncClient
 ) -> None:
-    user = await _signed_up_freelancer(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await give_passport(sessionmaker, user, Environment.live)
     refused = await post_form(
         browser,
@@ -96,7 +83,9 @@ async def test_a_sandbox_action_touches_only_the_sandbox(
     )
     assert refused.status_code == 404
     assert "no passport in sandbox" in refused.text
-    assert "No share links yet" in _section((await browser.get("/freelancer/passport")).text, Environment.live)
+    assert "No share links yet" in section(
+        (await browser.get("/freelancer/passport")).text, "passport", Environment.live
+    )
     await give_passport(sessionmaker, user, Environment.test)
     sandbox_share = await _share(browser, Environment.test)
     verifier = await create_user(sessionmaker)
@@ -107,7 +96,7 @@ async def test_a_sandbox_action_touches_only_the_sandbox(
 async def test_nobody_revokes_another_freelancers_share(
     browser: AsyncClient, other_browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    user = await _signed_up_freelancer(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await give_passport(sessionmaker, user, Environment.live)
     await _share(browser, Environment.live)
     share_path = re.search(
@@ -125,7 +114,7 @@ async def test_nobody_revokes_another_freelancers_share(
 async def test_bad_share_input_is_explained(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    user = await _signed_up_freelancer(browser, sessionmaker)
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await give_passport(sessionmaker, user, Environment.live)
     for ttl in ("0", "366", "soon"):
         response = await post_form(

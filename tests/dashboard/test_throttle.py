@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-
-import pytest
-from redis.asyncio import Redis
-
 from compliance_api.dashboard import throttle
-from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.ratelimit.limiter import Limiter
 from compliance_api.ratelimit.tiers import Tier
-
-
-@pytest.fixture(params=["memory", "redis"])
-async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[Limiter]:
-    if request.param == "memory":
-        yield MemoryLimiter()
-        return
-    redis_limiter = RedisLimiter(Redis.from_url(request.getfixturevalue("redis_url")), prefix=f"test:{uuid.uuid4()}:")
-    yield redis_limiter
-    await redis_limiter.close()
 
 
 def _sign_in(email: str, address: str) -> list[tuple[str, Tier]]:

@@ -10,28 +10,19 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.accounts import service as accounts_service
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service as webhooks_service
-from tests.dashboard.conftest import csrf_of, post_form, sign_up
+from tests.dashboard.conftest import csrf_of, post_form, section, sign_up
 
 SECRET_IN_PAGE = re.compile(r'value="(whsec_[^"]+)"')
 ENDPOINT_LINK = re.compile(r'href="(/freelancer/webhooks/(live|test)/[0-9a-f-]{36})"')
 
 
-def _section(page: str, environment: Environment) -> str:
-    start = page.index(f'id="webhooks-{environment.value}"')
-    end = page.find('<section aria-labelledby="webhooks-', start)
-    return page[start : end if end > 0 else len(page)]
-
-
 async def _add(browser: AsyncClient, environment: Environment, url: str, *events: str) -> str:
     """Add an endpoint; returns the page shown after it."""
-    created = await browser.post(
+    created = await post_form(
+        browser,
         f"/freelancer/webhooks/{environment.value}/endpoints",
-        data={
-            "url": url,
-            "events": list(events),
-            "description": "payroll",
-            "csrf_token": csrf_of(await browser.get("/freelancer/webhooks")),
-        },
+        {"url": url, "events": list(events), "description": "payroll"},
+        page="/freelancer/webhooks",
     )
     assert created.status_code == 200, created.text
     return created.text
@@ -53,10 +44,10 @@ async def test_the_secret_is_shown_once_and_the_endpoint_is_listed_with_its_even
     assert "shown only this once" in created
     page = (await browser.get("/freelancer/webhooks")).text
     assert secret.group(1) not in page
-    live = _section(page, Environment.live)
+    live = section(page, "webhooks", Environment.live)
     assert "https://hooks.example.com/in" in live
     assert "passport.updated" in live
-    assert "No sandbox endpoints yet" in _section(page, Environment.test)
+    assert "No sandbox endpoints yet" in section(page, "webhooks", Environment.test)
     async with sessionmaker() as session:
         user = await accounts_service.get_by_email_or_raise(session, email="fay@example.com")
         rows = await webhooks_service.list_endpoints(session, webhooks_service.Owner(user.id, Environment.live))
@@ -118,8 +109,8 @@ async def test_an_endpoint_is_reached_only_in_its_own_environment(browser: Async
     attempt = await post_form(browser, f"{in_production}/delete", {}, page="/freelancer/webhooks")
     assert attempt.status_code == 404
     page = (await browser.get("/freelancer/webhooks")).text
-    assert "https://hooks.example.com/sandbox" in _section(page, Environment.test)
-    assert "No production endpoints yet" in _section(page, Environment.live)
+    assert "https://hooks.example.com/sandbox" in section(page, "webhooks", Environment.test)
+    assert "No production endpoints yet" in section(page, "webhooks", Environment.live)
 
 
 async def test_delete_asks_first_then_removes_the_endpoint(browser: AsyncClient) -> None:

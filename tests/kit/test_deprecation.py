@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from fastapi import APIRouter, FastAPI
 from httpx import ASGITransport, AsyncClient
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api import CONTRACT_VERSION
 from compliance_api.config import Settings
@@ -17,7 +16,6 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.deprecation import deprecated, deprecation
 from compliance_api.openapi.contract import frozen_contract
 from tests.conftest import running_app
-from tests.factories import bearer, create_token
 
 NOTICE = "https://docs.example.test/changelog#old-thing"
 SINCE = date(2026, 1, 1)  # 1767225600
@@ -51,12 +49,6 @@ async def test_app(settings: Settings, engine: object) -> AsyncIterator[FastAPI]
 async def http(test_app: FastAPI) -> AsyncIterator[AsyncClient]:
     async with AsyncClient(transport=ASGITransport(app=test_app), base_url="http://api.test") as client:
         yield client
-
-
-@pytest.fixture
-async def auth(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes) -> dict[str, str]:
-    _, token = await create_token(sessionmaker, pepper)
-    return bearer(token)
 
 
 async def test_deprecated_operation_answers_with_deprecation_sunset_and_link(

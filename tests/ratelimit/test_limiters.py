@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
 
-import pytest
 from redis.asyncio import Redis
 
-from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.ratelimit.limiter import Limiter, RedisLimiter
 from compliance_api.ratelimit.tiers import Tier
 
 SLOW = Tier("slow", per_minute=1, burst=5)  # refills once a minute: nothing refills during a test
-
-
-@pytest.fixture(params=["memory", "redis"])
-async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[Limiter]:
-    if request.param == "memory":
-        yield MemoryLimiter()
-        return
-    url = request.getfixturevalue("redis_url")
-    redis_limiter = RedisLimiter(Redis.from_url(url), prefix=f"test:{uuid.uuid4()}:")
-    yield redis_limiter
-    await redis_limiter.close()
 
 
 async def test_remaining_requests_succeed_then_429_with_retry_after(limiter: Limiter) -> None:
