@@ -20,7 +20,7 @@ from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -95,7 +95,7 @@ async def confirm_revoke(
 ) -> Response:
     grant = await _own_grant(session, account, environment, grant_id)
     if grant is None:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     return render(request, "dac7/revoke.html", account=account, grant=grant, environment=environment)
 
 
@@ -111,7 +111,7 @@ async def revoke_grant(
     try:
         await dac7_service.revoke_grant(session, _caller(account, environment), grant_id, utcnow())
     except ApiError:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     return redirect("/dac7?done=grant_revoked")
 
 

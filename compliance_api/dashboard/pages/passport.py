@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -100,7 +100,7 @@ async def confirm_revoke(
         shares = []
     share = next((s for s in shares if s.id == share_id), None)
     if share is None:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     return render(request, "passport/revoke.html", account=account, share=share, environment=environment)
 
 
@@ -116,7 +116,7 @@ async def revoke_share(
     try:
         await passport_service.revoke_share(session, Acting(account.id, environment, account.kind), share_id, utcnow())
     except ApiError:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     return redirect("/passport?done=share_revoked")
 
 

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.models import ApiToken
 from compliance_api.dashboard.nav import DashboardPage, NavItem
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
 from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.tokens import PREFIXES
@@ -76,7 +76,7 @@ async def confirm_revoke(
 ) -> Response:
     row = await _own_token(session, account, token_id)
     if row is None:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     return render(request, "tokens/revoke.html", account=account, token=row)
 
 
@@ -87,7 +87,7 @@ async def revoke(
     try:
         row = await auth_service.revoke_owned(session, user_id=account.id, token_id=token_id)
     except auth_service.TokenNotFound:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     request.app.state.services.token_cache.discard(row.token_hash)  # this worker refuses it at once
     log.info("dashboard_token_revoked", user_id=str(account.id), token_id=str(row.id), token_last4=row.last4)
     return redirect("/api-tokens?done=token_revoked")

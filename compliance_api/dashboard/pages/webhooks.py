@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
 from compliance_api.dashboard.nav import DashboardPage, NavItem
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -36,10 +36,6 @@ def _owner(account: User, environment: Environment) -> webhooks_service.Owner:
 def _box(request: Request) -> SecretBox:
     box: SecretBox = request.app.state.services.webhook_secrets
     return box
-
-
-def _not_found(request: Request, account: User) -> HTMLResponse:
-    return render(request, "error.html", account=account, status_code=404, title="Not found")
 
 
 async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
@@ -111,7 +107,7 @@ async def endpoint_page(
         endpoint = await webhooks_service.get(session, owner, endpoint_id)
         deliveries = await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT)
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return render(request, "webhooks/endpoint.html", account=account, endpoint=endpoint, deliveries=deliveries)
 
 
@@ -127,7 +123,7 @@ async def send_test(
     try:
         await webhooks_service.send_test(session, _owner(account, environment), endpoint_id, now=utcnow())
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_test_sent")
 
 
@@ -144,7 +140,7 @@ async def retry_delivery(
     try:
         await webhooks_service.retry(session, _owner(account, environment), endpoint_id, delivery_id, now=utcnow())
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_retried")
 
 
@@ -155,7 +151,7 @@ async def confirm_delete(
     try:
         endpoint = await webhooks_service.get(session, _owner(account, environment), endpoint_id)
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return render(request, "webhooks/delete.html", account=account, endpoint=endpoint)
 
 
@@ -171,7 +167,7 @@ async def delete_endpoint(
     try:
         await webhooks_service.remove(session, _owner(account, environment), endpoint_id)
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return redirect("/webhooks?done=webhook_deleted")
 
 
