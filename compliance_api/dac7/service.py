@@ -342,8 +342,7 @@ async def list_grants(session: AsyncSession, caller: Dac7Actor) -> list[Grant]:
     return [grant_view(g) for g in await session.scalars(statement.order_by(Dac7Grant.created_at, Dac7Grant.id))]
 
 
-async def revoke_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
-    """Revoke one of the caller's grants at once; revoking twice is harmless."""
+async def _own_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID) -> Dac7Grant:
     _require_seller(caller)
     statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
         Dac7Grant.id == grant_id, Dac7Grant.seller_user_id == caller.user_id
@@ -351,6 +350,17 @@ async def revoke_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.
     found = await session.scalar(statement)
     if found is None:
         raise ApiError("grant_not_found")
+    return found
+
+
+async def get_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID) -> Grant:
+    """One of the caller's grants; `grant_not_found` (or `seller_only`) otherwise."""
+    return grant_view(await _own_grant(session, caller, grant_id))
+
+
+async def revoke_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+    """Revoke one of the caller's grants at once; revoking twice is harmless."""
+    found = await _own_grant(session, caller, grant_id)
     if found.revoked_at is None:
         found.revoked_at = now
         await session.flush()

@@ -247,6 +247,11 @@ async def _own_share(session: AsyncSession, caller: PassportOwner, share_id: uui
     return share
 
 
+async def get_share(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID, now: dt.datetime) -> Share:
+    """One of the caller's shares; `share_not_found` (or `freelancer_only`, `no_passport`) otherwise."""
+    return share_view(await _own_share(session, caller, share_id), now)
+
+
 def _revoke(share: PassportShare, now: dt.datetime) -> None:
     if share.revoked_at is None:
         share.revoked_at = now

@@ -79,22 +79,13 @@ async def create_grant(
     return redirect("/dac7?done=grant_created")
 
 
-async def _own_grant(
-    session: AsyncSession, account: User, environment: Environment, grant_id: uuid.UUID
-) -> Grant | None:
-    try:
-        grants = await dac7_service.list_grants(session, _caller(account, environment))
-    except ApiError:  # a business account
-        return None
-    return next((g for g in grants if g.id == grant_id), None)
-
-
 @router.get("/dac7/{environment}/grants/{grant_id}/revoke", include_in_schema=False)
 async def confirm_revoke(
     request: Request, environment: Environment, grant_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
-    grant = await _own_grant(session, account, environment, grant_id)
-    if grant is None:
+    try:
+        grant = await dac7_service.get_grant(session, _caller(account, environment), grant_id)
+    except ApiError:  # another user's grant, a business account, or an unknown id
         return not_found(request, account)
     return render(request, "dac7/revoke.html", account=account, grant=grant, environment=environment)
 

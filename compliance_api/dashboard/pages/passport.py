@@ -95,11 +95,10 @@ async def confirm_revoke(
     request: Request, environment: Environment, share_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
     try:
-        shares = await passport_service.list_shares(session, Acting(account.id, environment, account.kind), utcnow())
-    except ApiError:
-        shares = []
-    share = next((s for s in shares if s.id == share_id), None)
-    if share is None:
+        share = await passport_service.get_share(
+            session, Acting(account.id, environment, account.kind), share_id, utcnow()
+        )
+    except ApiError:  # another user's share, a business account, no passport, or an unknown id
         return not_found(request, account)
     return render(request, "passport/revoke.html", account=account, share=share, environment=environment)
 

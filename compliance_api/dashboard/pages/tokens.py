@@ -65,17 +65,13 @@ async def create_token(request: Request, account: CurrentAccount, form: CheckedF
     return render(request, "tokens/created.html", account=account, token=row, secret=secret)
 
 
-async def _own_token(session: DbSession, account: CurrentAccount, token_id: uuid.UUID) -> ApiToken | None:
-    rows = await auth_service.list_for_user(session, user_id=account.id)
-    return next((r for r in rows if r.id == token_id), None)
-
-
 @router.get("/api-tokens/{token_id}/revoke", include_in_schema=False)
 async def confirm_revoke(
     request: Request, token_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
-    row = await _own_token(session, account, token_id)
-    if row is None:
+    try:
+        row = await auth_service.get_owned(session, user_id=account.id, token_id=token_id)
+    except auth_service.TokenNotFound:
         return not_found(request, account)
     return render(request, "tokens/revoke.html", account=account, token=row)
 
