@@ -227,12 +227,16 @@ async def create_share_for(
     return await _create_share(session, passport, ttl_days, pepper, now)
 
 
-async def list_shares(session: AsyncSession, caller: PassportOwner, now: dt.datetime) -> list[Share]:
-    passport = await _own(session, caller)
-    statement = scoped(select(PassportShare), PassportShare, caller.environment).where(
+async def _shares(session: AsyncSession, passport: Passport) -> list[PassportShare]:
+    statement = scoped(select(PassportShare), PassportShare, passport.environment).where(
         PassportShare.passport_id == passport.id
     )
-    return [share_view(s, now) for s in await session.scalars(statement.order_by(PassportShare.created_at))]
+    return list(await session.scalars(statement.order_by(PassportShare.created_at)))
+
+
+async def list_shares(session: AsyncSession, caller: PassportOwner, now: dt.datetime) -> list[Share]:
+    passport = await _own(session, caller)
+    return [share_view(s, now) for s in await _shares(session, passport)]
 
 
 async def _own_share(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID) -> PassportShare:
@@ -313,6 +317,27 @@ async def list_views(session: AsyncSession, caller: PassportOwner, share_id: uui
         .order_by(PassportShareView.viewed_at)
     )
     return [ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email) for at, viewer, email in rows]
+
+
+async def shares_with_views(
+    session: AsyncSession, caller: PassportOwner, now: dt.datetime
+) -> list[tuple[Share, list[ShareView]]]:
+    """Every share of the caller's passport, oldest first, each with its views: three queries whatever the count."""
+    passport = await _own(session, caller)
+    shares = await _shares(session, passport)
+    views: dict[uuid.UUID, list[ShareView]] = {share.id: [] for share in shares}
+    statement = (
+        select(PassportShareView.share_id, PassportShareView.viewed_at, User.id, User.email)
+        .join(User, User.id == PassportShareView.viewer_user_id)
+        .join(PassportShare, PassportShare.id == PassportShareView.share_id)
+        .where(PassportShare.passport_id == passport.id)
+    )
+    rows = await session.execute(
+        scoped(statement, PassportShare, passport.environment).order_by(PassportShareView.viewed_at)
+    )
+    for share_id, at, viewer, email in rows:
+        views[share_id].append(ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email))
+    return [(share_view(share, now), views[share.id]) for share in shares]
 
 
 def summary_payload(summary: PassportSummary) -> bytes:

@@ -44,9 +44,8 @@ async def _passport_in(
         if exc.code == "no_passport":
             return None
         raise
-    shares = await passport_service.list_shares(session, acting, now)
-    views = [await passport_service.list_views(session, acting, share.id) for share in shares]
-    return EnvironmentPassport(environment, passport, list(zip(reversed(shares), reversed(views), strict=True)))
+    shares = await passport_service.shares_with_views(session, acting, now)
+    return EnvironmentPassport(environment, passport, list(reversed(shares)))
 
 
 async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
