@@ -13,7 +13,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.accounts.errors import InvalidEmail
+from compliance_api.accounts.errors import InvalidEmail, UserExists
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.dashboard import passwords
 from compliance_api.dashboard.keys import keyed_hash, new_secret
@@ -60,9 +60,10 @@ async def sign_up(session: AsyncSession, *, email: str, password: str, kind: Use
     except InvalidEmail:
         raise AccountFormError("Enter a valid e-mail address.") from None
     _checked_password(password, normalised)
-    if await accounts_service.get_by_email(session, email=normalised) is not None:
-        raise AccountFormError("An account with this e-mail already exists: sign in, or reset its password.")
-    user = await accounts_service.create(session, email=normalised, kind=kind, plan=Plan.free)
+    try:
+        user = await accounts_service.create(session, email=normalised, kind=kind, plan=Plan.free)
+    except UserExists:
+        raise AccountFormError("An account with this e-mail already exists: sign in, or reset its password.") from None
     await set_password(session, user=user, password=password, now=now)
     return user
 
