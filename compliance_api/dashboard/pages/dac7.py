@@ -50,11 +50,20 @@ async def _dac7_in(session: AsyncSession, account: User, environment: Environmen
     return EnvironmentDac7(environment, snapshot, list(reversed(await dac7_service.list_grants(session, caller))))
 
 
-async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+async def _page(
+    request: Request, account: User, session: AsyncSession, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     entries: list[EnvironmentDac7] = []
     if account.kind is UserKind.freelancer:
         entries = [await _dac7_in(session, account, environment) for environment in Environment]
-    return render(request, "dac7/page.html", account=account, entries=entries, **{"grantee_id": "", **context})
+    return render(
+        request,
+        "dac7/page.html",
+        account=account,
+        status_code=status_code,
+        entries=entries,
+        **{"grantee_id": "", **context},
+    )
 
 
 @router.get("/dac7", include_in_schema=False)
@@ -70,12 +79,13 @@ async def create_grant(
     try:
         body = GrantCreate.model_validate({"grantee_id": grantee_id})
         await dac7_service.create_grant(session, _caller(account, environment), body.grantee_uuid, utcnow())
-    except (ValidationError, ApiError) as exc:
-        error = exc.detail if isinstance(exc, ApiError) else "Enter the grantee's user id (a UUID)."
-        status = exc.status_code if isinstance(exc, ApiError) else 400
-        response = await _page(request, account, session, error=error, grantee_id=grantee_id)
-        response.status_code = status
-        return response
+    except ValidationError:
+        error = "Enter the grantee's user id (a UUID)."
+        return await _page(request, account, session, status_code=400, error=error, grantee_id=grantee_id)
+    except ApiError as exc:
+        return await _page(
+            request, account, session, status_code=exc.status_code, error=exc.detail, grantee_id=grantee_id
+        )
     return redirect("/dac7?done=grant_created")
 
 

@@ -48,13 +48,21 @@ async def _passport_in(
     return EnvironmentPassport(environment, passport, list(reversed(shares)))
 
 
-async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+async def _page(
+    request: Request, account: User, session: AsyncSession, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     passports: dict[Environment, EnvironmentPassport | None] = {}
     if account.kind is UserKind.freelancer:
         now = utcnow()
         passports = {environment: await _passport_in(session, account, environment, now) for environment in Environment}
     return render(
-        request, "passport/page.html", account=account, passports=passports, max_ttl_days=MAX_TTL_DAYS, **context
+        request,
+        "passport/page.html",
+        account=account,
+        status_code=status_code,
+        passports=passports,
+        max_ttl_days=MAX_TTL_DAYS,
+        **context,
     )
 
 
@@ -71,9 +79,8 @@ def _environment(form_value: str) -> Environment | None:
 async def create_share(request: Request, account: CurrentAccount, form: CheckedForm, session: DbSession) -> Response:
     environment, ttl = _environment(field(form, "environment")), field(form, "ttl_days").strip()
     if environment is None or not ttl.isdigit() or not 1 <= int(ttl) <= MAX_TTL_DAYS:
-        response = await _page(request, account, session, error=f"Choose a lifetime of 1 to {MAX_TTL_DAYS} days.")
-        response.status_code = 400
-        return response
+        error = f"Choose a lifetime of 1 to {MAX_TTL_DAYS} days."
+        return await _page(request, account, session, status_code=400, error=error)
     try:
         created = await passport_service.create_share(
             session,
@@ -83,9 +90,7 @@ async def create_share(request: Request, account: CurrentAccount, form: CheckedF
             now=utcnow(),
         )
     except ApiError as exc:  # a business account, or no passport in that environment
-        response = await _page(request, account, session, error=exc.detail)
-        response.status_code = exc.status_code
-        return response
+        return await _page(request, account, session, status_code=exc.status_code, error=exc.detail)
     return render(request, "passport/share_created.html", account=account, share=created, environment=environment)
 
 

@@ -26,12 +26,15 @@ router = APIRouter()
 MAX_NAME_LENGTH = 100
 
 
-def _page(request: Request, account: CurrentAccount, rows: list[ApiToken], **context: Any) -> HTMLResponse:
+def _page(
+    request: Request, account: CurrentAccount, rows: list[ApiToken], *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     by_environment = {environment: [r for r in rows if r.environment is environment] for environment in Environment}
     return render(
         request,
         "tokens/list.html",
         account=account,
+        status_code=status_code,
         by_environment=by_environment,
         prefixes=PREFIXES,
         **{"name": "", "environment": "test", **context},
@@ -53,9 +56,7 @@ async def create_token(request: Request, account: CurrentAccount, form: CheckedF
         error = f"Give the token a name of 1 to {MAX_NAME_LENGTH} characters."
     if error is not None:
         rows = await auth_service.list_for_user(session, user_id=account.id)
-        response = _page(request, account, rows, error=error, name=name, environment=environment)
-        response.status_code = 400
-        return response
+        return _page(request, account, rows, status_code=400, error=error, name=name, environment=environment)
     row, secret = await auth_service.create(
         session, user=account, environment=Environment(environment), name=name, pepper=state_of(request).pepper
     )

@@ -38,7 +38,9 @@ def _box(request: Request) -> SecretBox:
     return box
 
 
-async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+async def _page(
+    request: Request, account: User, session: AsyncSession, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     endpoints = {
         environment: await webhooks_service.list_endpoints(session, _owner(account, environment))
         for environment in Environment
@@ -47,6 +49,7 @@ async def _page(request: Request, account: User, session: AsyncSession, **contex
         request,
         "webhooks/page.html",
         account=account,
+        status_code=status_code,
         endpoints=endpoints,
         events=SUBSCRIBABLE,
         **{"form": {}, **context},
@@ -76,6 +79,7 @@ async def create_endpoint(
         "enabled_events": [v for v in form.getlist("events") if isinstance(v, str)],
         "description": field(form, "description"),
     }
+    form_values = {"environment": environment, **values}
     try:
         body = EndpointCreate.model_validate(values)
         row, secret = await webhooks_service.create(
@@ -89,12 +93,10 @@ async def create_endpoint(
             box=_box(request),
             now=utcnow(),
         )
-    except (ValidationError, ApiError) as exc:
-        error = _problem(exc) if isinstance(exc, ValidationError) else exc.detail
-        status = 400 if isinstance(exc, ValidationError) else exc.status_code
-        response = await _page(request, account, session, error=error, form={"environment": environment, **values})
-        response.status_code = status
-        return response
+    except ValidationError as exc:
+        return await _page(request, account, session, status_code=400, error=_problem(exc), form=form_values)
+    except ApiError as exc:
+        return await _page(request, account, session, status_code=exc.status_code, error=exc.detail, form=form_values)
     return render(request, "webhooks/created.html", account=account, endpoint=row, secret=secret)
 
 
