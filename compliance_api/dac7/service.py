@@ -11,13 +11,13 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
+from compliance_api.auth.caller import Actor
 from compliance_api.dac7.figures import YearFigures, euros, year_figures
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.dac7.reader import ActivityFileError, ActivityRow
@@ -30,19 +30,6 @@ from compliance_api.kit.environment import Environment, scoped
 SNAPSHOT_EVENT = "dac7.snapshot.updated"
 FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
 CHUNK = 1000
-
-
-class Dac7Actor(Protocol):
-    """Who acts: an API caller (`Caller`), or a person signed in to the dashboard (`dashboard.service.Acting`)."""
-
-    @property
-    def user_id(self) -> uuid.UUID: ...
-
-    @property
-    def environment(self) -> Environment: ...
-
-    @property
-    def kind(self) -> UserKind: ...
 
 
 class Dac7Error(ValueError):
@@ -223,7 +210,7 @@ async def _emit_changes(
     return await events.emit_many(session, environment=environment, events=batch)
 
 
-async def may_read(session: AsyncSession, caller: Dac7Actor, freelancer_id: uuid.UUID) -> Dac7Seller:
+async def may_read(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID) -> Dac7Seller:
     """The seller if the caller may read it here; else the one 403 for unknown and unauthorised alike."""
     seller = await seller_of(session, freelancer_id, caller.environment)
     if seller is not None and (caller.user_id == freelancer_id or await _holds_grant(session, caller, freelancer_id)):
@@ -231,7 +218,7 @@ async def may_read(session: AsyncSession, caller: Dac7Actor, freelancer_id: uuid
     raise ApiError("forbidden", FORBIDDEN_DETAIL)
 
 
-async def _holds_grant(session: AsyncSession, caller: Dac7Actor, seller_user_id: uuid.UUID) -> bool:
+async def _holds_grant(session: AsyncSession, caller: Actor, seller_user_id: uuid.UUID) -> bool:
     statement = scoped(select(Dac7Grant.id), Dac7Grant, caller.environment).where(
         Dac7Grant.seller_user_id == seller_user_id,
         Dac7Grant.grantee_user_id == caller.user_id,
@@ -240,9 +227,7 @@ async def _holds_grant(session: AsyncSession, caller: Dac7Actor, seller_user_id:
     return (await session.scalar(statement.limit(1))) is not None
 
 
-async def snapshot(
-    session: AsyncSession, caller: Dac7Actor, freelancer_id: uuid.UUID, now: dt.datetime
-) -> Dac7SellerOut:
+async def snapshot(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, now: dt.datetime) -> Dac7SellerOut:
     """Spec 2.9 for the current calendar year (UTC)."""
     seller = await may_read(session, caller, freelancer_id)
     return await seller_snapshot(session, seller, now.year)
@@ -279,7 +264,7 @@ def grant_view(grant: Dac7Grant) -> Grant:
     )
 
 
-def _require_seller(caller: Dac7Actor) -> None:
+def _require_seller(caller: Actor) -> None:
     if caller.kind is not UserKind.freelancer:
         raise ApiError("seller_only")
 
@@ -318,7 +303,7 @@ async def _active_grant(
     return await session.scalar(statement)
 
 
-async def create_grant(session: AsyncSession, caller: Dac7Actor, grantee_id: uuid.UUID, now: dt.datetime) -> Grant:
+async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UUID, now: dt.datetime) -> Grant:
     """The seller's own token grants a read to another user, named by its user id."""
     _require_seller(caller)
     grantee = await session.get(User, grantee_id)
@@ -334,7 +319,7 @@ async def create_grant(session: AsyncSession, caller: Dac7Actor, grantee_id: uui
     return grant_view(await grant(session, seller, grantee, caller.environment, now))
 
 
-async def list_grants(session: AsyncSession, caller: Dac7Actor) -> list[Grant]:
+async def list_grants(session: AsyncSession, caller: Actor) -> list[Grant]:
     _require_seller(caller)
     statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
         Dac7Grant.seller_user_id == caller.user_id
@@ -342,7 +327,7 @@ async def list_grants(session: AsyncSession, caller: Dac7Actor) -> list[Grant]:
     return [grant_view(g) for g in await session.scalars(statement.order_by(Dac7Grant.created_at, Dac7Grant.id))]
 
 
-async def _own_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID) -> Dac7Grant:
+async def _own_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Dac7Grant:
     _require_seller(caller)
     statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
         Dac7Grant.id == grant_id, Dac7Grant.seller_user_id == caller.user_id
@@ -353,12 +338,12 @@ async def _own_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UU
     return found
 
 
-async def get_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID) -> Grant:
+async def get_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Grant:
     """One of the caller's grants; `grant_not_found` (or `seller_only`) otherwise."""
     return grant_view(await _own_grant(session, caller, grant_id))
 
 
-async def revoke_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+async def revoke_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
     """Revoke one of the caller's grants at once; revoking twice is harmless."""
     found = await _own_grant(session, caller, grant_id)
     if found.revoked_at is None:

@@ -30,11 +30,15 @@ INVALID_RESET_LINK = "This link is invalid, used or expired. Ask for a new one."
 
 @dataclass(frozen=True, slots=True)
 class Acting:
-    """A signed-in person acting in one environment (what the passport and DAC7 services need to know)."""
+    """A signed-in person acting in one environment: the `Actor` the passport, DAC7 and webhooks services take."""
 
     user_id: uuid.UUID
     environment: Environment
     kind: UserKind
+
+    @classmethod
+    def of(cls, account: User, environment: Environment) -> Acting:
+        return cls(account.id, environment, account.kind)
 
 
 async def set_password(session: AsyncSession, *, user: User, password: str, now: dt.datetime) -> None:

@@ -36,13 +36,8 @@ class EnvironmentDac7:
     grants: list[Grant]
 
 
-def _caller(account: User, environment: Environment) -> Acting:
-    """The signed-in person acting in one environment, as the DAC7 service sees them."""
-    return Acting(user_id=account.id, environment=environment, kind=account.kind)
-
-
 async def _dac7_in(session: AsyncSession, account: User, environment: Environment) -> EnvironmentDac7:
-    caller = _caller(account, environment)
+    caller = Acting.of(account, environment)
     try:
         snapshot = await dac7_service.snapshot(session, caller, account.id, utcnow())
     except ApiError:  # no seller record in this environment
@@ -78,7 +73,7 @@ async def create_grant(
     grantee_id = field(form, "grantee_id").strip()
     try:
         body = GrantCreate.model_validate({"grantee_id": grantee_id})
-        await dac7_service.create_grant(session, _caller(account, environment), body.grantee_uuid, utcnow())
+        await dac7_service.create_grant(session, Acting.of(account, environment), body.grantee_uuid, utcnow())
     except ValidationError:
         error = "Enter the grantee's user id (a UUID)."
         return await _page(request, account, session, status_code=400, error=error, grantee_id=grantee_id)
@@ -94,7 +89,7 @@ async def confirm_revoke(
     request: Request, environment: Environment, grant_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
     try:
-        grant = await dac7_service.get_grant(session, _caller(account, environment), grant_id)
+        grant = await dac7_service.get_grant(session, Acting.of(account, environment), grant_id)
     except ApiError:  # another user's grant, a business account, or an unknown id
         return not_found(request, account)
     return render(request, "dac7/revoke.html", account=account, grant=grant, environment=environment)
@@ -110,7 +105,7 @@ async def revoke_grant(
     session: DbSession,
 ) -> Response:
     try:
-        await dac7_service.revoke_grant(session, _caller(account, environment), grant_id, utcnow())
+        await dac7_service.revoke_grant(session, Acting.of(account, environment), grant_id, utcnow())
     except ApiError:
         return not_found(request, account)
     return redirect("/dac7?done=grant_revoked")

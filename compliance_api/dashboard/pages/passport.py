@@ -37,7 +37,7 @@ class EnvironmentPassport:
 async def _passport_in(
     session: AsyncSession, account: User, environment: Environment, now: dt.datetime
 ) -> EnvironmentPassport | None:
-    acting = Acting(account.id, environment, account.kind)
+    acting = Acting.of(account, environment)
     try:
         passport = await passport_service.own_passport(session, acting, packaged_catalogue(), now)
     except ApiError as exc:
@@ -84,7 +84,7 @@ async def create_share(request: Request, account: CurrentAccount, form: CheckedF
     try:
         created = await passport_service.create_share(
             session,
-            Acting(account.id, environment, account.kind),
+            Acting.of(account, environment),
             ttl_days=int(ttl),
             pepper=state_of(request).pepper,
             now=utcnow(),
@@ -99,9 +99,7 @@ async def confirm_revoke(
     request: Request, environment: Environment, share_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
     try:
-        share = await passport_service.get_share(
-            session, Acting(account.id, environment, account.kind), share_id, utcnow()
-        )
+        share = await passport_service.get_share(session, Acting.of(account, environment), share_id, utcnow())
     except ApiError:  # another user's share, a business account, no passport, or an unknown id
         return not_found(request, account)
     return render(request, "passport/revoke.html", account=account, share=share, environment=environment)
@@ -117,7 +115,7 @@ async def revoke_share(
     session: DbSession,
 ) -> Response:
     try:
-        await passport_service.revoke_share(session, Acting(account.id, environment, account.kind), share_id, utcnow())
+        await passport_service.revoke_share(session, Acting.of(account, environment), share_id, utcnow())
     except ApiError:
         return not_found(request, account)
     return redirect("/passport?done=share_revoked")
