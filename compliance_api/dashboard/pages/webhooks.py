@@ -23,7 +23,7 @@ from compliance_api.webhooks import service as webhooks_service
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.schemas import EndpointCreate
-from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.signing import box_of
 
 router = APIRouter()
 DELIVERY_LOG_LIMIT = 50
@@ -32,11 +32,6 @@ SUBSCRIBABLE = {name: event for name, event in EVENT_TYPES.items() if event.rout
 
 def _owner(account: User, environment: Environment) -> webhooks_service.Owner:
     return webhooks_service.Owner.of(Acting.of(account, environment))
-
-
-def _box(request: Request) -> SecretBox:
-    box: SecretBox = request.app.state.services.webhook_secrets
-    return box
 
 
 async def _page(
@@ -91,7 +86,7 @@ async def create_endpoint(
             description=body.description,
             enabled=True,
             policy=ssrf.policy_for(state_of(request).settings, environment),
-            box=_box(request),
+            box=box_of(request),
             now=utcnow(),
         )
     except ValidationError as exc:
