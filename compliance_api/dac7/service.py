@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor
-from compliance_api.dac7.figures import YearFigures, euros, year_figures
+from compliance_api.dac7.figures import CHUNK, YearFigures, euros, year_figures
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.dac7.reader import ActivityFileError, ActivityRow
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant
@@ -29,7 +29,6 @@ from compliance_api.kit.environment import Environment, scoped
 
 SNAPSHOT_EVENT = "dac7.snapshot.updated"
 FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
-CHUNK = 1000
 
 
 class Dac7Error(ValueError):
@@ -45,6 +44,11 @@ class ImportResult:
     events: int
 
 
+def _require_freelancer_user(user: User) -> None:
+    if user.kind is not UserKind.freelancer:
+        raise Dac7Error(f"{user.email} is a {user.kind} user; only freelancers are DAC7 sellers")
+
+
 async def seller_of(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Dac7Seller | None:
     statement = scoped(select(Dac7Seller), Dac7Seller, environment).where(Dac7Seller.user_id == user_id)
     return await session.scalar(statement)
@@ -54,8 +58,7 @@ async def record_seller(
     session: AsyncSession, user: User, environment: Environment, *, tin: str, member_state: str, now: dt.datetime
 ) -> Dac7Seller:
     """Record (or replace) a freelancer's TIN and member state; an invalid TIN raises InvalidTin naming the rule."""
-    if user.kind is not UserKind.freelancer:
-        raise Dac7Error(f"{user.email} is a {user.kind} user; only freelancers are DAC7 sellers")
+    _require_freelancer_user(user)
     checked = check_tin(tin, member_state)
     seller = await seller_of(session, user.id, environment)
     if seller is None:
@@ -273,8 +276,7 @@ async def grant(
     session: AsyncSession, seller: User, grantee: User, environment: Environment, now: dt.datetime
 ) -> Dac7Grant:
     """Let `grantee` read `seller`'s snapshot in this environment; granting twice returns the active grant."""
-    if seller.kind is not UserKind.freelancer:
-        raise Dac7Error(f"{seller.email} is a {seller.kind} user; only freelancers are DAC7 sellers")
+    _require_freelancer_user(seller)
     if grantee.id == seller.id:
         raise Dac7Error("a seller always reads its own snapshot; grant another user")
     active = await _active_grant(session, seller, grantee, environment)
@@ -338,6 +340,13 @@ async def _own_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) 
     return found
 
 
+async def _revoke(session: AsyncSession, found: Dac7Grant, now: dt.datetime) -> Grant:
+    if found.revoked_at is None:
+        found.revoked_at = now
+        await session.flush()
+    return grant_view(found)
+
+
 async def get_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Grant:
     """One of the caller's grants; `grant_not_found` (or `seller_only`) otherwise."""
     return grant_view(await _own_grant(session, caller, grant_id))
@@ -345,11 +354,7 @@ async def get_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -
 
 async def revoke_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
     """Revoke one of the caller's grants at once; revoking twice is harmless."""
-    found = await _own_grant(session, caller, grant_id)
-    if found.revoked_at is None:
-        found.revoked_at = now
-        await session.flush()
-    return grant_view(found)
+    return await _revoke(session, await _own_grant(session, caller, grant_id), now)
 
 
 async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
@@ -357,7 +362,4 @@ async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt
     found = await session.get(Dac7Grant, grant_id)
     if found is None:
         raise Dac7Error(f"no DAC7 grant {grant_id}")
-    if found.revoked_at is None:
-        found.revoked_at = now
-        await session.flush()
-    return grant_view(found)
+    return await _revoke(session, found, now)
