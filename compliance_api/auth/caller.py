@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from fastapi import Depends, Request
 
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.kit.environment import Environment
 from compliance_api.ratelimit.tiers import Tier
+
+
+class Actor(Protocol):
+    """Who acts on their own records: an API caller (`Caller`), or a person signed in to the dashboard."""
+
+    @property
+    def user_id(self) -> uuid.UUID: ...
+
+    @property
+    def environment(self) -> Environment: ...
+
+    @property
+    def kind(self) -> UserKind: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,11 +96,17 @@ async def revoke(session: AsyncSession, *, token_id: uuid.UUID) -> ApiToken:
     return row
 
 
-async def revoke_owned(session: AsyncSession, *, user_id: uuid.UUID, token_id: uuid.UUID) -> ApiToken:
-    """Revoke one of `user_id`'s own tokens (the dashboard); another user's token is TokenNotFound, as if absent."""
+async def get_owned(session: AsyncSession, *, user_id: uuid.UUID, token_id: uuid.UUID) -> ApiToken:
+    """One of `user_id`'s own tokens (the dashboard); another user's token is TokenNotFound, as if absent."""
     row = await session.scalar(select(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id))
     if row is None:
         raise TokenNotFound(token_id)
+    return row
+
+
+async def revoke_owned(session: AsyncSession, *, user_id: uuid.UUID, token_id: uuid.UUID) -> ApiToken:
+    """Revoke one of `user_id`'s own tokens (the dashboard); another user's token is TokenNotFound, as if absent."""
+    row = await get_owned(session, user_id=user_id, token_id=token_id)
     return await revoke(session, token_id=row.id)
 
 

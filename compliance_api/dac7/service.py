@@ -11,14 +11,14 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
-from compliance_api.dac7.figures import YearFigures, euros, year_figures
+from compliance_api.auth.caller import Actor
+from compliance_api.dac7.figures import CHUNK, YearFigures, euros, year_figures
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.dac7.reader import ActivityFileError, ActivityRow
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant
@@ -29,20 +29,6 @@ from compliance_api.kit.environment import Environment, scoped
 
 SNAPSHOT_EVENT = "dac7.snapshot.updated"
 FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
-CHUNK = 1000
-
-
-class Dac7Actor(Protocol):
-    """Who acts: an API caller (`Caller`), or a person signed in to the dashboard (`dashboard.service.Acting`)."""
-
-    @property
-    def user_id(self) -> uuid.UUID: ...
-
-    @property
-    def environment(self) -> Environment: ...
-
-    @property
-    def kind(self) -> UserKind: ...
 
 
 class Dac7Error(ValueError):
@@ -58,6 +44,11 @@ class ImportResult:
     events: int
 
 
+def _require_freelancer_user(user: User) -> None:
+    if user.kind is not UserKind.freelancer:
+        raise Dac7Error(f"{user.email} is a {user.kind} user; only freelancers are DAC7 sellers")
+
+
 async def seller_of(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Dac7Seller | None:
     statement = scoped(select(Dac7Seller), Dac7Seller, environment).where(Dac7Seller.user_id == user_id)
     return await session.scalar(statement)
@@ -67,8 +58,7 @@ async def record_seller(
     session: AsyncSession, user: User, environment: Environment, *, tin: str, member_state: str, now: dt.datetime
 ) -> Dac7Seller:
     """Record (or replace) a freelancer's TIN and member state; an invalid TIN raises InvalidTin naming the rule."""
-    if user.kind is not UserKind.freelancer:
-        raise Dac7Error(f"{user.email} is a {user.kind} user; only freelancers are DAC7 sellers")
+    _require_freelancer_user(user)
     checked = check_tin(tin, member_state)
     seller = await seller_of(session, user.id, environment)
     if seller is None:
@@ -223,7 +213,7 @@ async def _emit_changes(
     return await events.emit_many(session, environment=environment, events=batch)
 
 
-async def may_read(session: AsyncSession, caller: Dac7Actor, freelancer_id: uuid.UUID) -> Dac7Seller:
+async def may_read(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID) -> Dac7Seller:
     """The seller if the caller may read it here; else the one 403 for unknown and unauthorised alike."""
     seller = await seller_of(session, freelancer_id, caller.environment)
     if seller is not None and (caller.user_id == freelancer_id or await _holds_grant(session, caller, freelancer_id)):
@@ -231,7 +221,7 @@ async def may_read(session: AsyncSession, caller: Dac7Actor, freelancer_id: uuid
     raise ApiError("forbidden", FORBIDDEN_DETAIL)
 
 
-async def _holds_grant(session: AsyncSession, caller: Dac7Actor, seller_user_id: uuid.UUID) -> bool:
+async def _holds_grant(session: AsyncSession, caller: Actor, seller_user_id: uuid.UUID) -> bool:
     statement = scoped(select(Dac7Grant.id), Dac7Grant, caller.environment).where(
         Dac7Grant.seller_user_id == seller_user_id,
         Dac7Grant.grantee_user_id == caller.user_id,
@@ -240,9 +230,7 @@ async def _holds_grant(session: AsyncSession, caller: Dac7Actor, seller_user_id:
     return (await session.scalar(statement.limit(1))) is not None
 
 
-async def snapshot(
-    session: AsyncSession, caller: Dac7Actor, freelancer_id: uuid.UUID, now: dt.datetime
-) -> Dac7SellerOut:
+async def snapshot(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, now: dt.datetime) -> Dac7SellerOut:
     """Spec 2.9 for the current calendar year (UTC)."""
     seller = await may_read(session, caller, freelancer_id)
     return await seller_snapshot(session, seller, now.year)
@@ -279,7 +267,7 @@ def grant_view(grant: Dac7Grant) -> Grant:
     )
 
 
-def _require_seller(caller: Dac7Actor) -> None:
+def _require_seller(caller: Actor) -> None:
     if caller.kind is not UserKind.freelancer:
         raise ApiError("seller_only")
 
@@ -288,8 +276,7 @@ async def grant(
     session: AsyncSession, seller: User, grantee: User, environment: Environment, now: dt.datetime
 ) -> Dac7Grant:
     """Let `grantee` read `seller`'s snapshot in this environment; granting twice returns the active grant."""
-    if seller.kind is not UserKind.freelancer:
-        raise Dac7Error(f"{seller.email} is a {seller.kind} user; only freelancers are DAC7 sellers")
+    _require_freelancer_user(seller)
     if grantee.id == seller.id:
         raise Dac7Error("a seller always reads its own snapshot; grant another user")
     active = await _active_grant(session, seller, grantee, environment)
@@ -318,7 +305,7 @@ async def _active_grant(
     return await session.scalar(statement)
 
 
-async def create_grant(session: AsyncSession, caller: Dac7Actor, grantee_id: uuid.UUID, now: dt.datetime) -> Grant:
+async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UUID, now: dt.datetime) -> Grant:
     """The seller's own token grants a read to another user, named by its user id."""
     _require_seller(caller)
     grantee = await session.get(User, grantee_id)
@@ -334,7 +321,7 @@ async def create_grant(session: AsyncSession, caller: Dac7Actor, grantee_id: uui
     return grant_view(await grant(session, seller, grantee, caller.environment, now))
 
 
-async def list_grants(session: AsyncSession, caller: Dac7Actor) -> list[Grant]:
+async def list_grants(session: AsyncSession, caller: Actor) -> list[Grant]:
     _require_seller(caller)
     statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
         Dac7Grant.seller_user_id == caller.user_id
@@ -342,8 +329,7 @@ async def list_grants(session: AsyncSession, caller: Dac7Actor) -> list[Grant]:
     return [grant_view(g) for g in await session.scalars(statement.order_by(Dac7Grant.created_at, Dac7Grant.id))]
 
 
-async def revoke_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
-    """Revoke one of the caller's grants at once; revoking twice is harmless."""
+async def _own_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Dac7Grant:
     _require_seller(caller)
     statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
         Dac7Grant.id == grant_id, Dac7Grant.seller_user_id == caller.user_id
@@ -351,10 +337,24 @@ async def revoke_grant(session: AsyncSession, caller: Dac7Actor, grant_id: uuid.
     found = await session.scalar(statement)
     if found is None:
         raise ApiError("grant_not_found")
+    return found
+
+
+async def _revoke(session: AsyncSession, found: Dac7Grant, now: dt.datetime) -> Grant:
     if found.revoked_at is None:
         found.revoked_at = now
         await session.flush()
     return grant_view(found)
+
+
+async def get_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Grant:
+    """One of the caller's grants; `grant_not_found` (or `seller_only`) otherwise."""
+    return grant_view(await _own_grant(session, caller, grant_id))
+
+
+async def revoke_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+    """Revoke one of the caller's grants at once; revoking twice is harmless."""
+    return await _revoke(session, await _own_grant(session, caller, grant_id), now)
 
 
 async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
@@ -362,7 +362,4 @@ async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt
     found = await session.get(Dac7Grant, grant_id)
     if found is None:
         raise Dac7Error(f"no DAC7 grant {grant_id}")
-    if found.revoked_at is None:
-        found.revoked_at = now
-        await session.flush()
-    return grant_view(found)
+    return await _revoke(session, found, now)

@@ -13,7 +13,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.accounts.errors import InvalidEmail
+from compliance_api.accounts.errors import InvalidEmail, UserExists
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.dashboard import passwords
 from compliance_api.dashboard.keys import keyed_hash, new_secret
@@ -30,11 +30,15 @@ INVALID_RESET_LINK = "This link is invalid, used or expired. Ask for a new one."
 
 @dataclass(frozen=True, slots=True)
 class Acting:
-    """A signed-in person acting in one environment (what the passport and DAC7 services need to know)."""
+    """A signed-in person acting in one environment: the `Actor` the passport, DAC7 and webhooks services take."""
 
     user_id: uuid.UUID
     environment: Environment
     kind: UserKind
+
+    @classmethod
+    def of(cls, account: User, environment: Environment) -> Acting:
+        return cls(account.id, environment, account.kind)
 
 
 async def set_password(session: AsyncSession, *, user: User, password: str, now: dt.datetime) -> None:
@@ -60,9 +64,10 @@ async def sign_up(session: AsyncSession, *, email: str, password: str, kind: Use
     except InvalidEmail:
         raise AccountFormError("Enter a valid e-mail address.") from None
     _checked_password(password, normalised)
-    if await accounts_service.get_by_email(session, email=normalised) is not None:
-        raise AccountFormError("An account with this e-mail already exists: sign in, or reset its password.")
-    user = await accounts_service.create(session, email=normalised, kind=kind, plan=Plan.free)
+    try:
+        user = await accounts_service.create(session, email=normalised, kind=kind, plan=Plan.free)
+    except UserExists:
+        raise AccountFormError("An account with this e-mail already exists: sign in, or reset its password.") from None
     await set_password(session, user=user, password=password, now=now)
     return user
 

@@ -110,6 +110,10 @@ def render(
     return page
 
 
+def not_found(request: Request, account: User) -> HTMLResponse:
+    return render(request, "error.html", account=account, status_code=404, title="Not found")
+
+
 def redirect(path: str) -> RedirectResponse:
     """303 See Other to a dashboard path (after a POST, the browser then GETs it)."""
     return RedirectResponse(MOUNT + path, status_code=303)

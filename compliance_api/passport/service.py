@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Protocol
 
 import orjson
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
-from compliance_api.auth.caller import Caller
+from compliance_api.auth.caller import Actor, Caller
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events
 from compliance_api.kit.environment import Environment, scoped
@@ -31,19 +30,6 @@ from compliance_api.passport.signing import SigningKeys
 
 class PassportError(ValueError):
     """An operator's mistake, shown by the CLI."""
-
-
-class PassportOwner(Protocol):
-    """Who acts on their own passport: an API caller (`Caller`), or a person signed in to the dashboard."""
-
-    @property
-    def user_id(self) -> uuid.UUID: ...
-
-    @property
-    def environment(self) -> Environment: ...
-
-    @property
-    def kind(self) -> UserKind: ...
 
 
 async def _passport(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Passport | None:
@@ -136,14 +122,14 @@ async def _verifications(session: AsyncSession, passport: Passport) -> list[Pass
     return list(await session.scalars(statement.order_by(PassportVerification.check)))
 
 
-def _require_freelancer(caller: PassportOwner) -> None:
+def _require_freelancer(caller: Actor) -> None:
     if caller.kind is not UserKind.freelancer:
         raise ApiError(
             "freelancer_only", "This is a business token; passports are read with the freelancer's own token."
         )
 
 
-async def _own(session: AsyncSession, caller: PassportOwner) -> Passport:
+async def _own(session: AsyncSession, caller: Actor) -> Passport:
     _require_freelancer(caller)
     passport = await _passport(session, caller.user_id, caller.environment)
     if passport is None:
@@ -151,9 +137,7 @@ async def _own(session: AsyncSession, caller: PassportOwner) -> Passport:
     return passport
 
 
-async def own_passport(
-    session: AsyncSession, caller: PassportOwner, catalogue: Catalogue, now: dt.datetime
-) -> OwnPassport:
+async def own_passport(session: AsyncSession, caller: Actor, catalogue: Catalogue, now: dt.datetime) -> OwnPassport:
     passport = await _own(session, caller)
     today = now.date()
     rows = await _verifications(session, passport)
@@ -210,7 +194,7 @@ async def _create_share(
 
 
 async def create_share(
-    session: AsyncSession, caller: PassportOwner, *, ttl_days: int, pepper: bytes, now: dt.datetime
+    session: AsyncSession, caller: Actor, *, ttl_days: int, pepper: bytes, now: dt.datetime
 ) -> ShareCreated:
     return await _create_share(session, await _own(session, caller), ttl_days, pepper, now)
 
@@ -227,15 +211,19 @@ async def create_share_for(
     return await _create_share(session, passport, ttl_days, pepper, now)
 
 
-async def list_shares(session: AsyncSession, caller: PassportOwner, now: dt.datetime) -> list[Share]:
-    passport = await _own(session, caller)
-    statement = scoped(select(PassportShare), PassportShare, caller.environment).where(
+async def _shares(session: AsyncSession, passport: Passport) -> list[PassportShare]:
+    statement = scoped(select(PassportShare), PassportShare, passport.environment).where(
         PassportShare.passport_id == passport.id
     )
-    return [share_view(s, now) for s in await session.scalars(statement.order_by(PassportShare.created_at))]
+    return list(await session.scalars(statement.order_by(PassportShare.created_at)))
 
 
-async def _own_share(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID) -> PassportShare:
+async def list_shares(session: AsyncSession, caller: Actor, now: dt.datetime) -> list[Share]:
+    passport = await _own(session, caller)
+    return [share_view(s, now) for s in await _shares(session, passport)]
+
+
+async def _own_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID) -> PassportShare:
     passport = await _own(session, caller)
     share = await session.scalar(
         scoped(select(PassportShare), PassportShare, caller.environment).where(
@@ -247,12 +235,17 @@ async def _own_share(session: AsyncSession, caller: PassportOwner, share_id: uui
     return share
 
 
+async def get_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID, now: dt.datetime) -> Share:
+    """One of the caller's shares; `share_not_found` (or `freelancer_only`, `no_passport`) otherwise."""
+    return share_view(await _own_share(session, caller, share_id), now)
+
+
 def _revoke(share: PassportShare, now: dt.datetime) -> None:
     if share.revoked_at is None:
         share.revoked_at = now
 
 
-async def revoke_share(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID, now: dt.datetime) -> Share:
+async def revoke_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID, now: dt.datetime) -> Share:
     """Revoke one of the caller's shares; revoking twice is harmless."""
     share = await _own_share(session, caller, share_id)
     _revoke(share, now)
@@ -299,7 +292,7 @@ async def revoke_share_by_token(
     return share_view(share, now)
 
 
-async def list_views(session: AsyncSession, caller: PassportOwner, share_id: uuid.UUID) -> list[ShareView]:
+async def list_views(session: AsyncSession, caller: Actor, share_id: uuid.UUID) -> list[ShareView]:
     share = await _own_share(session, caller, share_id)
     rows = await session.execute(
         select(PassportShareView.viewed_at, User.id, User.email)
@@ -308,6 +301,27 @@ async def list_views(session: AsyncSession, caller: PassportOwner, share_id: uui
         .order_by(PassportShareView.viewed_at)
     )
     return [ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email) for at, viewer, email in rows]
+
+
+async def shares_with_views(
+    session: AsyncSession, caller: Actor, now: dt.datetime
+) -> list[tuple[Share, list[ShareView]]]:
+    """Every share of the caller's passport, oldest first, each with its views: three queries whatever the count."""
+    passport = await _own(session, caller)
+    shares = await _shares(session, passport)
+    views: dict[uuid.UUID, list[ShareView]] = {share.id: [] for share in shares}
+    statement = (
+        select(PassportShareView.share_id, PassportShareView.viewed_at, User.id, User.email)
+        .join(User, User.id == PassportShareView.viewer_user_id)
+        .join(PassportShare, PassportShare.id == PassportShareView.share_id)
+        .where(PassportShare.passport_id == passport.id)
+    )
+    rows = await session.execute(
+        scoped(statement, PassportShare, passport.environment).order_by(PassportShareView.viewed_at)
+    )
+    for share_id, at, viewer, email in rows:
+        views[share_id].append(ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email))
+    return [(share_view(share, now), views[share.id]) for share in shares]
 
 
 def summary_payload(summary: PassportSummary) -> bytes:

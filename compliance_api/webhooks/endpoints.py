@@ -24,7 +24,7 @@ from compliance_api.webhooks.schemas import (
     EndpointUpdate,
     EndpointWithSecret,
 )
-from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.signing import box_of
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
 
@@ -36,11 +36,6 @@ FORBIDDEN_URL: dict[int | str, dict[str, Any]] = {
 }
 ENDPOINT_ID = Annotated[uuid.UUID, Path(examples=["0b6f4f1e-2a43-4c55-9a0e-2f4f1c3d5e6a"])]
 DELIVERY_ID = Annotated[uuid.UUID, Path(examples=["5d2c3b4a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"])]
-
-
-def _box(request: Request) -> SecretBox:
-    box: SecretBox = request.app.state.services.webhook_secrets
-    return box
 
 
 def _policy(request: Request, caller: CurrentCaller) -> ssrf.Policy:
@@ -100,7 +95,7 @@ async def create(
             description=body.description,
             enabled=body.enabled,
             policy=_policy(request, caller),
-            box=_box(request),
+            box=box_of(request),
             now=utcnow(),
         )
         return _with_secret(row, secret)
@@ -181,7 +176,7 @@ async def remove(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSes
 async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession, request: Request) -> Any:
     """A new `whsec_` secret, shown once; for 24 hours deliveries carry signatures with the old and the new one."""
     row, secret = await service.rotate_secret(
-        session, service.Owner.of(caller), endpoint_id, box=_box(request), now=utcnow()
+        session, service.Owner.of(caller), endpoint_id, box=box_of(request), now=utcnow()
     )
     return _with_secret(row, secret)
 

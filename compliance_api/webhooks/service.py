@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.auth.caller import Caller
+from compliance_api.auth.caller import Actor
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.webhooks import ssrf
@@ -28,13 +28,13 @@ TEST_EVENT = "webhook.test"
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """Whose endpoints: the API caller, or a user named by an operator on the command line."""
+    """Whose endpoints: an `Actor` (API caller, dashboard user), or a user named by an operator on the command line."""
 
     user_id: uuid.UUID
     environment: Environment
 
     @classmethod
-    def of(cls, caller: Caller) -> Owner:
+    def of(cls, caller: Actor) -> Owner:
         return cls(caller.user_id, caller.environment)
 
 

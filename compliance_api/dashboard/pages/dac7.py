@@ -20,7 +20,7 @@ from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -36,13 +36,8 @@ class EnvironmentDac7:
     grants: list[Grant]
 
 
-def _caller(account: User, environment: Environment) -> Acting:
-    """The signed-in person acting in one environment, as the DAC7 service sees them."""
-    return Acting(user_id=account.id, environment=environment, kind=account.kind)
-
-
 async def _dac7_in(session: AsyncSession, account: User, environment: Environment) -> EnvironmentDac7:
-    caller = _caller(account, environment)
+    caller = Acting.of(account, environment)
     try:
         snapshot = await dac7_service.snapshot(session, caller, account.id, utcnow())
     except ApiError:  # no seller record in this environment
@@ -50,11 +45,20 @@ async def _dac7_in(session: AsyncSession, account: User, environment: Environmen
     return EnvironmentDac7(environment, snapshot, list(reversed(await dac7_service.list_grants(session, caller))))
 
 
-async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+async def _page(
+    request: Request, account: User, session: AsyncSession, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     entries: list[EnvironmentDac7] = []
     if account.kind is UserKind.freelancer:
         entries = [await _dac7_in(session, account, environment) for environment in Environment]
-    return render(request, "dac7/page.html", account=account, entries=entries, **{"grantee_id": "", **context})
+    return render(
+        request,
+        "dac7/page.html",
+        account=account,
+        status_code=status_code,
+        entries=entries,
+        **{"grantee_id": "", **context},
+    )
 
 
 @router.get("/dac7", include_in_schema=False)
@@ -69,33 +73,25 @@ async def create_grant(
     grantee_id = field(form, "grantee_id").strip()
     try:
         body = GrantCreate.model_validate({"grantee_id": grantee_id})
-        await dac7_service.create_grant(session, _caller(account, environment), body.grantee_uuid, utcnow())
-    except (ValidationError, ApiError) as exc:
-        error = exc.detail if isinstance(exc, ApiError) else "Enter the grantee's user id (a UUID)."
-        status = exc.status_code if isinstance(exc, ApiError) else 400
-        response = await _page(request, account, session, error=error, grantee_id=grantee_id)
-        response.status_code = status
-        return response
+        await dac7_service.create_grant(session, Acting.of(account, environment), body.grantee_uuid, utcnow())
+    except ValidationError:
+        error = "Enter the grantee's user id (a UUID)."
+        return await _page(request, account, session, status_code=400, error=error, grantee_id=grantee_id)
+    except ApiError as exc:
+        return await _page(
+            request, account, session, status_code=exc.status_code, error=exc.detail, grantee_id=grantee_id
+        )
     return redirect("/dac7?done=grant_created")
-
-
-async def _own_grant(
-    session: AsyncSession, account: User, environment: Environment, grant_id: uuid.UUID
-) -> Grant | None:
-    try:
-        grants = await dac7_service.list_grants(session, _caller(account, environment))
-    except ApiError:  # a business account
-        return None
-    return next((g for g in grants if g.id == grant_id), None)
 
 
 @router.get("/dac7/{environment}/grants/{grant_id}/revoke", include_in_schema=False)
 async def confirm_revoke(
     request: Request, environment: Environment, grant_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
-    grant = await _own_grant(session, account, environment, grant_id)
-    if grant is None:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+    try:
+        grant = await dac7_service.get_grant(session, Acting.of(account, environment), grant_id)
+    except ApiError:  # another user's grant, a business account, or an unknown id
+        return not_found(request, account)
     return render(request, "dac7/revoke.html", account=account, grant=grant, environment=environment)
 
 
@@ -109,9 +105,9 @@ async def revoke_grant(
     session: DbSession,
 ) -> Response:
     try:
-        await dac7_service.revoke_grant(session, _caller(account, environment), grant_id, utcnow())
+        await dac7_service.revoke_grant(session, Acting.of(account, environment), grant_id, utcnow())
     except ApiError:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     return redirect("/dac7?done=grant_revoked")
 
 

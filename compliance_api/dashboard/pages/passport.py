@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -37,25 +37,32 @@ class EnvironmentPassport:
 async def _passport_in(
     session: AsyncSession, account: User, environment: Environment, now: dt.datetime
 ) -> EnvironmentPassport | None:
-    acting = Acting(account.id, environment, account.kind)
+    acting = Acting.of(account, environment)
     try:
         passport = await passport_service.own_passport(session, acting, packaged_catalogue(), now)
     except ApiError as exc:
         if exc.code == "no_passport":
             return None
         raise
-    shares = await passport_service.list_shares(session, acting, now)
-    views = [await passport_service.list_views(session, acting, share.id) for share in shares]
-    return EnvironmentPassport(environment, passport, list(zip(reversed(shares), reversed(views), strict=True)))
+    shares = await passport_service.shares_with_views(session, acting, now)
+    return EnvironmentPassport(environment, passport, list(reversed(shares)))
 
 
-async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+async def _page(
+    request: Request, account: User, session: AsyncSession, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     passports: dict[Environment, EnvironmentPassport | None] = {}
     if account.kind is UserKind.freelancer:
         now = utcnow()
         passports = {environment: await _passport_in(session, account, environment, now) for environment in Environment}
     return render(
-        request, "passport/page.html", account=account, passports=passports, max_ttl_days=MAX_TTL_DAYS, **context
+        request,
+        "passport/page.html",
+        account=account,
+        status_code=status_code,
+        passports=passports,
+        max_ttl_days=MAX_TTL_DAYS,
+        **context,
     )
 
 
@@ -72,21 +79,18 @@ def _environment(form_value: str) -> Environment | None:
 async def create_share(request: Request, account: CurrentAccount, form: CheckedForm, session: DbSession) -> Response:
     environment, ttl = _environment(field(form, "environment")), field(form, "ttl_days").strip()
     if environment is None or not ttl.isdigit() or not 1 <= int(ttl) <= MAX_TTL_DAYS:
-        response = await _page(request, account, session, error=f"Choose a lifetime of 1 to {MAX_TTL_DAYS} days.")
-        response.status_code = 400
-        return response
+        error = f"Choose a lifetime of 1 to {MAX_TTL_DAYS} days."
+        return await _page(request, account, session, status_code=400, error=error)
     try:
         created = await passport_service.create_share(
             session,
-            Acting(account.id, environment, account.kind),
+            Acting.of(account, environment),
             ttl_days=int(ttl),
             pepper=state_of(request).pepper,
             now=utcnow(),
         )
     except ApiError as exc:  # a business account, or no passport in that environment
-        response = await _page(request, account, session, error=exc.detail)
-        response.status_code = exc.status_code
-        return response
+        return await _page(request, account, session, status_code=exc.status_code, error=exc.detail)
     return render(request, "passport/share_created.html", account=account, share=created, environment=environment)
 
 
@@ -95,12 +99,9 @@ async def confirm_revoke(
     request: Request, environment: Environment, share_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
     try:
-        shares = await passport_service.list_shares(session, Acting(account.id, environment, account.kind), utcnow())
-    except ApiError:
-        shares = []
-    share = next((s for s in shares if s.id == share_id), None)
-    if share is None:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        share = await passport_service.get_share(session, Acting.of(account, environment), share_id, utcnow())
+    except ApiError:  # another user's share, a business account, no passport, or an unknown id
+        return not_found(request, account)
     return render(request, "passport/revoke.html", account=account, share=share, environment=environment)
 
 
@@ -114,9 +115,9 @@ async def revoke_share(
     session: DbSession,
 ) -> Response:
     try:
-        await passport_service.revoke_share(session, Acting(account.id, environment, account.kind), share_id, utcnow())
+        await passport_service.revoke_share(session, Acting.of(account, environment), share_id, utcnow())
     except ApiError:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     return redirect("/passport?done=share_revoked")
 
 

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.models import ApiToken
 from compliance_api.dashboard.nav import DashboardPage, NavItem
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
 from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.tokens import PREFIXES
@@ -26,12 +26,15 @@ router = APIRouter()
 MAX_NAME_LENGTH = 100
 
 
-def _page(request: Request, account: CurrentAccount, rows: list[ApiToken], **context: Any) -> HTMLResponse:
+def _page(
+    request: Request, account: CurrentAccount, rows: list[ApiToken], *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     by_environment = {environment: [r for r in rows if r.environment is environment] for environment in Environment}
     return render(
         request,
         "tokens/list.html",
         account=account,
+        status_code=status_code,
         by_environment=by_environment,
         prefixes=PREFIXES,
         **{"name": "", "environment": "test", **context},
@@ -53,9 +56,7 @@ async def create_token(request: Request, account: CurrentAccount, form: CheckedF
         error = f"Give the token a name of 1 to {MAX_NAME_LENGTH} characters."
     if error is not None:
         rows = await auth_service.list_for_user(session, user_id=account.id)
-        response = _page(request, account, rows, error=error, name=name, environment=environment)
-        response.status_code = 400
-        return response
+        return _page(request, account, rows, status_code=400, error=error, name=name, environment=environment)
     row, secret = await auth_service.create(
         session, user=account, environment=Environment(environment), name=name, pepper=state_of(request).pepper
     )
@@ -65,18 +66,14 @@ async def create_token(request: Request, account: CurrentAccount, form: CheckedF
     return render(request, "tokens/created.html", account=account, token=row, secret=secret)
 
 
-async def _own_token(session: DbSession, account: CurrentAccount, token_id: uuid.UUID) -> ApiToken | None:
-    rows = await auth_service.list_for_user(session, user_id=account.id)
-    return next((r for r in rows if r.id == token_id), None)
-
-
 @router.get("/api-tokens/{token_id}/revoke", include_in_schema=False)
 async def confirm_revoke(
     request: Request, token_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
-    row = await _own_token(session, account, token_id)
-    if row is None:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+    try:
+        row = await auth_service.get_owned(session, user_id=account.id, token_id=token_id)
+    except auth_service.TokenNotFound:
+        return not_found(request, account)
     return render(request, "tokens/revoke.html", account=account, token=row)
 
 
@@ -87,7 +84,7 @@ async def revoke(
     try:
         row = await auth_service.revoke_owned(session, user_id=account.id, token_id=token_id)
     except auth_service.TokenNotFound:
-        return render(request, "error.html", account=account, status_code=404, title="Not found")
+        return not_found(request, account)
     request.app.state.services.token_cache.discard(row.token_hash)  # this worker refuses it at once
     log.info("dashboard_token_revoked", user_id=str(account.id), token_id=str(row.id), token_last4=row.last4)
     return redirect("/api-tokens?done=token_revoked")

@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
 from compliance_api.dashboard.nav import DashboardPage, NavItem
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, redirect, render, state_of
+from compliance_api.dashboard.service import Acting
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -22,7 +23,7 @@ from compliance_api.webhooks import service as webhooks_service
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.schemas import EndpointCreate
-from compliance_api.webhooks.signing import SecretBox
+from compliance_api.webhooks.signing import box_of
 
 router = APIRouter()
 DELIVERY_LOG_LIMIT = 50
@@ -30,19 +31,12 @@ SUBSCRIBABLE = {name: event for name, event in EVENT_TYPES.items() if event.rout
 
 
 def _owner(account: User, environment: Environment) -> webhooks_service.Owner:
-    return webhooks_service.Owner(account.id, environment)
+    return webhooks_service.Owner.of(Acting.of(account, environment))
 
 
-def _box(request: Request) -> SecretBox:
-    box: SecretBox = request.app.state.services.webhook_secrets
-    return box
-
-
-def _not_found(request: Request, account: User) -> HTMLResponse:
-    return render(request, "error.html", account=account, status_code=404, title="Not found")
-
-
-async def _page(request: Request, account: User, session: AsyncSession, **context: Any) -> HTMLResponse:
+async def _page(
+    request: Request, account: User, session: AsyncSession, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
     endpoints = {
         environment: await webhooks_service.list_endpoints(session, _owner(account, environment))
         for environment in Environment
@@ -51,6 +45,7 @@ async def _page(request: Request, account: User, session: AsyncSession, **contex
         request,
         "webhooks/page.html",
         account=account,
+        status_code=status_code,
         endpoints=endpoints,
         events=SUBSCRIBABLE,
         **{"form": {}, **context},
@@ -80,6 +75,7 @@ async def create_endpoint(
         "enabled_events": [v for v in form.getlist("events") if isinstance(v, str)],
         "description": field(form, "description"),
     }
+    form_values = {"environment": environment, **values}
     try:
         body = EndpointCreate.model_validate(values)
         row, secret = await webhooks_service.create(
@@ -90,15 +86,13 @@ async def create_endpoint(
             description=body.description,
             enabled=True,
             policy=ssrf.policy_for(state_of(request).settings, environment),
-            box=_box(request),
+            box=box_of(request),
             now=utcnow(),
         )
-    except (ValidationError, ApiError) as exc:
-        error = _problem(exc) if isinstance(exc, ValidationError) else exc.detail
-        status = 400 if isinstance(exc, ValidationError) else exc.status_code
-        response = await _page(request, account, session, error=error, form={"environment": environment, **values})
-        response.status_code = status
-        return response
+    except ValidationError as exc:
+        return await _page(request, account, session, status_code=400, error=_problem(exc), form=form_values)
+    except ApiError as exc:
+        return await _page(request, account, session, status_code=exc.status_code, error=exc.detail, form=form_values)
     return render(request, "webhooks/created.html", account=account, endpoint=row, secret=secret)
 
 
@@ -111,7 +105,7 @@ async def endpoint_page(
         endpoint = await webhooks_service.get(session, owner, endpoint_id)
         deliveries = await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT)
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return render(request, "webhooks/endpoint.html", account=account, endpoint=endpoint, deliveries=deliveries)
 
 
@@ -127,7 +121,7 @@ async def send_test(
     try:
         await webhooks_service.send_test(session, _owner(account, environment), endpoint_id, now=utcnow())
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_test_sent")
 
 
@@ -144,7 +138,7 @@ async def retry_delivery(
     try:
         await webhooks_service.retry(session, _owner(account, environment), endpoint_id, delivery_id, now=utcnow())
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_retried")
 
 
@@ -155,7 +149,7 @@ async def confirm_delete(
     try:
         endpoint = await webhooks_service.get(session, _owner(account, environment), endpoint_id)
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return render(request, "webhooks/delete.html", account=account, endpoint=endpoint)
 
 
@@ -171,7 +165,7 @@ async def delete_endpoint(
     try:
         await webhooks_service.remove(session, _owner(account, environment), endpoint_id)
     except ApiError:
-        return _not_found(request, account)
+        return not_found(request, account)
     return redirect("/webhooks?done=webhook_deleted")
 
 
