@@ -16,10 +16,11 @@ from compliance_api.rates.endpoints import router as rates_router
 from compliance_api.webhooks.endpoints import router as webhooks_router
 from compliance_api.wtta.endpoints import router as wtta_router
 
+# Starlette tries routes in order: the hottest read, the WTTA lookup, comes right after the health check.
 API_ROUTERS: tuple[APIRouter, ...] = (
     health_router,
-    classify_router,
     wtta_router,
+    classify_router,
     rates_router,
     passport_router,
     dac7_router,

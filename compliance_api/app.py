@@ -105,7 +105,11 @@ def build_services(settings: Settings) -> Services:
         rulesets=packaged_rulesets(),
         audit=GroupCommit(batch_writer_for(engine)),
         signing_keys=_signing_keys(settings),
-        wtta_reader=lookup_reader_for(settings.resolved_database_url, postgres_pool_size=settings.wtta_read_pool_size),
+        wtta_reader=lookup_reader_for(
+            settings.resolved_database_url,
+            postgres_pool_size=settings.wtta_read_pool_size,
+            replica=settings.wtta_replica,
+        ),
         webhook_secrets=secret_box(settings),
     )
 

@@ -88,6 +88,9 @@ class Settings(BaseSettings):
     wtta_read_pool_size: int = Field(
         default=5, ge=1, le=100, validation_alias=AliasChoices("COMPLIANCE_WTTA_READ_POOL_SIZE")
     )
+    # Each API process keeps the WTTA register in memory (about 100 bytes a row) and answers lookups from it while
+    # it is current; false reads the database on every lookup (wtta/replica.py).
+    wtta_replica: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_WTTA_REPLICA"))
     smtp_url: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SMTP_URL"))
     mail_from: str = Field(default="compliance-api@localhost", validation_alias=AliasChoices("COMPLIANCE_MAIL_FROM"))
     dashboard_session_hours: float = Field(

@@ -1,8 +1,8 @@
-"""Prometheus metrics: requests, latencies, rate-limit rejections, webhook delivery attempts."""
+"""Prometheus metrics: requests, latencies, rate-limit rejections, webhook delivery attempts, WTTA lookups."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 REQUESTS = Counter("compliance_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram(
@@ -19,4 +19,10 @@ WEBHOOK_LATENCY = Histogram(
     "compliance_webhook_attempt_duration_seconds",
     "Webhook delivery attempt duration",
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0),
+)
+WTTA_LOOKUP_READS = Counter(
+    "compliance_wtta_lookup_reads_total", "WTTA lookups by where they were answered from", ["read"]
+)  # read: memory (the process's copy of the register), database (copy absent, loading or out of date)
+WTTA_REPLICA_ROWS = Gauge(
+    "compliance_wtta_replica_rows", "Rows of the WTTA register held in this process's memory", ["environment"]
 )

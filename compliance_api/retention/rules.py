@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,6 +31,7 @@ from compliance_api.passport.models import Passport, PassportShare, PassportShar
 from compliance_api.rates import service as rates_service
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
 from compliance_api.webhooks.models import WebhookDelivery
+from compliance_api.wtta import service as wtta_service
 from compliance_api.wtta.fixtures import DEMO_LOCATION, SANDBOX_ADMISSIONS
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
@@ -57,6 +58,7 @@ class PurgeRule:
 
     table: Table
     stale: Stale
+    on_deleted: Callable[[AsyncSession], Awaitable[None]] | None = None  # when rows went, in the same transaction
 
     @property
     def name(self) -> str:
@@ -66,7 +68,10 @@ class PurgeRule:
         self, session: AsyncSession, *, cutoff: dt.datetime, settings: Settings, done: Mapping[str, int]
     ) -> int:
         result = await session.execute(delete(self.table).where(self.stale(cutoff)))
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        deleted = int(result.rowcount)  # type: ignore[attr-defined]
+        if deleted and self.on_deleted is not None:
+            await self.on_deleted(session)
+        return deleted
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +90,11 @@ class RecomputeBenchmarks:
         before = await session.scalar(count) or 0
         after = await rates_service.recompute(session, environment=SANDBOX, window_months=settings.rates_window_months)
         return max(before - after, 0)
+
+
+async def _register_changed(session: AsyncSession) -> None:
+    """API processes keep the register in memory (`wtta/replica.py`): raising its version makes them reload it."""
+    await wtta_service.raise_version(session, SANDBOX)
 
 
 def _users(*emails: str) -> Select[uuid.UUID]:
@@ -227,7 +237,8 @@ def aged(model: type[object], stamp: str = "created_at") -> PurgeRule:
 # Environment-owned tables the purge leaves alone: credentials and configuration (tokens, webhook endpoints), not
 # data, and records with their own 24-hour purge (`compliance-api idempotency purge`). Users are not
 # environment-owned and stay too.
-KEPT: frozenset[str] = frozenset({"api_token", "idempotency_record", "webhook_endpoint"})
+# The WTTA register's version counter is not data either (the purge raises it when admissions or imports go).
+KEPT: frozenset[str] = frozenset({"api_token", "idempotency_record", "webhook_endpoint", "wtta_register_version"})
 
 # Children before parents.
 RULES: tuple[Step, ...] = (
@@ -235,8 +246,8 @@ RULES: tuple[Step, ...] = (
     aged(WebhookDelivery),
     aged(OutboxEvent),
     PurgeRule(_table(WttaStatusChange), _stale_status_change),
-    PurgeRule(_table(WttaAdmission), _stale_admission),
-    PurgeRule(_table(WttaImport), _stale_wtta_import),
+    PurgeRule(_table(WttaAdmission), _stale_admission, _register_changed),
+    PurgeRule(_table(WttaImport), _stale_wtta_import, _register_changed),
     PurgeRule(_table(RateObservation), _stale_observation),
     PurgeRule(_table(RateImport), _stale_rate_import),
     RecomputeBenchmarks(),

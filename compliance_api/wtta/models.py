@@ -84,3 +84,14 @@ class WttaImport(EnvironmentOwned, Base):
     covers_all: Mapped[bool] = mapped_column(default=False)  # the file listed every cached number: all verified
     etag: Mapped[str | None] = mapped_column(String(500), default=None)
     last_modified: Mapped[str | None] = mapped_column(String(100), default=None)
+
+
+class WttaRegisterVersion(EnvironmentOwned, Base):
+    """A counter raised in the transaction of every change to an environment's cached register (imports, purges):
+    each API process keeps the register in memory (`wtta/replica.py`) and trusts it only at the current version."""
+
+    __tablename__ = "wtta_register_version"
+
+    environment: Mapped[Environment] = mapped_column(str_enum(Environment, "environment"), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger())
+    changed_at: Mapped[datetime] = mapped_column()

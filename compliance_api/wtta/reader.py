@@ -9,16 +9,20 @@ Hand-rolled on purpose, one reader per backend, because the lookup is the hottes
   trips) and SQLAlchemy's statement handling: about 1 ms of CPU per lookup, six times the health endpoint. A pooled
   asyncpg `fetchrow` is one round trip of a statement asyncpg prepares once per connection.
 
-Both read the same row with the same `last_verified_at` rule as `service.lookup` (a test compares them).
+Both read the same row with the same `last_verified_at` rule as `service.lookup` (a test compares them). They are
+also the sources of the in-memory copy of the register (`wtta/replica.py`), which answers the lookups while current.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import weakref
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
@@ -26,9 +30,12 @@ from sqlalchemy.engine import make_url
 from compliance_api.db import asyncpg_dsn, sqlite_file
 from compliance_api.kit.asyncpg_pool import LazyPool
 from compliance_api.kit.environment import Environment
-from compliance_api.wtta.models import WttaAdmission, WttaImport
+from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaRegisterVersion
+from compliance_api.wtta.replica import ReplicatedLookup, Snapshot, SnapshotRow, microseconds
+from compliance_api.wtta.service import REGISTER_CHANNEL
 
 MMAP_BYTES = 1 << 30
+LISTENER_NAME = "compliance-api wtta listener"  # application_name of the LISTEN connection (pg_stat_activity)
 DATETIME_COLUMNS = ("admitted_at", "expires_at", "last_verified_at", "missing_from_source_at", "covered_at")
 
 _covered = (
@@ -47,6 +54,75 @@ POSTGRES_LOOKUP_SQL = (
     .replace("%(environment)s", "$1")
     .replace("%(kvk)s", "$2")
 )
+
+
+_SNAPSHOT_COLUMNS: tuple[str, ...] = (
+    "kvk_number",
+    "legal_name",
+    "admission_status",
+    "admission_number",
+    "admitted_at",
+    "expires_at",
+    "source",
+    "source_url",
+    "last_verified_at",
+    "missing_from_source_at",
+)
+_ROWS = (
+    select(*(WttaAdmission.__table__.c[name] for name in _SNAPSHOT_COLUMNS))
+    .where(WttaAdmission.environment == bindparam("environment"))
+    .order_by(WttaAdmission.kvk_number)
+)
+_COVERED = select(_covered)
+_VERSION = select(WttaRegisterVersion.version).where(WttaRegisterVersion.environment == bindparam("environment"))
+_VERSIONS = select(WttaRegisterVersion.environment, WttaRegisterVersion.version)
+
+
+def _sqlite_sql(statement: Any) -> str:
+    return str(statement.compile(dialect=sqlite.dialect(paramstyle="named")))
+
+
+def _postgres_sql(statement: Any) -> str:
+    """asyncpg takes $1: these statements bind only `environment`."""
+    compiled = str(statement.compile(dialect=postgresql.dialect(paramstyle="pyformat")))  # type: ignore[no-untyped-call]
+    return compiled.replace("%(environment)s", "$1")
+
+
+SQLITE_ROWS_SQL, SQLITE_COVERED_SQL, SQLITE_VERSION_SQL, SQLITE_VERSIONS_SQL = (
+    _sqlite_sql(statement) for statement in (_ROWS, _COVERED, _VERSION, _VERSIONS)
+)
+POSTGRES_ROWS_SQL, POSTGRES_COVERED_SQL, POSTGRES_VERSION_SQL, POSTGRES_VERSIONS_SQL = (
+    _postgres_sql(statement) for statement in (_ROWS, _COVERED, _VERSION, _VERSIONS)
+)
+
+
+def _versions_of(rows: Any) -> dict[Environment, int]:
+    return {environment: 0 for environment in Environment} | {Environment(name): version for name, version in rows}
+
+
+class _TimeCache(dict[Any, int]):
+    """Microseconds of each distinct stored time: a register repeats few distinct dates and import times."""
+
+    def __init__(self, parse: Callable[[Any], datetime]) -> None:
+        super().__init__()
+        self._parse = parse
+
+    def __missing__(self, value: Any) -> int:
+        self[value] = microseconds(self._parse(value))
+        return self[value]
+
+    def of(self, value: Any) -> int | None:
+        return None if value is None else self[value]
+
+
+def _snapshot_row(record: Any, times: _TimeCache) -> SnapshotRow:
+    kvk, name, status, number, admitted, expires, source, source_url, verified, missing = record
+    at = times.of
+    return (kvk, name, status, number, at(admitted), at(expires), source, source_url, times[verified], at(missing))
+
+
+def _sqlite_time(value: str) -> datetime:
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
 class LookupReader(Protocol):
@@ -70,6 +146,7 @@ class SqliteLookup:
     def __init__(self, path: str) -> None:
         self._path = path
         self._connection: sqlite3.Connection | None = None
+        self._data_version: int | None = None
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -93,6 +170,43 @@ class SqliteLookup:
                 found[name] = datetime.fromisoformat(found[name]).replace(tzinfo=UTC)
         return _with_coverage(found)
 
+    def committed_elsewhere(self) -> bool:
+        """`PRAGMA data_version` changes when another connection commits (any table): then read the versions."""
+        data_version: int = self._connect().execute("PRAGMA data_version").fetchone()[0]
+        changed = data_version != self._data_version
+        self._data_version = data_version
+        return changed
+
+    async def versions(self) -> dict[Environment, int]:
+        return _versions_of(tuple(row) for row in self._connect().execute(SQLITE_VERSIONS_SQL))
+
+    async def snapshot(self, environment: Environment) -> Snapshot:
+        return await asyncio.to_thread(self._read_snapshot, environment)
+
+    def _read_snapshot(self, environment: Environment) -> Snapshot:
+        """On a worker thread with a connection of its own; one read transaction sees one version."""
+        connection = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True)
+        try:
+            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            connection.execute("PRAGMA busy_timeout = 5000")
+            connection.execute("BEGIN")
+            parameters = {"environment": environment.value}
+            version = connection.execute(SQLITE_VERSION_SQL, parameters).fetchone()
+            covered_at = connection.execute(SQLITE_COVERED_SQL, parameters).fetchone()[0]
+            snapshot = Snapshot(environment, version[0] if version else 0, covered_at and _sqlite_time(covered_at))
+            times = _TimeCache(_sqlite_time)
+            for record in connection.execute(SQLITE_ROWS_SQL, parameters):
+                snapshot.append(_snapshot_row(record, times))
+            connection.execute("COMMIT")
+            return snapshot
+        finally:
+            connection.close()
+
+    async def watch(self, on_change: Callable[[], None]) -> None:
+        """Nothing to listen to: `committed_elsewhere` sees every commit."""
+        on_change()
+        await asyncio.Event().wait()
+
     async def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
@@ -102,23 +216,67 @@ class SqliteLookup:
 class PostgresLookup:
     """A small asyncpg pool of its own, opened on first use in the serving event loop."""
 
-    def __init__(self, dsn: str, size: int) -> None:
+    def __init__(self, dsn: str, size: int, *, keepalive_seconds: float = 30.0) -> None:
+        self._dsn = dsn
         self._pool = LazyPool(dsn, size)
+        self._keepalive_seconds = keepalive_seconds
 
     async def lookup(self, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
         pool = await self._pool.get()
         row = await pool.fetchrow(POSTGRES_LOOKUP_SQL, environment.value, kvk_number)
         return None if row is None else _with_coverage(dict(row))
 
+    def committed_elsewhere(self) -> bool:
+        """Commits are announced to `watch` instead."""
+        return False
+
+    async def versions(self) -> dict[Environment, int]:
+        pool = await self._pool.get()
+        return _versions_of(tuple(row) for row in await pool.fetch(POSTGRES_VERSIONS_SQL))
+
+    async def snapshot(self, environment: Environment) -> Snapshot:
+        pool = await self._pool.get()
+        async with pool.acquire() as connection, connection.transaction(isolation="repeatable_read", readonly=True):
+            version = await connection.fetchval(POSTGRES_VERSION_SQL, environment.value)
+            covered_at = await connection.fetchval(POSTGRES_COVERED_SQL, environment.value)
+            snapshot = Snapshot(environment, version or 0, covered_at)
+            times = _TimeCache(lambda value: value)
+            cursor = await connection.cursor(POSTGRES_ROWS_SQL, environment.value)
+            while records := await cursor.fetch(10_000):
+                for record in records:
+                    snapshot.append(_snapshot_row(record, times))
+            return snapshot
+
+    async def watch(self, on_change: Callable[[], None]) -> None:
+        """LISTEN on a connection of its own until it is lost; a `SELECT 1` every `keepalive_seconds` of silence
+        finds a connection that died without closing."""
+        connection = await asyncpg.connect(self._dsn, server_settings={"application_name": LISTENER_NAME})
+        lost = asyncio.Event()
+        try:
+            connection.add_termination_listener(lambda _: lost.set())
+            await connection.add_listener(REGISTER_CHANNEL, lambda *_: on_change())
+            on_change()
+            while not lost.is_set():
+                try:
+                    await asyncio.wait_for(lost.wait(), timeout=self._keepalive_seconds)
+                except TimeoutError:
+                    await connection.fetchval("SELECT 1", timeout=self._keepalive_seconds)
+        finally:
+            connection.terminate()
+
     async def close(self) -> None:
         await self._pool.close()
 
 
-def lookup_reader_for(database_url: str, *, postgres_pool_size: int) -> LookupReader | None:
-    """The reader for this database, or None when only a session can read it (an in-memory SQLite database)."""
+def lookup_reader_for(database_url: str, *, postgres_pool_size: int, replica: bool = True) -> LookupReader | None:
+    """The reader for this database (by default through an in-memory copy of the register), or None when only a
+    session can read it (an in-memory SQLite database)."""
     url = make_url(database_url)
+    source: SqliteLookup | PostgresLookup
     if (path := sqlite_file(url)) is not None:
-        return SqliteLookup(path)
-    if (dsn := asyncpg_dsn(url)) is not None:
-        return PostgresLookup(dsn, postgres_pool_size)
-    return None
+        source = SqliteLookup(path)
+    elif (dsn := asyncpg_dsn(url)) is not None:
+        source = PostgresLookup(dsn, postgres_pool_size)
+    else:
+        return None
+    return ReplicatedLookup(source) if replica else source

@@ -32,18 +32,26 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.db import UTCDateTime
 from compliance_api.events import service as events
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.wtta.models import AdmissionStatus, WttaAdmission, WttaImport, WttaStatusChange
+from compliance_api.wtta.models import (
+    AdmissionStatus,
+    WttaAdmission,
+    WttaImport,
+    WttaRegisterVersion,
+    WttaStatusChange,
+)
 from compliance_api.wtta.register_file import RegisterFileError, Row
 
 ADMISSION_UPDATED = "wtta.admission.updated"
 BATCH_ROWS = 10_000
+REGISTER_CHANNEL = "wtta_register"  # PostgreSQL NOTIFY channel: an environment's cached register changed
+REGISTER_CHANGED = "wtta_register_changed"  # Session.info flag read by the replicas' commit hook
 DATA_FIELDS = ("legal_name", "admission_status", "admission_number", "admitted_at", "expires_at")
 
 staging = Table(
@@ -227,6 +235,7 @@ async def import_rows(
             last_modified=origin.last_modified,
         )
     )
+    await raise_version(session, environment)
     await session.flush()
     unchanged = rows_read - created - changed
     return ImportResult(import_id, environment, rows_read, created, changed, unchanged, status_changes, missing)
@@ -408,3 +417,31 @@ async def _mark_missing(session: AsyncSession, environment: Environment, *, now:
     )
     result = await session.execute(statement)
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def raise_version(session: AsyncSession, environment: Environment) -> None:
+    """Count a change of the environment's cached register in the caller's transaction, so that every API process's
+    in-memory copy (`wtta/replica.py`) stops answering from the old data once it commits.
+
+    Other processes hear of it through a NOTIFY delivered at commit (PostgreSQL) or notice the commit themselves
+    (SQLite's `PRAGMA data_version`); this process's replicas through the session's commit hook.
+    """
+    connection = await session.connection()
+    dialect = connection.dialect.name
+    upsert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    now = utcnow()
+    statement = upsert(WttaRegisterVersion).values(environment=environment, version=1, changed_at=now)
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["environment"], set_={"version": WttaRegisterVersion.version + 1, "changed_at": now}
+        )
+    )
+    if dialect == "postgresql":
+        await session.execute(select(func.pg_notify(REGISTER_CHANNEL, environment.value)))
+    session.info[REGISTER_CHANGED] = True
+
+
+async def versions(session: AsyncSession) -> dict[Environment, int]:
+    """Each environment's register version (0 before its first import)."""
+    rows = await session.execute(select(WttaRegisterVersion.environment, WttaRegisterVersion.version))
+    return {environment: 0 for environment in Environment} | {row.environment: row.version for row in rows}

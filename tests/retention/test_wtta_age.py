@@ -14,7 +14,9 @@ from compliance_api.kit.environment import Environment
 from compliance_api.retention.service import purge_sandbox
 from compliance_api.wtta import service as wtta_service
 from compliance_api.wtta.models import WttaAdmission
+from compliance_api.wtta.reader import lookup_reader_for
 from compliance_api.wtta.register_file import validate
+from compliance_api.wtta.replica import ReplicatedLookup
 
 SANDBOX = Environment.test
 
@@ -59,3 +61,47 @@ async def test_a_recent_import_of_every_cached_number_confirms_them_all(
 
     assert report.deleted["wtta_admission"] == 0
     assert await _cached(sessionmaker) == {"10000001", "10000002"}
+
+
+async def _versions(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[Environment, int]:
+    async with sessionmaker() as session:
+        return await wtta_service.versions(session)
+
+
+async def test_a_purge_that_removes_admissions_makes_in_memory_copies_reload(
+    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """API processes answer lookups from memory: the purged number must not be answered from an old copy."""
+    await _import(sessionmaker, monkeypatch, ["10000001", "10000002"], days_ago=40)
+    await _import(sessionmaker, monkeypatch, ["10000001"], days_ago=1)
+    monkeypatch.undo()
+    replica = lookup_reader_for(settings.resolved_database_url, postgres_pool_size=2)
+    assert isinstance(replica, ReplicatedLookup)
+    try:
+        assert await replica.wait_loaded(SANDBOX) == 2
+        before = await _versions(sessionmaker)
+
+        assert (await purge_sandbox(sessionmaker, settings, now=utcnow(), dry_run=True)).deleted["wtta_admission"] == 1
+        assert await _versions(sessionmaker) == before, "a dry run changes nothing"
+        await purge_sandbox(sessionmaker, settings, now=utcnow())
+
+        after = await _versions(sessionmaker)
+        assert after[SANDBOX] > before[SANDBOX]
+        assert after[Environment.live] == before[Environment.live]
+        assert await replica.lookup(SANDBOX, "10000002") is None
+        assert await replica.wait_loaded(SANDBOX) == 1
+        assert await replica.lookup(SANDBOX, "10000002") is None
+        assert await replica.lookup(SANDBOX, "10000001") is not None
+    finally:
+        await replica.close()
+
+
+async def test_a_purge_that_removes_nothing_keeps_the_register_version(
+    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _import(sessionmaker, monkeypatch, ["10000001"], days_ago=1)
+    before = await _versions(sessionmaker)
+
+    await purge_sandbox(sessionmaker, settings, now=utcnow())
+
+    assert await _versions(sessionmaker) == before
