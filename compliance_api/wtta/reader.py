@@ -47,14 +47,20 @@ _covered = (
 _LOOKUP = select(WttaAdmission.__table__, _covered).where(
     WttaAdmission.environment == bindparam("environment"), WttaAdmission.kvk_number == bindparam("kvk")
 )
-SQLITE_LOOKUP_SQL = str(_LOOKUP.compile(dialect=sqlite.dialect(paramstyle="named")))
-# asyncpg takes $1, $2: `environment` is bound twice in the statement, so name the positions once.
-POSTGRES_LOOKUP_SQL = (
-    str(_LOOKUP.compile(dialect=postgresql.dialect(paramstyle="pyformat")))  # type: ignore[no-untyped-call]
-    .replace("%(environment)s", "$1")
-    .replace("%(kvk)s", "$2")
-)
 
+
+def _sqlite_sql(statement: Any) -> str:
+    return str(statement.compile(dialect=sqlite.dialect(paramstyle="named")))
+
+
+def _postgres_sql(statement: Any) -> str:
+    """asyncpg takes $1, $2: `environment` may be bound twice in a statement, so the positions are named once."""
+    compiled = str(statement.compile(dialect=postgresql.dialect(paramstyle="pyformat")))  # type: ignore[no-untyped-call]
+    return compiled.replace("%(environment)s", "$1").replace("%(kvk)s", "$2")
+
+
+SQLITE_LOOKUP_SQL = _sqlite_sql(_LOOKUP)
+POSTGRES_LOOKUP_SQL = _postgres_sql(_LOOKUP)
 
 _SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "kvk_number",
@@ -76,16 +82,6 @@ _ROWS = (
 _COVERED = select(_covered)
 _VERSION = select(WttaRegisterVersion.version).where(WttaRegisterVersion.environment == bindparam("environment"))
 _VERSIONS = select(WttaRegisterVersion.environment, WttaRegisterVersion.version)
-
-
-def _sqlite_sql(statement: Any) -> str:
-    return str(statement.compile(dialect=sqlite.dialect(paramstyle="named")))
-
-
-def _postgres_sql(statement: Any) -> str:
-    """asyncpg takes $1: these statements bind only `environment`."""
-    compiled = str(statement.compile(dialect=postgresql.dialect(paramstyle="pyformat")))  # type: ignore[no-untyped-call]
-    return compiled.replace("%(environment)s", "$1")
 
 
 SQLITE_ROWS_SQL, SQLITE_COVERED_SQL, SQLITE_VERSION_SQL, SQLITE_VERSIONS_SQL = (
