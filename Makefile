@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: install
+	@$(BIN)/python -c "import socket; socket.create_server(('127.0.0.1', 8000)).close()" 2>/dev/null || \
+		{ echo "error: 127.0.0.1:8000 is already in use (an earlier make run?): stop it, then run make run again" >&2; exit 1; }
 	$(BIN)/compliance-api migrate
 	$(BIN)/compliance-api demo
 	$(BIN)/compliance-api serve
