@@ -7,6 +7,7 @@ import signal
 from typing import Annotated
 
 import typer
+from prometheus_client import start_http_server
 from sqlalchemy import select
 
 from compliance_api.accounts import service as accounts_service
@@ -119,10 +120,17 @@ def reseal(as_json: JsonOption = False) -> None:
 
 def worker(
     once: Annotated[bool, typer.Option("--once", help="One round (dispatch, deliver a batch), then exit.")] = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(min=1, max=65535, help="Serve Prometheus metrics (delivery attempts) at /metrics on this port."),
+    ] = None,
+    metrics_host: Annotated[str, typer.Option(help="Address the metrics port binds.")] = "127.0.0.1",
 ) -> None:
     """Deliver webhooks and run the daily purges until SIGTERM/SIGINT; run as many as you like on PostgreSQL (one
     on SQLite)."""
     settings = Settings()
+    if metrics_port is not None and settings.metrics_enabled:
+        start_http_server(metrics_port, addr=metrics_host)  # a daemon thread: it ends with the process
 
     async def work() -> None:
         async with sessions(settings) as sessionmaker:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
+import signal
+import socket
 import subprocess
 import sys
 from asyncio import to_thread
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 from cryptography.exceptions import InvalidTag
 from sqlalchemy import select
@@ -77,6 +82,41 @@ async def test_the_worker_process_delivers(cli_env: dict[str, str], receiver: Re
     assert worker.returncode == 0, err
     [got] = receiver.received
     assert Webhook(added["secret"]).verify(got.body, got.headers)["type"] == "api_token.created"
+
+
+def _attempts(metrics: str) -> float:
+    found = re.search(r'^compliance_webhook_attempts_total\{outcome="success"\} (\S+)$', metrics, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+async def test_a_separate_worker_serves_its_delivery_metrics(cli_env: dict[str, str], receiver: Receiver) -> None:
+    """`worker --metrics-port`: the delivery counters of a worker process are scraped from the worker itself."""
+    env = _env(cli_env)
+    assert (await to_thread(invoke, env, "users", "create", EMAIL))[0] == 0
+    assert (await to_thread(invoke, env, "webhooks", "add", EMAIL, receiver.url))[0] == 0
+    assert (await to_thread(invoke, env, "tokens", "create", EMAIL))[0] == 0
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    worker = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "compliance_api", "worker", "--metrics-port", str(port)),
+        env={**os.environ, **env},
+        stderr=subprocess.PIPE,
+    )
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            deadline = asyncio.get_running_loop().time() + 60
+            attempts = 0.0
+            while attempts < 1 and asyncio.get_running_loop().time() < deadline:
+                with contextlib.suppress(httpx.TransportError):
+                    attempts = _attempts((await client.get("/metrics")).text)
+                await asyncio.sleep(0.1)  # polling the worker's progress, bounded by the deadline
+        assert attempts == 1
+        assert len(receiver.received) == 1
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(worker.communicate(), 60)
+    assert worker.returncode == 0, err
 
 
 async def test_a_secret_rotation_keeps_endpoint_secrets_once_resealed(
