@@ -87,6 +87,17 @@ def settings(database_url: str, var_dir: Path) -> Settings:
     )
 
 
+@pytest.fixture
+def cli_env(database_url: str, var_dir: Path, engine: object) -> dict[str, str]:
+    """The environment a CLI run needs for the test database (the `engine` fixture empties it afterwards)."""
+    return {
+        "DATABASE_URL": database_url,
+        "REDIS_URL": "",
+        "COMPLIANCE_SECRET_KEY": SECRET,
+        "COMPLIANCE_VAR_DIR": str(var_dir),
+    }
+
+
 @pytest.fixture(autouse=True)
 def _serve_defaults_stay_in_their_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """`serve` puts the embedded-worker default into os.environ (its workers read it); CLI tests run `serve`

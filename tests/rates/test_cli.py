@@ -14,19 +14,8 @@ from compliance_api.cli import app
 from compliance_api.cli.rates import progress
 from compliance_api.kit.environment import Environment
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
-from tests.conftest import SECRET
 
 HEADER = "sector,region,hourly_rate_eur,observed_on\n"
-
-
-@pytest.fixture
-def cli_env(database_url: str, var_dir: Path, engine: object) -> dict[str, str]:
-    return {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": "",
-        "COMPLIANCE_SECRET_KEY": SECRET,
-        "COMPLIANCE_VAR_DIR": str(var_dir),
-    }
 
 
 async def invoke(env: dict[str, str], *args: str) -> tuple[int, str, str]:

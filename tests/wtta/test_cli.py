@@ -22,7 +22,6 @@ from compliance_api.cli.wtta import make_progress
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import service
 from compliance_api.wtta.models import WttaImport
-from tests.conftest import SECRET
 from tests.wtta.registers import record, register_csv, register_json, row
 
 Maker = async_sessionmaker[AsyncSession]
@@ -33,16 +32,6 @@ def etag_of(body: bytes) -> str:
 
 
 LAST_MODIFIED = "Mon, 02 Nov 2026 08:00:00 GMT"
-
-
-@pytest.fixture
-def cli_env(database_url: str, var_dir: Path, engine: object) -> dict[str, str]:
-    return {
-        "DATABASE_URL": database_url,
-        "REDIS_URL": "",
-        "COMPLIANCE_SECRET_KEY": SECRET,
-        "COMPLIANCE_VAR_DIR": str(var_dir),
-    }
 
 
 def invoke(env: dict[str, str], *args: str) -> tuple[int, str, str]:

@@ -26,7 +26,7 @@ from compliance_api.migrate import upgrade
 from compliance_api.wtta import service
 from compliance_api.wtta.reader import LISTENER_NAME, PostgresLookup, lookup_reader_for
 from compliance_api.wtta.replica import ReplicatedLookup, Snapshot, microseconds
-from tests.conftest import SECRET, require_service
+from tests.conftest import require_service
 from tests.wtta.registers import import_lines, register_csv, row
 
 Maker = async_sessionmaker[AsyncSession]
@@ -140,23 +140,18 @@ class Announced:
         self.event.clear()
 
 
-def import_in_another_process(settings: Settings, var_dir: Path, tmp_path: Path, *lines: str) -> None:
+def import_in_another_process(cli_env: dict[str, str], tmp_path: Path, *lines: str) -> None:
     """The real CLI in its own process: nothing of it runs through this process's session commit hook."""
     path = tmp_path / "register.csv"
     path.write_bytes(register_csv(*lines))
-    env = os.environ | {
-        "DATABASE_URL": settings.resolved_database_url,
-        "REDIS_URL": "",
-        "COMPLIANCE_SECRET_KEY": SECRET,
-        "COMPLIANCE_VAR_DIR": str(var_dir),
-    }
+    env = os.environ | cli_env
     command = [sys.executable, "-m", "compliance_api", "wtta", "import", str(path), "--quiet"]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
 
 
 async def test_a_change_committed_by_another_process_is_noticed_before_the_next_answer(
-    sessionmaker: Maker, replica: ReplicatedLookup, settings: Settings, var_dir: Path, tmp_path: Path
+    sessionmaker: Maker, replica: ReplicatedLookup, settings: Settings, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     await import_lines(sessionmaker, [row("10000001")])
     announced = Announced(replica)
@@ -165,7 +160,7 @@ async def test_a_change_committed_by_another_process_is_noticed_before_the_next_
     await replica.wait_loaded(LIVE)
     assert await status_in(replica, "10000001") == "admitted"
 
-    await asyncio.to_thread(import_in_another_process, settings, var_dir, tmp_path, row("10000001", "suspended"))
+    await asyncio.to_thread(import_in_another_process, cli_env, tmp_path, row("10000001", "suspended"))
     if settings.resolved_database_url.startswith("postgresql"):
         await announced.next()  # the import's NOTIFY, delivered at its commit
 
