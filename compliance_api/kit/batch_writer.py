@@ -118,7 +118,7 @@ class SqliteWriter:
         self._path = path
         self._shapes = _Shapes(dialect)
         self._statements: dict[_Shape, str] = {}
-        self._preparer = dialect.identifier_preparer
+        self._dialect = dialect
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
         self._connection: sqlite3.Connection | None = None
 
@@ -133,12 +133,8 @@ class SqliteWriter:
     def _statement(self, shape: _Shape) -> str:
         statement = self._statements.get(shape)
         if statement is None:
-            columns = ", ".join(self._preparer.quote(name) for name in shape.columns)
-            marks = ", ".join("?" for _ in shape.columns)
-            table = self._preparer.format_table(shape.table)
-            # Identifiers from our own metadata, quoted by the dialect; every value is bound.
-            statement = f"INSERT INTO {table} ({columns}) VALUES ({marks})"  # noqa: S608
-            self._statements[shape] = statement
+            compiled = insert(shape.table).compile(dialect=self._dialect, column_keys=list(shape.columns))
+            statement = self._statements[shape] = str(compiled)
         return statement
 
     def _write(self, work: list[tuple[str, list[list[Any]]]]) -> None:
