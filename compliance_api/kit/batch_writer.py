@@ -145,10 +145,12 @@ class SqliteWriter:
             for statement, rows in work:
                 connection.executemany(statement, rows)
             connection.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except BaseException as exc:  # any failure (a value sqlite3 cannot bind, too) must not leave the lock held
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
-            raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
+            if isinstance(exc, sqlite3.Error):
+                raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
+            raise
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:

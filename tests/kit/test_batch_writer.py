@@ -23,6 +23,7 @@ from compliance_api.kit.batch_writer import (
 )
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.wtta.models import WttaImport
 
 
 @pytest.fixture
@@ -127,3 +128,26 @@ async def test_parents_and_children_commit_in_one_batch_or_not_at_all(
 async def test_a_value_its_column_cannot_bind_is_a_statement_error(writer: BatchWriter) -> None:
     with pytest.raises(StatementError):
         await writer.write({table(User): [{**user_row(), "created_at": "yesterday"}]})
+
+
+async def test_a_value_the_database_driver_refuses_fails_its_batch_only(
+    writer: BatchWriter, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """An integer past 64 bits passes SQLAlchemy's binding but not the driver's; the transaction (on SQLite, the
+    database's write lock) must not stay held."""
+    first = user_row()
+    too_big = {
+        "environment": Environment.live,
+        "location": "x.csv",
+        "source": "x",
+        "full": False,
+        "finished_at": utcnow(),
+        "rows_read": 2**70,
+    }
+    with pytest.raises(Exception):  # noqa: B017, PT011 (each driver names it its own way)
+        await writer.write({table(User): [first], table(WttaImport): [too_big]})
+    assert await read(sessionmaker, User, first["id"]) is None
+
+    after = user_row()
+    await writer.write({table(User): [after]})
+    assert await read(sessionmaker, User, after["id"]) is not None
