@@ -36,13 +36,16 @@ async def test_concurrent_inserts_are_all_committed_before_their_callers_return(
         await writer.insert(user_row(f"u{index}@example.com"))
         committed.append(await count_users(sessionmaker))
 
-    await asyncio.gather(*(insert(i) for i in range(200)))
+    try:
+        await asyncio.gather(*(insert(i) for i in range(200)))
+    finally:
+        await writer.close()
     assert await count_users(sessionmaker) == 200
     assert min(committed) >= 1  # every caller saw at least its own row committed
 
 
-async def test_a_bad_row_fails_alone(engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
-    writer = GroupCommit(batch_writer_for(engine))
+async def test_a_bad_row_fails_alone(audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+    writer = audit
     await writer.insert(user_row("taken@example.com"))
     rows = [user_row(f"ok{i}@example.com") for i in range(10)]
     rows.insert(5, user_row("taken@example.com"))
@@ -70,10 +73,10 @@ async def test_a_broken_insert_reaches_every_waiter_and_the_writer_survives(
 
 
 async def test_one_callers_rows_in_several_tables_commit_together_or_not_at_all(
-    engine: AsyncEngine, sessionmaker: async_sessionmaker[AsyncSession]
+    audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     """A caller's rows share its fate: a duplicate in one table keeps its other rows out too."""
-    writer = GroupCommit(batch_writer_for(engine))
+    writer = audit
     first, second = user_row("pair-a@example.com"), user_row("pair-b@example.com")
     await writer.insert(first, second)
     assert await count_users(sessionmaker) == 2
