@@ -439,9 +439,3 @@ async def raise_version(session: AsyncSession, environment: Environment) -> None
     if dialect == "postgresql":
         await session.execute(select(func.pg_notify(REGISTER_CHANNEL, environment.value)))
     session.info[REGISTER_CHANGED] = True
-
-
-async def versions(session: AsyncSession) -> dict[Environment, int]:
-    """Each environment's register version (0 before its first import)."""
-    rows = await session.execute(select(WttaRegisterVersion.environment, WttaRegisterVersion.version))
-    return {environment: 0 for environment in Environment} | {row.environment: row.version for row in rows}

@@ -13,7 +13,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.retention.service import purge_sandbox
 from compliance_api.wtta import service as wtta_service
-from compliance_api.wtta.models import WttaAdmission
+from compliance_api.wtta.models import WttaAdmission, WttaRegisterVersion
 from compliance_api.wtta.reader import lookup_reader_for
 from compliance_api.wtta.register_file import validate
 from compliance_api.wtta.replica import ReplicatedLookup
@@ -64,8 +64,10 @@ async def test_a_recent_import_of_every_cached_number_confirms_them_all(
 
 
 async def _versions(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[Environment, int]:
+    """Each environment's register version (0 before its first import)."""
     async with sessionmaker() as session:
-        return await wtta_service.versions(session)
+        rows = await session.execute(select(WttaRegisterVersion.environment, WttaRegisterVersion.version))
+    return {environment: 0 for environment in Environment} | {row.environment: row.version for row in rows}
 
 
 async def test_a_purge_that_removes_admissions_makes_in_memory_copies_reload(
