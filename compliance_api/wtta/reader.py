@@ -144,11 +144,16 @@ class SqliteLookup:
         self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
 
+    def _open(self, *, check_same_thread: bool) -> sqlite3.Connection:
+        """A read-only connection with the file memory-mapped."""
+        connection = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, check_same_thread=check_same_thread)
+        connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        connection.execute("PRAGMA busy_timeout = 5000")
+        return connection
+
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            connection = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, check_same_thread=False)
-            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-            connection.execute("PRAGMA busy_timeout = 5000")
+            connection = self._open(check_same_thread=False)
             connection.row_factory = sqlite3.Row
             weakref.finalize(self, connection.close)
             self._connection = connection
@@ -181,10 +186,8 @@ class SqliteLookup:
 
     def _read_snapshot(self, environment: Environment) -> Snapshot:
         """On a worker thread with a connection of its own; one read transaction sees one version."""
-        connection = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True)
+        connection = self._open(check_same_thread=True)
         try:
-            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-            connection.execute("PRAGMA busy_timeout = 5000")
             connection.execute("BEGIN")
             parameters = {"environment": environment.value}
             version = connection.execute(SQLITE_VERSION_SQL, parameters).fetchone()
