@@ -13,7 +13,8 @@ A process answers from its copy only while the copy's version equals the environ
   connection is down, every lookup reads the database.
 
 Until the new version is loaded, in the background, lookups read the database: an answer is never older than the
-last committed change, except for the notification's delivery time on PostgreSQL (milliseconds).
+last committed change, except for the notification's delivery time on PostgreSQL (milliseconds), or, should the
+LISTEN connection die without closing, until its keepalive finds out (`PostgresLookup`, 30 s by default).
 """
 
 from __future__ import annotations
@@ -237,9 +238,10 @@ class ReplicatedLookup:
         return len(self._snapshots.get(environment, ()))
 
     async def close(self) -> None:
-        for task in (self._watch_task, *self._loads.values()):
-            if task is not None:
-                task.cancel()
+        tasks = [task for task in (self._watch_task, *self._loads.values()) if task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # the listener and loads let go of their connections
         self._watch_task = None
         self._snapshots.clear()
         await self._source.close()
