@@ -22,14 +22,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
-import httpx
 import orjson
 import uvicorn
 from fastapi import APIRouter, Request, Response
@@ -84,22 +81,11 @@ def serve(port: int) -> None:
     uvicorn.run(app, **options)
 
 
-def start_server(env: dict[str, str], workdir: Path, port: int) -> subprocess.Popen[bytes]:
-    log = open(workdir / "server.log", "wb")  # the server writes to it until it stops
-    argv = hr.pinned(0, [sys.executable, __file__, "--serve", str(port)])
-    proc = subprocess.Popen(argv, env=env, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    hr._STARTED.append(proc)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"server exited:\n{(workdir / 'server.log').read_text()[-3000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/livez", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit("server did not answer /livez within 60 s")
+class FloorServer(hr.Server):
+    """This script in `--serve` mode, started and stopped like the other benchmarks' servers."""
+
+    def argv(self) -> list[str]:
+        return [sys.executable, __file__, "--serve", str(self.port)]
 
 
 def main() -> None:
@@ -122,15 +108,15 @@ def main() -> None:
     get_script, post = workdir / "get.lua", workdir / "post.lua"
     get_script.write_text(hr.WRK_REPORT)
     post.write_text(post_script())
-    port = hr.free_port()
     env = {**env, "COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER": env.get("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")}
-    start_server(env, workdir, port)
+    server = FloorServer("floor", env, workdir, 0)
+    server.start()
     rps: dict[str, list[float]] = {name: [] for name in ROUTES}
     try:
         for round_no in range(args.rounds):
             order = list(ROUTES) if round_no % 2 == 0 else list(reversed(ROUTES))
             for name in order:
-                url, script = f"http://127.0.0.1:{port}{ROUTES[name]}", get_script if name == "health" else post
+                url, script = server.base_url + ROUTES[name], get_script if name == "health" else post
                 hr.wrk(url, args.warmup, cpu=1, connections=64, token=token, script=script)
                 run = hr.wrk(url, args.duration, cpu=1, connections=64, token=token, script=script)
                 if run.non2xx:

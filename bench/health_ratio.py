@@ -126,11 +126,15 @@ class Server:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def argv(self) -> list[str]:
+        """The server's command line (a benchmark may serve something else on the same terms)."""
+        return [str(CLI), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+
     def start(self) -> None:
         self.log_path = self.workdir / f"server-{self.name}.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                pinned(self.cpu, [str(CLI), "serve", "--host", "127.0.0.1", "--port", str(self.port)]),
+                pinned(self.cpu, self.argv()),
                 env=self.env,
                 cwd=self.workdir,
                 stdout=log,
