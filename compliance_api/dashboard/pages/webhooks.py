@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
 from compliance_api.dashboard.nav import DashboardPage, NavItem
-from compliance_api.dashboard.service import Acting
 from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
@@ -31,7 +30,7 @@ SUBSCRIBABLE = {name: event for name, event in EVENT_TYPES.items() if event.rout
 
 
 def _owner(account: User, environment: Environment) -> webhooks_service.Owner:
-    return webhooks_service.Owner.of(Acting.of(account, environment))
+    return webhooks_service.Owner(account.id, environment)
 
 
 async def _page(
