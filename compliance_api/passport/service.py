@@ -320,7 +320,8 @@ async def shares_with_views(
         scoped(statement, PassportShare, passport.environment).order_by(PassportShareView.viewed_at)
     )
     for share_id, at, viewer, email in rows:
-        views[share_id].append(ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email))
+        if share_id in views:  # a share committed between the two reads is not listed, nor are its views
+            views[share_id].append(ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email))
     return [(share_view(share, now), views[share.id]) for share in shares]
 
 
