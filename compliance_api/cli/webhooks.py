@@ -122,17 +122,22 @@ def worker(
     once: Annotated[bool, typer.Option("--once", help="One round (dispatch, deliver a batch), then exit.")] = False,
     metrics_port: Annotated[
         int | None,
-        typer.Option(min=1, max=65535, help="Serve Prometheus metrics (delivery attempts) at /metrics on this port."),
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Serve Prometheus metrics (delivery attempts) at /metrics on this port "
+            "(not when COMPLIANCE_METRICS_ENABLED=false).",
+        ),
     ] = None,
     metrics_host: Annotated[str, typer.Option(help="Address the metrics port binds.")] = "127.0.0.1",
 ) -> None:
     """Deliver webhooks and run the daily purges until SIGTERM/SIGINT; run as many as you like on PostgreSQL (one
     on SQLite)."""
     settings = Settings()
-    if metrics_port is not None and settings.metrics_enabled:
-        start_http_server(metrics_port, addr=metrics_host)  # a daemon thread: it ends with the process
 
     async def work() -> None:
+        if metrics_port is not None and settings.metrics_enabled:
+            _serve_metrics(metrics_host, metrics_port)
         async with sessions(settings) as sessionmaker:
             delivery = Worker(settings, sessionmaker, secret_box(settings))
             try:
@@ -148,3 +153,11 @@ def worker(
                 await delivery.close()
 
     run(work)
+
+
+def _serve_metrics(host: str, port: int) -> None:
+    """Prometheus's own HTTP server on a daemon thread (it ends with the process); a port in use is a user error."""
+    try:
+        start_http_server(port, addr=host)
+    except OSError as exc:
+        raise ValueError(f"cannot serve metrics on {host}:{port}: {exc.strerror}") from None

@@ -25,6 +25,7 @@ from compliance_api.config import Settings
 from compliance_api.webhooks.models import WebhookEndpoint
 from compliance_api.webhooks.signing import secret_box
 from tests.cli.conftest import invoke
+from tests.servers import free_port
 from tests.webhooks.receiver import Receiver, receiving
 
 EMAIL = "ops@example.com"
@@ -95,9 +96,7 @@ async def test_a_separate_worker_serves_its_delivery_metrics(cli_env: dict[str, 
     assert (await to_thread(invoke, env, "users", "create", EMAIL))[0] == 0
     assert (await to_thread(invoke, env, "webhooks", "add", EMAIL, receiver.url))[0] == 0
     assert (await to_thread(invoke, env, "tokens", "create", EMAIL))[0] == 0
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     worker = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "compliance_api", "worker", "--metrics-port", str(port)),
         env={**os.environ, **env},
@@ -117,6 +116,14 @@ async def test_a_separate_worker_serves_its_delivery_metrics(cli_env: dict[str, 
         worker.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(worker.communicate(), 60)
     assert worker.returncode == 0, err
+
+
+def test_a_metrics_port_in_use_is_an_error_not_a_traceback(cli_env: dict[str, str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        code, _, err = invoke(cli_env, "worker", "--once", "--metrics-port", str(port))
+    assert code == 1
+    assert f"error: cannot serve metrics on 127.0.0.1:{port}" in err
 
 
 async def test_a_secret_rotation_keeps_endpoint_secrets_once_resealed(
