@@ -197,6 +197,7 @@ class ReplicatedLookup:
         self._snapshots: dict[Environment, Snapshot] = {}
         self._versions: dict[Environment, int] | None = None  # None: to be read before the next answer from memory
         self._generation = 0
+        self._reading = asyncio.Lock()
         self._watching = asyncio.Event()
         self._watch_task: asyncio.Task[None] | None = None
         self._loads: dict[Environment, asyncio.Task[None]] = {}
@@ -213,7 +214,7 @@ class ReplicatedLookup:
         if self._source.committed_elsewhere():
             self.invalidate()
         if self._watching.is_set():
-            versions = self._versions if self._versions is not None else await self._read_versions()
+            versions = self._versions or await self._read_versions_once()
             snapshot = self._snapshots.get(environment)
             if snapshot is not None and snapshot.version == versions[environment]:
                 _FROM_MEMORY.inc()
@@ -245,6 +246,11 @@ class ReplicatedLookup:
         self._watch_task = None
         self._snapshots.clear()
         await self._source.close()
+
+    async def _read_versions_once(self) -> dict[Environment, int]:
+        """Concurrent lookups after a change share one read instead of each querying the versions."""
+        async with self._reading:
+            return self._versions or await self._read_versions()
 
     async def _read_versions(self) -> dict[Environment, int]:
         generation = self._generation
