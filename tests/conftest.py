@@ -43,6 +43,15 @@ def require_service(reachable: bool, what: str) -> None:
     pytest.skip(f"{what} is not reachable on this machine")
 
 
+def require_program(path: str, how_to_get_it: str) -> None:
+    """Outside CI a test needing a program the machine lacks skips, saying how to get it; in CI it fails."""
+    if Path(path).exists():
+        return
+    if IN_CI:
+        pytest.fail(f"{path} is missing, and CI must run every test: {how_to_get_it}")
+    pytest.skip(f"{path} is missing on this machine: {how_to_get_it}")
+
+
 def _redis_reachable(url: str) -> bool:
     client = SyncRedis.from_url(url, socket_connect_timeout=1)
     try:

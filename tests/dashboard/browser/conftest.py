@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from compliance_api.config import Settings
 from compliance_api.db import create_engine
 from compliance_api.models import Base
+from tests.conftest import require_program
 from tests.servers import server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -63,6 +64,7 @@ def live_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> 
 def chromium(database_url: str) -> Iterator[Browser]:
     """One browser for the module; closed with it, so that Playwright's event loop ends before async tests run.
     (Asks for `database_url` so that the suite's database is migrated before that loop starts.)"""
+    require_program(CHROMIUM, "install it with `apt-get install chromium` (.ci/run does)")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield browser
