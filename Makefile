@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-pg lint format typecheck contract bench clean
+.PHONY: install run test test-pg lint format typecheck contract docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: install
+run: install docs
 	@$(BIN)/python -c "import socket; socket.create_server(('127.0.0.1', 8000)).close()" 2>/dev/null || \
 		{ echo "error: 127.0.0.1:8000 is already in use (an earlier make run?): stop it, then run make run again" >&2; exit 1; }
 	$(BIN)/compliance-api migrate
@@ -41,10 +41,14 @@ typecheck: install
 contract: install
 	$(BIN)/compliance-api openapi --write
 
+# The guide (docs/, mkdocs.yml), built strictly into compliance_api/guide_site; the service serves it at /guide/.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 bench: install
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python bench/health_ratio.py
 	$(BIN)/python bench/classify_ratio.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache compliance_api/guide_site

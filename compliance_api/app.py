@@ -34,7 +34,7 @@ from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.logging import configure_logging
 from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
-from compliance_api.openapi.endpoints import mount_docs_assets
+from compliance_api.openapi.endpoints import mount_docs_assets, mount_guide
 from compliance_api.openapi.endpoints import router as openapi_router
 from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.signing import SigningKeys
@@ -194,6 +194,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(jwks_router)
     register_webhooks(app)
     mount_docs_assets(app)
+    mount_guide(app, settings.guide_dir)
     app.mount("/freelancer", create_dashboard(services), name="dashboard")
     if settings.metrics_enabled:
         app.add_route("/metrics", _metrics, include_in_schema=False)

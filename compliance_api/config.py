@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+GUIDE_SITE = Path(__file__).resolve().parent / "guide_site"  # where `make docs` builds the guide
 PLACEHOLDER_SECRETS = frozenset({"", "changeme", "changethis", "secret", "dev"})
 
 
@@ -118,6 +119,7 @@ class Settings(BaseSettings):
     webhooks_batch_size: int = Field(
         default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
     )
+    guide_dir: Path = Field(default=GUIDE_SITE, validation_alias=AliasChoices("COMPLIANCE_GUIDE_DIR"))
 
     @field_validator("sandbox_hosts", mode="before")
     @classmethod

@@ -1,4 +1,4 @@
-"""The operator's guide stays complete: every setting the service reads is documented in docs/deploy.md."""
+"""The operator's guide stays complete: every setting the service reads is documented in docs/operate/deploy.md."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pydantic import AliasChoices
 
 from compliance_api.config import Settings
 
-DEPLOY_GUIDE = Path(__file__).resolve().parents[1] / "docs" / "deploy.md"
+DEPLOY_GUIDE = Path(__file__).resolve().parents[1] / "docs" / "operate" / "deploy.md"
 
 
 def _variables() -> list[str]:
@@ -22,7 +22,7 @@ def _variables() -> list[str]:
 def test_every_setting_is_in_the_deploy_guide() -> None:
     guide = DEPLOY_GUIDE.read_text()
     missing = [name for name in _variables() if f"`{name}`" not in guide]
-    assert not missing, f"document these settings in docs/deploy.md: {missing}"
+    assert not missing, f"document these settings in docs/operate/deploy.md: {missing}"
 
 
 def test_the_guide_has_no_placeholders_left() -> None:

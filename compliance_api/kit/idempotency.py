@@ -53,7 +53,7 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 
 KEY_DESCRIPTION = (
     "Up to 255 printable ASCII characters, e.g. a UUID; a retry with the same key and body replays "
-    "the first result for 24 hours (DESIGN §4b)."
+    "the first result for 24 hours; the same key with another body is 409 `idempotency_mismatch`."
 )
 
 IdempotencyKey = Annotated[

@@ -27,6 +27,9 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 DESCRIPTION = f"""Compliance checks for freelancer engagements, for HR, payroll, recruiting and accounting systems.
 
+The guide (first requests, authentication, errors, rate limits, webhooks, generated clients, operations) is served by
+this deployment at [/guide/](/guide/).
+
 ## Environments
 One deployment serves production and the sandbox; the `Host` decides. Hosts listed in `COMPLIANCE_SANDBOX_HOSTS`
 (default `sandbox.localhost`) are the sandbox, every other host is production. Sandbox data is test data only and is

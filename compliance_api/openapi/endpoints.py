@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import html
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from compliance_api.errors import ERROR_CATALOGUE, ApiError
@@ -16,6 +17,7 @@ from compliance_api.openapi.contract import frozen_contract
 
 router = APIRouter(include_in_schema=False)
 DOCS_STATIC = "/static/docs"
+GUIDE = "/guide"
 
 
 @router.get("/openapi.json")
@@ -72,6 +74,25 @@ def _page(title: str, body: str) -> str:
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{html.escape(title)}</title></head>"
         f"<body><h1>{html.escape(title)}</h1>{body}<p><a href=/errors>All error codes</a></p></body></html>"
     )
+
+
+async def _to_guide(_: Request) -> RedirectResponse:
+    return RedirectResponse(GUIDE + "/")
+
+
+def mount_guide(app: FastAPI, site: Path) -> None:
+    """The built guide (`make docs`) at /guide/; without a build, /guide/ says how to make one."""
+    if (site / "index.html").is_file():
+        app.add_route(GUIDE, _to_guide, include_in_schema=False)
+        app.mount(GUIDE, StaticFiles(directory=site, html=True), name="guide")
+        return
+
+    async def guide_not_built(_: Request) -> HTMLResponse:
+        body = "<p>This installation has no built guide: run <code>make docs</code> and restart, or read docs/.</p>"
+        return HTMLResponse(_page("Guide not built", body), status_code=404)
+
+    app.add_route(GUIDE, guide_not_built, include_in_schema=False)
+    app.add_route(GUIDE + "/", guide_not_built, include_in_schema=False)
 
 
 def mount_docs_assets(app: FastAPI) -> None:

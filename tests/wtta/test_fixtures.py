@@ -15,14 +15,14 @@ from compliance_api.wtta.models import AdmissionStatus
 from tests.conftest import SECRET
 from tests.factories import bearer
 
-README = Path(__file__).parents[2] / "README.md"
+WTTA_GUIDE = Path(__file__).parents[2] / "docs" / "integrate" / "wtta.md"
 
 
-def test_one_fixture_per_status_documented_in_readme_and_contract() -> None:
+def test_one_fixture_per_status_documented_in_the_guide_and_contract() -> None:
     assert set(SANDBOX_ADMISSIONS) == set(AdmissionStatus)
-    readme = README.read_text()
+    guide = WTTA_GUIDE.read_text()
     for status, (kvk, *_) in SANDBOX_ADMISSIONS.items():
-        assert f"| `{kvk}` | `{status}` |" in readme
+        assert f"| `{kvk}` | `{status}` |" in guide
         assert f"| `{kvk}` | `{status}` |" in DESCRIPTION
 
 
