@@ -1,4 +1,4 @@
-"""Write a synthetic WTTA register (DESIGN §11 CSV) of N rows with unique KvK numbers, reproducibly.
+"""Write a synthetic WTTA register (the import CSV) of N rows with unique KvK numbers, reproducibly.
 
     .venv/bin/python bench/wtta_generate.py OUT.csv [--rows 1000000] [--seed 1] [--change-every 0]
 

@@ -1,6 +1,6 @@
 """Authentication and rate limiting for every `/v1` operation, as one pure ASGI middleware.
 
-A FastAPI dependency costs ~40 µs per request before it does anything (domain/api.md §7); this path runs on every
+A FastAPI dependency costs ~40 µs per request before it does anything; this path runs on every
 call, so it lives here and leaves a `Caller` in the request scope. Order: parse header → keyed hash → cache; on
 a miss: checksum (no I/O) → environment → one shared database lookup; then rate limit → headers on every response.
 """

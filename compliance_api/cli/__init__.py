@@ -1,4 +1,4 @@
-"""`compliance-api`: the one command for operators (DESIGN §11)."""
+"""`compliance-api`: the one command for operators."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`compliance-api openapi`: print, freeze, check and compare the dated contracts (DESIGN §10)."""
+"""`compliance-api openapi`: print, freeze, check and compare the dated contracts."""
 
 from __future__ import annotations
 

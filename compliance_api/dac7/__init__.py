@@ -1,6 +1,6 @@
 """DAC7 (Council Directive (EU) 2021/514): sellers, their relevant activities, read grants and the DPI report.
 
-What is implemented (eu.md §2, DESIGN §8 and §11):
+What is implemented (Council Directive (EU) 2021/514, Annex V):
 - A seller is a freelancer with a TIN and the member state that issued it, per environment; the TIN is checked for
   that state with python-stdnum (`tin.py`).
 - Activities come from files (`reader.py`) keyed by the platform's own `activity_id`; amounts are integer cents

@@ -1,4 +1,4 @@
-"""The DAC7 report as OECD DPI XML (schema v1.0, namespace `urn:oecd:ties:dpi:v1`; eu.md §2).
+"""The DAC7 report as OECD DPI XML (schema v1.0, namespace `urn:oecd:ties:dpi:v1`).
 
 `MessageSpec`, then `DPIBody` with the `PlatformOperator` and one `ReportableSeller` per reportable seller of the
 year: its TIN and member state under `Identity/IndividualSeller/Standard/IndSellerID`, and per activity type

@@ -36,7 +36,7 @@ SELLER_ONLY: dict[int | str, dict[str, Any]] = {403: {"description": "`seller_on
     },
 )
 async def get_seller(freelancer_id: FREELANCER_ID, caller: CurrentCaller, session: DbSession) -> Dac7SellerOut:
-    """Spec 2.9 for the current calendar year (UTC): net consideration, number of activities, `reported_at`.
+    """The seller's figures for the current calendar year (UTC): net consideration, number of activities, `reported_at`.
     Readable by the seller itself and by holders of its grant, in the same environment."""
     return await service.snapshot(session, caller, freelancer_id, utcnow())
 

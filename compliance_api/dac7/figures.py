@@ -55,7 +55,7 @@ class YearFigures:
 
     @property
     def reportable(self) -> bool:
-        """Excluded only when selling goods alone, below 30 sales and at most EUR 2,000 (eu.md §2)."""
+        """Excluded only when selling goods alone, below 30 sales and at most EUR 2,000 (Annex V)."""
         if not self.buckets:
             return False
         if self.total(ActivityType.personal_services).count:

@@ -1,4 +1,4 @@
-"""Sandbox DAC7 fixtures for `compliance-api demo` (DESIGN §1): an authorised and an unauthorised seller.
+"""Sandbox DAC7 fixtures for `compliance-api demo`: an authorised and an unauthorised seller.
 
 The demo freelancer is a seller (NL, BSN 111222333) with three activities this year and a grant to the demo
 business; a second freelancer is a seller (DE) the demo business holds no grant for. Re-running the demo leaves

@@ -1,4 +1,4 @@
-"""Reading DAC7 activity files (DESIGN §11): UTF-8 CSV with a header row, or a JSON array of objects.
+"""Reading DAC7 activity files: UTF-8 CSV with a header row, or a JSON array of objects.
 
 Fields: `activity_id,freelancer_id,activity_date,consideration_eur,fees_eur,taxes_eur`, and optionally
 `activity_type` (`personal_services`, the default, or `sale_of_goods`). `activity_id` is the platform's own stable

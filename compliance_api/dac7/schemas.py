@@ -1,4 +1,4 @@
-"""Request and response bodies of the DAC7 operations (spec 2.9, plus additive fields)."""
+"""Request and response bodies of the DAC7 operations (the seller snapshot and the grants)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pydantic import Field, PlainSerializer
 from compliance_api.kit.schemas import RequestSchema, ResponseSchema
 
 EurAmount = Annotated[Decimal, PlainSerializer(float, return_type=float, when_used="json")]
-"""Kept as Decimal (exact cents); written as a JSON number, as spec 2.9 asks."""
+"""Kept as Decimal (exact cents); written as a JSON number."""
 
 
 class Dac7SellerOut(ResponseSchema):
-    """Spec 2.9: the seller's figures for the current calendar year (UTC), plus fees, taxes and reportability."""
+    """The seller's figures for the current calendar year (UTC), plus fees, taxes and reportability."""
 
     freelancer_id: uuid.UUID
     reporting_year: int = Field(examples=[2026])

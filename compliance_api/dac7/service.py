@@ -1,6 +1,6 @@
 """DAC7 rules: operators record sellers and import activities; sellers grant reads; callers read snapshots.
 
-Who may read a seller's snapshot (DESIGN §8): the seller itself, or a user holding an active grant from that
+Who may read a seller's snapshot: the seller itself, or a user holding an active grant from that
 seller, both in the environment of the request. Everyone else, and anyone asking for a seller that does not exist
 in that environment, gets the same 403 `forbidden`, so the answer never tells whether a seller exists.
 """
@@ -231,7 +231,7 @@ async def _holds_grant(session: AsyncSession, caller: Actor, seller_user_id: uui
 
 
 async def snapshot(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, now: dt.datetime) -> Dac7SellerOut:
-    """Spec 2.9 for the current calendar year (UTC)."""
+    """The seller's figures for the current calendar year (UTC)."""
     seller = await may_read(session, caller, freelancer_id)
     return await seller_snapshot(session, seller, now.year)
 

@@ -1,4 +1,4 @@
-"""TIN checks per EU member state (DAC7 asks for a format and check-digit test, eu.md §2), with python-stdnum.
+"""TIN checks per EU member state (DAC7 asks for a format and check-digit test, Annex V), with python-stdnum.
 
 Each member state maps to the python-stdnum modules of its individuals' tax numbers; a TIN is valid when one of
 them accepts it, and stored in that module's compact form. Member states python-stdnum has no individual TIN for

@@ -1,4 +1,4 @@
-"""The demo users and tokens, and the documented sandbox fixtures (DESIGN §1, §11)."""
+"""The demo users and tokens, and the documented sandbox fixtures."""
 
 from __future__ import annotations
 

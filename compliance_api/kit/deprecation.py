@@ -2,7 +2,7 @@
 
 The one declaration marks the operation `deprecated: true` in the contract (with its dates and notice) and makes it
 answer, success or error, with `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594) and
-`Link: <notice>; rel="deprecation"` (DESIGN §10).
+`Link: <notice>; rel="deprecation"`.
 """
 
 from __future__ import annotations

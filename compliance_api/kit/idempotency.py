@@ -1,4 +1,4 @@
-"""`Idempotency-Key` for POSTs that create something (DESIGN §4b), reusable by any endpoint.
+"""`Idempotency-Key` for POSTs that create something (docs/integrate/idempotency.md), reusable by any endpoint.
 
 Usage in an endpoint (the key comes from an `IdempotencyKey` header parameter):
 

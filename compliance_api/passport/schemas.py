@@ -1,4 +1,4 @@
-"""Request and response bodies of the passport operations (spec 2.7 and 2.8, plus additive fields)."""
+"""Request and response bodies of the passport operations (the own passport and the verifier's summary)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class Verification(ResponseSchema):
 
 
 class OwnPassport(ResponseSchema):
-    """Spec 2.8, plus the freelancer id, the environment and the verifications behind the score."""
+    """The freelancer's own passport: score, level, verified, with the environment and the verifications behind it."""
 
     compliance_score: int = Field(ge=0, le=100, description="Sum of the catalogue weights of the valid verifications.")
     compliance_level: ComplianceLevel = Field(description="The highest catalogue level whose minimum score is met.")
@@ -79,7 +79,7 @@ class ShareViewList(ResponseSchema):
 
 
 class PassportSummary(ResponseSchema):
-    """Spec 2.7: what a verifier sees; `jws_signature` signs every other field (its JWS payload)."""
+    """What a verifier sees; `jws_signature` signs every other field (its JWS payload)."""
 
     freelancer_id: uuid.UUID
     issued_at: dt.datetime

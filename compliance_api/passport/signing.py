@@ -91,7 +91,7 @@ class SigningKeys:
     def sign(self, environment: Environment, payload: bytes) -> str:
         """A compact JWS over `payload` with the environment's newest key, its `kid` in the header."""
         key = self.keys(environment)[-1]
-        # `EdDSA` is what every JOSE library verifies today (RFC 9864's `Ed25519` is not in PyJWT yet, api.md §5);
+        # `EdDSA` is what every JOSE library verifies today (RFC 9864's `Ed25519` is not in PyJWT yet);
         # joserfc warns that it is deprecated, which is the known trade-off, not news on every request.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SecurityWarning)

@@ -65,7 +65,7 @@ _SCRIPT = resources.files("compliance_api.ratelimit").joinpath("gcra.lua").read_
 class RedisLimiter:
     """Buckets in Redis, decided atomically by one Lua script.
 
-    A Redis round trip per request costs more CPU in the Python client than the whole auth path (domain/api.md §7),
+    A Redis round trip per request costs more CPU in the Python client than the whole auth path,
     so checks that arrive while a script call is in flight are queued and sent together in the next call: one
     round trip per event-loop pass instead of per request, with every decision still made atomically in Redis in
     arrival order (so the limit stays exact across processes). If Redis fails, decisions fall back to this

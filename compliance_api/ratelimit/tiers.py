@@ -1,4 +1,4 @@
-"""Rate-limit tiers of spec section 8 and how a caller lands in one."""
+"""Rate-limit tiers (sandbox, free, pro, partner, internal) and how a caller lands in one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading rate files (DESIGN §11): UTF-8 CSV with a header row, or a JSON array of objects with the same fields.
+"""Reading rate files: UTF-8 CSV with a header row, or a JSON array of objects with the same fields.
 
 Every row is validated before anything is written; the first bad row stops the import with its line and field.
 """

@@ -1,4 +1,4 @@
-"""The published figures (nl.md §4) as shipped in `reference/nl_rate_publications.csv`, with their provenance.
+"""The published Dutch rate figures as shipped in `reference/nl_rate_publications.csv`, with their provenance.
 
 These are published statistics, not observations: they never become a benchmark themselves. A published mean stays a
 mean; only the synthetic generator uses them, as the mean of the distribution it draws from.

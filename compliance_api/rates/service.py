@@ -1,6 +1,6 @@
 """Rate observations in, precomputed benchmarks out.
 
-Definitions (also in README): a benchmark belongs to one (sector, region). Region `NL` is the national aggregate:
+Definitions (in the guide): a benchmark belongs to one (sector, region). Region `NL` is the national aggregate:
 every observation of the sector, whatever its region. `as_of` is the newest observation date of that (sector, region);
 only observations dated in the window (`as_of` minus `window_months` calendar months, exclusive, up to `as_of`)
 count. Benchmarks are recomputed whenever observations change (after an import, only the pairs it touched plus their

@@ -1,6 +1,6 @@
 """Synthetic rate observations for the sandbox and demos, drawn from the published means with a fixed seed.
 
-Generator `nl-lognormal-v1`, documented in README ("Synthetic rate observations"):
+Generator `nl-lognormal-v1`, documented in docs/operate/rates-data.md:
 
 - For each catalogue sector, the newest published national mean `m` (reference file). For each province, a factor:
   its newest published all-sector mean divided by the national all-sector mean of the same source year; 1 where no

@@ -1,7 +1,7 @@
 """The registry of sandbox purge rules: for each table, which rows are sandbox data past retention.
 
 A row's age is when it was last written or confirmed (created, imported, last verified), never a business date such
-as an observation or activity date. The documented fixtures (DESIGN §1) are never stale. Rules run in registry
+as an observation or activity date. The documented sandbox fixtures are never stale. Rules run in registry
 order, children before parents, so a parent goes only once nothing of it is left and no ON DELETE CASCADE removes
 rows behind the counts. Production rows never match: every rule requires the sandbox environment.
 """

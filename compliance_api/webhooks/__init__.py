@@ -1,4 +1,4 @@
-"""Webhooks: signed (Standard Webhooks), durable, retried deliveries of the outbox's events (DESIGN §9).
+"""Webhooks: signed (Standard Webhooks), durable, retried deliveries of the outbox's events.
 
 - `catalogue`: event types, their `data` schemas and routing, published as the contract's `webhooks`.
 - Routing (who receives an event): `wtta.admission.updated` is about the public register, not a user, so it goes to

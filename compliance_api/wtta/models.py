@@ -14,7 +14,7 @@ from compliance_api.kit.environment import Environment, EnvironmentOwned
 
 
 class AdmissionStatus(StrEnum):
-    """The spec's eight values (section 3); their legal meaning is in README § WTTA."""
+    """The eight admission statuses; their legal meaning is in docs/integrate/wtta.md."""
 
     unknown = "unknown"
     applied = "applied"

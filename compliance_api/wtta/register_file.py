@@ -1,4 +1,4 @@
-"""Reading a register file (DESIGN §11): CSV with a header row, or a JSON array of objects with the same fields.
+"""Reading a register file: CSV with a header row, or a JSON array of objects with the same fields.
 
 Rows are parsed and validated one at a time, so a file of any size is read in constant memory.
 """

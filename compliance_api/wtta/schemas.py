@@ -9,7 +9,7 @@ from compliance_api.wtta.models import AdmissionStatus
 
 
 class WttaAdmissionOut(ResponseSchema):
-    """A supplier's admission under the WTTA, as last imported into the cache (spec 2.5)."""
+    """A supplier's admission under the WTTA, as last imported into the cache."""
 
     kvk_number: str = Field(description="KvK (Chamber of Commerce) number, 8 digits.", examples=["99000003"])
     legal_name: str = Field(examples=["Voorbeeld Uitzendbureau B.V."])

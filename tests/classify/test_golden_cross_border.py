@@ -128,7 +128,7 @@ def test_de_instructions_or_integration_alone_is_not_unsafe() -> None:
     assert verdict(Country.DE, "integrated_in_client_organisation") == "safe"
 
 
-# eu.md §4 and §1.5: the rate benchmark is 2.5 x the hourly minimum wage, rounded half up to a whole euro
+# The rate benchmark is 2.5 x the hourly minimum wage, rounded half up to a whole euro
 # (2.5 x 14.60 = 36.50 gives 37), and dated by the minimum wage's steps.
 EU_MD_TARIEFGRENS = {
     Country.FR: [(dt.date(2026, 1, 1), 30)],

@@ -1,4 +1,4 @@
-"""`GET /v1/dac7/seller/{id}` (spec 2.9) and the grants: who may read, and every way to try without a right."""
+"""`GET /v1/dac7/seller/{id}` and the grants: who may read, and every way to try without a right."""
 
 from __future__ import annotations
 

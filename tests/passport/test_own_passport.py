@@ -1,4 +1,4 @@
-"""`GET /v1/passport` and `/api/v1/passport`: spec 2.8 for the freelancer's own token, and who else gets what."""
+"""`GET /v1/passport` and `/api/v1/passport`: the own passport, for its own token, and who else gets what."""
 
 from __future__ import annotations
 
