@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from compliance_api.classify.ruleset import DutchCriterion, DutchRuleset, DutchTariefgrens
-from compliance_api.classify.verdict import Verdict, worst
+from compliance_api.classify.verdict import Verdict, guarded, worst
 
 EngagementValue = bool | int | float | None
 
@@ -23,6 +23,8 @@ class DutchCriterionResult:
 @dataclass(frozen=True, slots=True)
 class DutchAssessment:
     verdict: Verdict
+    best_case: Verdict
+    worst_case: Verdict
     score: int
     as_of: dt.date
     tariefgrens: DutchTariefgrens | None
@@ -74,12 +76,10 @@ def _scored_verdict(ruleset: DutchRuleset, score: int, presumption: bool) -> Ver
     return worst(*verdicts)
 
 
-def _verdict(ruleset: DutchRuleset, results: tuple[DutchCriterionResult, ...], tariefgrens_known: bool) -> Verdict:
-    """The scored verdict, but never safe when the unanswered criteria, were they hit, would make it unsafe.
-
-    Counting every unanswered criterion as hit gives the worst case; answering a question with a hit leaves the
-    worst case unchanged, so the verdict stays monotonic whichever way a question is answered.
-    """
+def _bounds(
+    ruleset: DutchRuleset, results: tuple[DutchCriterionResult, ...], tariefgrens_known: bool
+) -> tuple[Verdict, Verdict]:
+    """The verdict with every unanswered criterion counted as not hit (the scored one), and as hit (the worst case)."""
     score = sum(result.criterion.weight for result in results if result.hit)
     presumption = any(result.hit and result.criterion.presumption for result in results)
     # Without a threshold on that date the rate criterion cannot be hit, answered or not.
@@ -93,8 +93,7 @@ def _verdict(ruleset: DutchRuleset, results: tuple[DutchCriterionResult, ...], t
         score + sum(criterion.weight for criterion in could_hit),
         presumption or any(criterion.presumption for criterion in could_hit),
     )
-    floor = ruleset.scoring.unanswered_floor if worst_case is Verdict.unsafe else Verdict.safe
-    return worst(_scored_verdict(ruleset, score, presumption), floor)
+    return _scored_verdict(ruleset, score, presumption), worst_case
 
 
 def _advice(
@@ -102,6 +101,7 @@ def _advice(
     assessment_parts: tuple[DutchCriterionResult, ...],
     as_of: dt.date,
     tariefgrens: DutchTariefgrens | None,
+    bounds: tuple[Verdict, Verdict],
 ) -> str:
     sentences = [result.criterion.advice for result in assessment_parts if result.hit]
     if tariefgrens is None:
@@ -115,6 +115,8 @@ def _advice(
     unanswered = [result.criterion.input for result in assessment_parts if not result.answered]
     if unanswered:
         sentences.append(ruleset.unanswered_advice.format(fields=", ".join(unanswered)))
+        if bounds[0] is not bounds[1]:
+            sentences.append(ruleset.unanswered_range_advice.format(best=bounds[0].value, worst=bounds[1].value))
     sentences.append(ruleset.not_assessed)
     return " ".join(sentences)
 
@@ -132,12 +134,15 @@ def assess_engagement(
         )
         for criterion in ruleset.criteria
     )
+    scored, worst_case = _bounds(ruleset, results, tariefgrens is not None)
     return DutchAssessment(
-        verdict=_verdict(ruleset, results, tariefgrens is not None),
+        verdict=guarded(scored, worst_case, ruleset.scoring.unanswered_floor),
+        best_case=scored,
+        worst_case=worst_case,
         score=sum(result.criterion.weight for result in results if result.hit),
         as_of=as_of,
         tariefgrens=tariefgrens,
         presumption_of_employment=any(result.hit and result.criterion.presumption for result in results),
         results=results,
-        advice=_advice(ruleset, results, as_of, tariefgrens),
+        advice=_advice(ruleset, results, as_of, tariefgrens, (scored, worst_case)),
     )

@@ -127,6 +127,7 @@ class DutchRuleset(RulesetHeader):
     scoring: DutchScoring
     not_assessed: Text
     unanswered_advice: Annotated[str, Field(pattern=r"\{fields\}")]
+    unanswered_range_advice: Annotated[str, Field(pattern=r"\{best\}[\s\S]*\{worst\}|\{worst\}[\s\S]*\{best\}")]
 
     @model_validator(mode="after")
     def _consistent(self) -> DutchRuleset:
@@ -196,6 +197,11 @@ class CrossBorderRuleset(RulesetHeader):
     rules: Annotated[tuple[CrossBorderRule, ...], Field(min_length=1)]
     tariefgrens: Annotated[tuple[CrossBorderTariefgrens, ...], Field(min_length=1)]
     advice: dict[Verdict, Text]
+    unanswered_floor: Verdict = Field(
+        description="The least safe verdict when counting the unanswered criteria as met would give unsafe."
+    )
+    unanswered_advice: Annotated[str, Field(pattern=r"\{fields\}")]
+    unanswered_range_advice: Annotated[str, Field(pattern=r"\{best\}[\s\S]*\{worst\}|\{worst\}[\s\S]*\{best\}")]
 
     @model_validator(mode="after")
     def _consistent(self) -> CrossBorderRuleset:

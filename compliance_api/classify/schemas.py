@@ -142,7 +142,10 @@ class ZWVerdict(ResponseSchema):
     as_of: dt.date
     ruleset: RulesetRef
     criteria: list[DutchCriterionOut]
-    unanswered: list[EngagementField]
+    unanswered: list[EngagementField] = Field(
+        description="The inputs not answered: counted as not hit, but the verdict is never `safe` while hitting "
+        "them could make it `unsafe`; the advice says how answering them could change the verdict."
+    )
     created_at: dt.datetime
 
 
@@ -181,7 +184,11 @@ class CrossBorderVerdict(ResponseSchema):
     advice: str
     score: int = Field(ge=0, le=100, description="Weighted share of the criteria met (0–100).")
     criteria_met: list[CrossBorderCriterionName]
-    criteria_not_provided: list[CrossBorderCriterionName]
+    criteria_not_provided: list[CrossBorderCriterionName] = Field(description="The same list as `unanswered`.")
+    unanswered: list[CrossBorderCriterionName] = Field(
+        description="The criteria not provided: counted as not met, but the verdict is never `safe` while meeting "
+        "them could make it `unsafe`; the advice says how answering them could change the verdict."
+    )
     rules_applied: list[AppliedRule]
     tariefgrens: CrossBorderTariefgrensOut | None
     as_of: dt.date

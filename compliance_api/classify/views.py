@@ -147,6 +147,7 @@ def cross_border_verdict(
         "score": assessment.score,
         "criteria_met": list(assessment.met),
         "criteria_not_provided": list(assessment.not_provided),
+        "unanswered": list(assessment.not_provided),
         "rules_applied": [{"verdict": rule.verdict.value, "reason": rule.reason} for rule in assessment.fired],
         "tariefgrens": None if threshold is None else _fragment(_cross_border_tariefgrens_json, threshold),
         "as_of": assessment.as_of.isoformat(),

@@ -36,7 +36,9 @@ BE_NINE = (
 
 
 def verdict(country: Country, *met: str) -> str:
-    return assess_criteria(RULESETS.cross_border[country], dict.fromkeys(met, True), AS_OF).verdict.value
+    """The verdict when the facts are known: the criteria named are met, every other one is answered as not met."""
+    ruleset = RULESETS.cross_border[country]
+    return assess_criteria(ruleset, {name: name in met for name in ruleset.criterion_names}, AS_OF).verdict.value
 
 
 @pytest.mark.parametrize("nine", [BE_NINE[:5], BE_NINE[4:], BE_NINE[::2]])
@@ -196,23 +198,45 @@ def left_out_cases() -> list[tuple[Country, tuple[str, ...]]]:
 
 
 @pytest.mark.parametrize(("country", "met"), left_out_cases())
-async def test_criteria_left_out_count_as_false(
+async def test_criteria_left_out_count_as_not_met_but_never_make_it_safe(
     client: AsyncClient, account: Account, country: Country, met: tuple[str, ...]
 ) -> None:
+    """Left out scores as answered false; the verdict is the same, unless meeting the left-out criteria could make
+    it unsafe: then a `safe` becomes `risky` (the Dutch test's rule)."""
     names = RULESETS.cross_border[country].criterion_names
     explicit = {name: name in met for name in names}
     short = await client.post(CB, json={"country": country, "criteria": dict.fromkeys(met, True)}, headers=account.live)
     full = await client.post(CB, json={"country": country, "criteria": explicit}, headers=account.live)
-    assert short.status_code == full.status_code == 200
+    all_met = await client.post(
+        CB, json={"country": country, "criteria": dict.fromkeys(names, True)}, headers=account.live
+    )
+    assert short.status_code == full.status_code == all_met.status_code == 200
     left_out, answered = short.json(), full.json()
-    for key in ("verdict", "score", "criteria_met", "rules_applied", "tariefgrens_min_eur"):
+    for key in ("score", "criteria_met", "rules_applied", "tariefgrens_min_eur"):
         assert left_out[key] == answered[key], key
+    could_be_unsafe = len(met) < len(names) and all_met.json()["verdict"] == "unsafe"
+    if could_be_unsafe and answered["verdict"] == "safe":
+        assert left_out["verdict"] == "risky"
+    else:
+        assert left_out["verdict"] == answered["verdict"]
     assert [(c["name"], c["met"]) for c in left_out["criteria"]] == [
         (c["name"], c["met"]) for c in answered["criteria"]
     ]
     not_provided = [name for name in names if name not in met]
-    assert left_out["criteria_not_provided"] == not_provided
-    assert answered["criteria_not_provided"] == []
+    assert left_out["criteria_not_provided"] == left_out["unanswered"] == not_provided
+    assert answered["criteria_not_provided"] == answered["unanswered"] == []
     if not_provided:
         assert f"Not provided, so counted as false: {', '.join(not_provided)}." in left_out["advice"]
     assert "Not provided" not in answered["advice"]
+
+
+@pytest.mark.parametrize("country", list(Country))
+async def test_nothing_answered_is_never_safe(client: AsyncClient, account: Account, country: Country) -> None:
+    """`{"criteria": {}}` used to answer `safe`: answering everything could make it unsafe, so it is risky, and the
+    advice says so."""
+    response = await client.post(CB, json={"country": country, "criteria": {}}, headers=account.live)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["verdict"] == "risky"
+    assert body["unanswered"] == list(RULESETS.cross_border[country].criterion_names)
+    assert "could be anything from safe to unsafe" in body["advice"]

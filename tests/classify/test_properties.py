@@ -181,3 +181,47 @@ def test_every_step_towards_employment_is_never_safer_exhaustively() -> None:
             for position in (p for p, level in enumerate(combo) if level < 2):
                 after = results[(*combo[:position], combo[position] + 1, *combo[position + 1 :])]
                 assert_not_safer(before, after)
+
+
+@st.composite
+def unanswered_criteria(draw: st.DrawFn) -> tuple[Country, dict[str, bool], str]:
+    """A country, a partial map of its criteria, and one criterion the map leaves unanswered."""
+    country, criteria, _ = draw(criteria_maps())
+    left_out = [name for name in RULESETS.cross_border[country].criterion_names if name not in criteria]
+    if not left_out:
+        criteria.popitem()
+        left_out = [name for name in RULESETS.cross_border[country].criterion_names if name not in criteria]
+    return country, criteria, draw(st.sampled_from(left_out))
+
+
+@given(unanswered_criteria(), DAYS)
+def test_cross_border_never_safe_while_answering_true_would_be_unsafe(
+    drawn: tuple[Country, dict[str, bool], str], day: dt.date
+) -> None:
+    country, criteria, name = drawn
+    ruleset = RULESETS.cross_border[country]
+    if assess_criteria(ruleset, {**criteria, name: True}, day).verdict.value == "unsafe":
+        assert assess_criteria(ruleset, criteria, day).verdict.value != "safe"
+
+
+@given(ENGAGEMENTS, DAYS, st.sampled_from(sorted({**HIT_VALUES, **dict.fromkeys(INDICATOR_BOOLEANS, False)}.items())))
+def test_dutch_never_safe_while_answering_with_a_hit_would_be_unsafe(
+    engagement: dict[str, Any], day: dt.date, field_and_hit: tuple[str, Any]
+) -> None:
+    field, hit_value = field_and_hit
+    if assess({**engagement, field: hit_value}, day).verdict.value == "unsafe":
+        assert assess({**engagement, field: None}, day).verdict.value != "safe"
+
+
+@given(criteria_maps(), DAYS)
+def test_cross_border_the_advice_gives_the_range_the_unanswered_criteria_leave(
+    drawn: tuple[Country, dict[str, bool], str], day: dt.date
+) -> None:
+    country, criteria, _ = drawn
+    ruleset = RULESETS.cross_border[country]
+    assessment = assess_criteria(ruleset, criteria, day)
+    none_met = assess_criteria(ruleset, {name: criteria.get(name, False) for name in ruleset.criterion_names}, day)
+    all_met = assess_criteria(ruleset, {name: criteria.get(name, True) for name in ruleset.criterion_names}, day)
+    assert (assessment.best_case, assessment.worst_case) == (none_met.verdict, all_met.verdict)
+    if none_met.verdict is not all_met.verdict:
+        assert f"from {none_met.verdict.value} to {all_met.verdict.value}" in assessment.advice
