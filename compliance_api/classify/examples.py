@@ -10,6 +10,7 @@ from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.verdict import Country
 
 _AS_OF = dt.date(2026, 7, 9)
@@ -45,17 +46,34 @@ def _get_operation(response: dict[str, Any]) -> dict[str, Any]:
 
 def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
     rulesets = packaged_rulesets()
+    dutch_request = {
+        "engagement": _ENGAGEMENT,
+        "as_of": _AS_OF.isoformat(),
+        "reference": "contract-2026-0042",
+        "metadata": {"cost_centre": "IT"},
+        "monitor": True,
+    }
+    cross_border_request = {"country": "FR", "criteria": _CRITERIA, "as_of": _AS_OF.isoformat()}
     dutch = views.dutch_verdict(
-        assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF), rulesets.dutch, id=_ID, created_at=_CREATED_AT
+        assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF),
+        rulesets.dutch,
+        id=_ID,
+        created_at=_CREATED_AT,
+        tracked=ZelfstandigenwetRequest.model_validate(dutch_request, strict=False),
     )
     cross_border = views.cross_border_verdict(
-        assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF), id=_ID, created_at=_CREATED_AT
+        assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF),
+        id=_ID,
+        created_at=_CREATED_AT,
+        tracked=CrossBorderRequest.model_validate(cross_border_request, strict=False),
     )
-    dutch_request = {"engagement": _ENGAGEMENT, "as_of": _AS_OF.isoformat()}
     record = {
         "id": str(_ID),
         "kind": "zelfstandigenwet",
         "created_at": dutch["created_at"],
+        "reference": dutch["reference"],
+        "metadata": dutch["metadata"],
+        "monitor": dutch["monitor"],
         "ruleset": dutch["ruleset"],
         "request": dutch_request,
         "result": dutch,
@@ -67,7 +85,7 @@ def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[st
             "A single-client IT contractor at EUR 95/h, full time for a year",
         ),
         _operation(
-            {"country": "FR", "criteria": _CRITERIA, "as_of": _AS_OF.isoformat()},
+            cross_border_request,
             cross_border,
             "Orders, control and sanction (Société Générale triad)",
         ),

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, String
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.db import Base, str_enum
@@ -22,7 +22,11 @@ class ClassificationKind(StrEnum):
 
 class Classification(EnvironmentOwned, Base):
     __tablename__ = "classification"
-    __table_args__ = (Index("ix_classification_created_at", "created_at"),)
+    __table_args__ = (
+        Index("ix_classification_created_at", "created_at"),
+        Index("ix_classification_reference", "environment", "user_id", "reference"),
+        Index("ix_classification_monitor", "environment", "monitor"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), index=True)
@@ -32,4 +36,7 @@ class Classification(EnvironmentOwned, Base):
     ruleset_version: Mapped[str] = mapped_column(String(32))
     request: Mapped[dict[str, Any]] = mapped_column(JSON)
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    reference: Mapped[str | None] = mapped_column(String(200), default=None)
+    client_metadata: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)
+    monitor: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -10,7 +10,7 @@ import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, StrictBool
+from pydantic import Field, StrictBool, StringConstraints
 
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
@@ -33,6 +33,35 @@ else:
     EngagementField = StrEnum("EngagementField", [(name, name) for name in ENGAGEMENT_FIELDS])
 
 AS_OF_DESCRIPTION = "Judge under the rules in force on this date (YYYY-MM-DD); default: today (UTC)."
+
+
+MAX_METADATA_KEYS = 20
+MetadataText = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+ClientMetadata = Annotated[
+    dict[MetadataText, Annotated[str, StringConstraints(max_length=500)]],
+    Field(
+        max_length=MAX_METADATA_KEYS,
+        description="Your own key-value pairs (at most 20; keys and values are strings of at most 500 characters), "
+        "stored and returned with the verdict.",
+    ),
+]
+ClientReference = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200),
+    Field(description="Your own id for the engagement (at most 200 characters), stored and returned with the verdict."),
+]
+MONITOR_DESCRIPTION = (
+    "Re-score this engagement when the law or its thresholds change, and send `classification.verdict_changed` "
+    "when the verdict changes (default false)."
+)
+
+
+class Tracked(RequestSchema):
+    """What a client attaches to a classification to find it again and to be told when its verdict changes."""
+
+    reference: ClientReference | None = None
+    metadata: ClientMetadata | None = None
+    monitor: bool = Field(default=False, description=MONITOR_DESCRIPTION)
 
 
 class Engagement(RequestSchema):
@@ -59,14 +88,14 @@ class Engagement(RequestSchema):
     profit_risk: StrictBool | None = Field(default=None, description="The freelancer bears profit or loss risk.")
 
 
-class ZelfstandigenwetRequest(RequestSchema):
+class ZelfstandigenwetRequest(Tracked):
     engagement: Engagement
     as_of: IsoDate | None = Field(default=None, description=AS_OF_DESCRIPTION)
 
 
 def _per_country_schema(schema: dict[str, Any]) -> None:
     """Publish one exact variant per country, so the contract lists each country's criterion names."""
-    as_of = schema["properties"]["as_of"]
+    shared = {name: schema["properties"][name] for name in ("as_of", "reference", "metadata", "monitor")}
     variants = [
         {
             "title": f"CrossBorderRequest{country}",
@@ -79,7 +108,7 @@ def _per_country_schema(schema: dict[str, Any]) -> None:
                     "properties": {c.name: {"type": "boolean", "description": c.description} for c in ruleset.criteria},
                     "additionalProperties": False,
                 },
-                "as_of": as_of,
+                **shared,
             },
             "required": ["country", "criteria"],
             "additionalProperties": False,
@@ -90,7 +119,7 @@ def _per_country_schema(schema: dict[str, Any]) -> None:
     schema.update({"title": "CrossBorderRequest", "oneOf": variants})
 
 
-class CrossBorderRequest(RequestSchema, json_schema_extra=_per_country_schema):
+class CrossBorderRequest(Tracked, json_schema_extra=_per_country_schema):
     country: Country = Field(strict=False, description="FR, DE or BE.")  # strict mode takes only Enum instances
     criteria: dict[str, StrictBool] = Field(
         description="Criterion name to boolean; the allowed names depend on the country "
@@ -146,6 +175,9 @@ class ZWVerdict(ResponseSchema):
         description="The inputs not answered: counted as not hit, but the verdict is never `safe` while hitting "
         "them could make it `unsafe`; the advice says how answering them could change the verdict."
     )
+    reference: str | None = Field(description="The `reference` sent with the request, if any.")
+    metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
+    monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
 
 
@@ -194,6 +226,9 @@ class CrossBorderVerdict(ResponseSchema):
     as_of: dt.date
     ruleset: RulesetRef
     criteria: list[CrossBorderCriterionOut]
+    reference: str | None = Field(description="The `reference` sent with the request, if any.")
+    metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
+    monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
 
 
@@ -228,6 +263,9 @@ class ClassificationRecord(ResponseSchema):
     id: uuid.UUID
     kind: ClassificationKind
     created_at: dt.datetime
+    reference: str | None
+    metadata: dict[str, str]
+    monitor: bool
     ruleset: RulesetRef
     request: dict[str, Any] = Field(description="The request body as received.")
     result: ZWVerdict | CrossBorderVerdict

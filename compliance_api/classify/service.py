@@ -65,6 +65,9 @@ async def _keep(
         "ruleset_version": ruleset.version.isoformat(),
         "request": body.model_dump(mode="json", exclude_unset=True),
         "result": verdict,
+        "reference": verdict["reference"],
+        "client_metadata": verdict["metadata"] or None,
+        "monitor": verdict["monitor"],
         "created_at": now,
     }
     event = outbox_row(
@@ -89,7 +92,7 @@ async def classify_engagement(
     """Score under the Dutch ruleset and store the verdict with its input; returns the verdict as JSON."""
     ruleset = rulesets.dutch
     assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date())
-    verdict = views.dutch_verdict(assessment, ruleset, id=uuid.uuid4(), created_at=now)
+    verdict = views.dutch_verdict(assessment, ruleset, id=uuid.uuid4(), created_at=now, tracked=body)
     return await _keep(audit, caller, ClassificationKind.zelfstandigenwet, ruleset, body, verdict, now)
 
 
@@ -110,7 +113,7 @@ async def classify_cross_border(
             ],
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date())
-    verdict = views.cross_border_verdict(assessment, id=uuid.uuid4(), created_at=now)
+    verdict = views.cross_border_verdict(assessment, id=uuid.uuid4(), created_at=now, tracked=body)
     return await _keep(audit, caller, ClassificationKind.cross_border, ruleset, body, verdict, now)
 
 
@@ -131,6 +134,9 @@ async def get_classification(
             "id": record.id,
             "kind": record.kind,
             "created_at": record.created_at,
+            "reference": record.reference,
+            "metadata": record.client_metadata or {},
+            "monitor": record.monitor,
             "ruleset": record.result["ruleset"],
             "request": record.request,
             "result": record.result,

@@ -19,6 +19,7 @@ from compliance_api.classify.ruleset import (
 )
 from compliance_api.classify.schemas import (
     CatalogueCriterion,
+    Tracked,
     CatalogueRule,
     CriteriaCatalogue,
     CrossBorderTariefgrensOut,
@@ -80,8 +81,12 @@ def _dutch_tariefgrens_json(entry: DutchTariefgrens) -> dict[str, Any]:
     }
 
 
+def _tracking(tracked: Tracked) -> dict[str, Any]:
+    return {"reference": tracked.reference, "metadata": tracked.metadata or {}, "monitor": tracked.monitor}
+
+
 def dutch_verdict(
-    assessment: DutchAssessment, ruleset: RulesetHeader, *, id: uuid.UUID, created_at: dt.datetime
+    assessment: DutchAssessment, ruleset: RulesetHeader, *, id: uuid.UUID, created_at: dt.datetime, tracked: Tracked
 ) -> dict[str, Any]:
     """The ZWVerdict body, as JSON-ready data."""
     return {
@@ -102,6 +107,7 @@ def dutch_verdict(
             for result in assessment.results
         ],
         "unanswered": assessment.unanswered,
+        **_tracking(tracked),
         "created_at": _timestamp(created_at),
     }
 
@@ -132,7 +138,7 @@ def _cross_border_criterion_json(criterion: CrossBorderCriterion) -> dict[str, A
 
 
 def cross_border_verdict(
-    assessment: CrossBorderAssessment, *, id: uuid.UUID, created_at: dt.datetime
+    assessment: CrossBorderAssessment, *, id: uuid.UUID, created_at: dt.datetime, tracked: Tracked
 ) -> dict[str, Any]:
     """The CrossBorderVerdict body, as JSON-ready data."""
     ruleset = assessment.ruleset
@@ -160,6 +166,7 @@ def cross_border_verdict(
             }
             for criterion in ruleset.criteria
         ],
+        **_tracking(tracked),
         "created_at": _timestamp(created_at),
     }
 
