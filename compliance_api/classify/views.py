@@ -19,12 +19,12 @@ from compliance_api.classify.ruleset import (
 )
 from compliance_api.classify.schemas import (
     CatalogueCriterion,
-    Tracked,
     CatalogueRule,
     CriteriaCatalogue,
     CrossBorderTariefgrensOut,
     LegalBasis,
     RulesetRef,
+    Tracked,
 )
 
 SourceT = TypeVar("SourceT")
