@@ -15,6 +15,7 @@ from compliance_api.classify import examples, service, views
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
     ClassificationRecord,
+    ClassificationUpdate,
     CriteriaCatalogue,
     CrossBorderRequest,
     CrossBorderVerdict,
@@ -128,3 +129,23 @@ async def get_classification(
     """The verdict with its input and ruleset version, for the account that asked for it, in the same
     environment, while retention lasts; anyone else gets 404."""
     return await service.get_classification(session, caller, classification_id, _retention(request), utcnow())
+
+
+@router.patch(
+    "/classifications/{classification_id}",
+    summary="Switch law-change monitoring of a classification",
+    operation_id="classification-update",
+    response_model=ClassificationRecord,
+    responses=NOT_FOUND,
+    openapi_extra=examples.CLASSIFICATION_UPDATE,
+)
+async def update_classification(
+    classification_id: Annotated[uuid.UUID, Path(examples=["0f8fad5b-d9cb-469f-a165-70867728950e"])],
+    body: ClassificationUpdate,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+) -> ClassificationRecord:
+    """`{"monitor": false}` stops re-scoring (and `classification.verdict_changed` events) for this classification;
+    `true` starts it. Only the account that asked for it, in the same environment; anyone else gets 404."""
+    return await service.set_monitoring(session, caller, classification_id, body.monitor, _retention(request), utcnow())

@@ -44,7 +44,7 @@ def _get_operation(response: dict[str, Any]) -> dict[str, Any]:
     return {"responses": {"200": {"content": {"application/json": {"example": response}}}}}
 
 
-def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
     rulesets = packaged_rulesets()
     dutch_request = {
         "engagement": _ENGAGEMENT,
@@ -74,6 +74,8 @@ def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[st
         "reference": dutch["reference"],
         "metadata": dutch["metadata"],
         "monitor": dutch["monitor"],
+        "verdict": dutch["verdict"],
+        "history": [],
         "ruleset": dutch["ruleset"],
         "request": dutch_request,
         "result": dutch,
@@ -91,7 +93,8 @@ def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[st
         ),
         _get_operation(views.criteria_catalogue(rulesets.cross_border[Country.BE]).model_dump(mode="json")),
         _get_operation(record),
+        _operation({"monitor": False}, {**record, "monitor": False}, "Stop re-scoring this classification"),
     )
 
 
-ZELFSTANDIGENWET, CROSS_BORDER, CRITERIA, CLASSIFICATION = _examples()
+ZELFSTANDIGENWET, CROSS_BORDER, CRITERIA, CLASSIFICATION, CLASSIFICATION_UPDATE = _examples()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -12,7 +12,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.db import Base, str_enum
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import EnvironmentOwned
+from compliance_api.kit.environment import Environment, EnvironmentOwned
 
 
 class ClassificationKind(StrEnum):
@@ -40,3 +40,38 @@ class Classification(EnvironmentOwned, Base):
     client_metadata: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)
     monitor: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ClassificationVerdict(EnvironmentOwned, Base):
+    """A later verdict of a monitored classification, from a re-score under the law in force on `as_of`.
+
+    The original audit record is never altered: each change of verdict adds one row, linked to the row it supersedes
+    (none for the first, which supersedes the original verdict)."""
+
+    __tablename__ = "classification_verdict"
+    __table_args__ = (Index("ix_classification_verdict_classification", "classification_id", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    classification_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("classification.id", ondelete="CASCADE"))
+    supersedes_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("classification_verdict.id", ondelete="CASCADE"), default=None
+    )
+    verdict: Mapped[str] = mapped_column(String(16))
+    previous_verdict: Mapped[str] = mapped_column(String(16))
+    ruleset_version: Mapped[str] = mapped_column(String(32))
+    as_of: Mapped[date] = mapped_column()
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RescoreRun(Base):
+    """When monitored classifications were last re-scored in an environment, and under which ruleset versions: the
+    worker re-scores once a day and once more when a start brings new versions. The row is also the lock that keeps
+    two workers from re-scoring at once."""
+
+    __tablename__ = "classification_rescore_run"
+
+    environment: Mapped[Environment] = mapped_column(str_enum(Environment, "environment"), primary_key=True)
+    ran_on: Mapped[date] = mapped_column()
+    rulesets: Mapped[str] = mapped_column(String(400))
+    ran_at: Mapped[datetime] = mapped_column(default=utcnow)

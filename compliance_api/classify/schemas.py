@@ -232,6 +232,10 @@ class CrossBorderVerdict(ResponseSchema):
     created_at: dt.datetime
 
 
+class ClassificationUpdate(RequestSchema):
+    monitor: bool = Field(description=MONITOR_DESCRIPTION)
+
+
 class CatalogueCriterion(ResponseSchema):
     name: CrossBorderCriterionName
     group: str
@@ -259,13 +263,28 @@ class CriteriaCatalogue(ResponseSchema):
     tariefgrens: list[CrossBorderTariefgrensOut]
 
 
+class LaterVerdict(ResponseSchema):
+    id: uuid.UUID
+    verdict: Verdict
+    previous_verdict: Verdict
+    supersedes: uuid.UUID | None = Field(description="The later verdict this one replaced; null: the original one.")
+    as_of: dt.date = Field(description="The date whose law and thresholds it applies.")
+    ruleset: RulesetRef
+    created_at: dt.datetime
+    result: ZWVerdict | CrossBorderVerdict
+
+
 class ClassificationRecord(ResponseSchema):
     id: uuid.UUID
     kind: ClassificationKind
     created_at: dt.datetime
     reference: str | None
     metadata: dict[str, str]
-    monitor: bool
+    monitor: bool = Field(description="Re-scored when the law changes; switch it with PATCH.")
+    verdict: Verdict = Field(description="The current verdict: the newest of `history`, else the original one.")
+    history: list[LaterVerdict] = Field(
+        description="Verdicts from re-scores that changed it, oldest first; `result` stays the original verdict."
+    )
     ruleset: RulesetRef
     request: dict[str, Any] = Field(description="The request body as received.")
     result: ZWVerdict | CrossBorderVerdict

@@ -15,7 +15,7 @@ from compliance_api.auth.caller import Caller
 from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
-from compliance_api.classify.models import Classification, ClassificationKind
+from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.errors import ApiError, FieldError
@@ -117,9 +117,9 @@ async def classify_cross_border(
     return await _keep(audit, caller, ClassificationKind.cross_border, ruleset, body, verdict, now)
 
 
-async def get_classification(
+async def _own_record(
     session: AsyncSession, caller: Caller, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
-) -> ClassificationRecord:
+) -> Classification:
     """The caller's own record (same user, same environment, within retention); anything else is 404."""
     statement = scoped(select(Classification), Classification, caller.environment).where(
         Classification.id == classification_id,
@@ -129,6 +129,17 @@ async def get_classification(
     record = await session.scalar(statement)
     if record is None:
         raise ApiError("not_found", "No classification with this id for this account in this environment.")
+    return record
+
+
+async def _record_view(session: AsyncSession, record: Classification) -> ClassificationRecord:
+    history = list(
+        await session.scalars(
+            select(ClassificationVerdict)
+            .where(ClassificationVerdict.classification_id == record.id)
+            .order_by(ClassificationVerdict.created_at)
+        )
+    )
     return ClassificationRecord.model_validate(
         {
             "id": record.id,
@@ -137,11 +148,47 @@ async def get_classification(
             "reference": record.reference,
             "metadata": record.client_metadata or {},
             "monitor": record.monitor,
+            "verdict": history[-1].verdict if history else record.result["verdict"],
+            "history": [
+                {
+                    "id": later.id,
+                    "verdict": later.verdict,
+                    "previous_verdict": later.previous_verdict,
+                    "supersedes": later.supersedes_id,
+                    "as_of": later.as_of,
+                    "ruleset": later.result["ruleset"],
+                    "created_at": later.created_at,
+                    "result": later.result,
+                }
+                for later in history
+            ],
             "ruleset": record.result["ruleset"],
             "request": record.request,
             "result": record.result,
         }
     )
+
+
+async def get_classification(
+    session: AsyncSession, caller: Caller, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
+) -> ClassificationRecord:
+    """The caller's own record with its current verdict and history; anything else is 404."""
+    return await _record_view(session, await _own_record(session, caller, classification_id, retention, now))
+
+
+async def set_monitoring(
+    session: AsyncSession,
+    caller: Caller,
+    classification_id: uuid.UUID,
+    monitor: bool,
+    retention: Retention,
+    now: dt.datetime,
+) -> ClassificationRecord:
+    """Switch re-scoring on or off for the caller's own classification (the verdicts themselves never change)."""
+    record = await _own_record(session, caller, classification_id, retention, now)
+    record.monitor = monitor
+    await session.flush()
+    return await _record_view(session, record)
 
 
 async def purge_expired(session: AsyncSession, retention: Retention, now: dt.datetime) -> dict[Environment, int]:

@@ -1,13 +1,19 @@
-"""`compliance-api classifications purge`: delete audit records past their retention period."""
+"""`compliance-api classifications purge|rescore`: retention of the audit trail, and law-change re-scoring."""
 
 from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
 
 import typer
 
 from compliance_api.classify import service
-from compliance_api.cli.common import JsonOption, print_json, run, transaction
+from compliance_api.classify.rescore import RescoreReport, rescore
+from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
 
 app = typer.Typer(no_args_is_help=True, help="Manage the classification audit trail.")
 
@@ -29,3 +35,48 @@ def purge(as_json: JsonOption = False) -> None:
             typer.echo(", ".join(f"{env}: {count} deleted" for env, count in counts.items()))
 
     run(work)
+
+
+@app.command("rescore")
+def rescore_command(
+    as_of: Annotated[
+        dt.datetime | None,
+        typer.Option(
+            "--as-of", formats=["%Y-%m-%d"], help="Judge under the law in force on this date (default today)."
+        ),
+    ] = None,
+    env: EnvOption = Environment.live,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report the changes without storing or sending them.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Re-score every monitored classification of the environment under the rulesets and thresholds in force on
+    the date; a changed verdict is stored as a new verdict and sent as `classification.verdict_changed`. The worker
+    runs this daily."""
+    settings = Settings()
+    retention = service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
+    now = utcnow()
+    day = as_of.date() if as_of is not None else now.date()
+
+    async def work() -> RescoreReport:
+        async with transaction(settings) as session:
+            return await rescore(
+                session,
+                packaged_rulesets(),
+                env,
+                as_of=day,
+                now=now,
+                since=retention.cutoff(env, now),
+                dry_run=dry_run,
+            )
+
+    report = run(work)
+    if as_json:
+        print_json(report.as_json())
+        return
+    action = "would change" if dry_run else "changed"
+    typer.echo(f"{env.value}, as of {day.isoformat()}: {report.examined} monitored, {len(report.changes)} {action}")
+    for change in report.changes:
+        label = f" ({change.reference})" if change.reference else ""
+        typer.echo(f"  {change.classification_id}{label}: {change.previous_verdict} -> {change.new_verdict}")

@@ -1,7 +1,9 @@
 """The daily purges, for the worker: `await run_daily(sessionmaker, settings, stop)` as one of its tasks.
 
 Each day: sandbox data past 30 days (fixtures kept), verdicts past their retention (production years, sandbox days)
-and Idempotency-Key records past 24 hours. Each purge is its own transaction; one failing does not stop the others.
+and Idempotency-Key records past 24 hours; then monitored verdicts are re-scored under today's law (once a day per
+environment, and once more when a start brings new ruleset versions). Each job is its own transaction; one failing
+does not stop the others.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.classify.rescore import claim_run, rescore, rulesets_signature
+from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.service import Retention
 from compliance_api.classify.service import purge_expired as purge_expired_classifications
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.idempotency import purge_expired as purge_expired_idempotency
 from compliance_api.retention.service import purge_sandbox
 
@@ -48,7 +53,8 @@ async def run_once(sessionmaker: async_sessionmaker[AsyncSession], settings: Set
     """One round of the daily purges; logs what went (or why a purge failed) and says whether all succeeded."""
     sandbox = await _purge_sandbox(sessionmaker, settings, now)
     expired = await _purge_expired(sessionmaker, settings, now)
-    return sandbox and expired
+    rescored = await _rescore_monitored(sessionmaker, settings, now)
+    return sandbox and expired and rescored
 
 
 async def _purge_sandbox(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime) -> bool:
@@ -72,4 +78,31 @@ async def _purge_expired(sessionmaker: async_sessionmaker[AsyncSession], setting
         log.warning("expired_purge_failed", error=type(exc).__name__)
         return False
     log.info("expired_purged", idempotency_records=keys, **{f"verdicts_{e.value}": n for e, n in verdicts.items()})
+    return True
+
+
+async def _rescore_monitored(
+    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime
+) -> bool:
+    """Re-score monitored verdicts as of today, per environment, unless that ran today under these rulesets."""
+    rulesets = packaged_rulesets()
+    signature = rulesets_signature(rulesets)
+    retention = Retention(settings.classification_retention_years, settings.sandbox_retention_days)
+    try:
+        for environment in Environment:
+            async with sessionmaker.begin() as session:
+                if not await claim_run(session, environment, signature, now.date(), now):
+                    continue
+                report = await rescore(
+                    session, rulesets, environment, as_of=now.date(), now=now, since=retention.cutoff(environment, now)
+                )
+            log.info(
+                "verdicts_rescored",
+                environment=environment.value,
+                examined=report.examined,
+                changed=len(report.changes),
+            )
+    except (SQLAlchemyError, OSError) as exc:
+        log.warning("rescore_failed", error=type(exc).__name__)
+        return False
     return True

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from compliance_api.accounts.models import User
-from compliance_api.classify.models import Classification
+from compliance_api.classify.models import Classification, ClassificationVerdict
 from compliance_api.config import Settings
 from compliance_api.dac7.fixtures import DEMO_ACTIVITY_IDS, UNAUTHORISED_SELLER_EMAIL
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
@@ -238,10 +238,14 @@ def aged(model: type[object], stamp: str = "created_at") -> PurgeRule:
 # data, and records with their own 24-hour purge (`compliance-api idempotency purge`). Users are not
 # environment-owned and stay too.
 # The WTTA register's version counter is not data either (the purge raises it when admissions or imports go).
-KEPT: frozenset[str] = frozenset({"api_token", "idempotency_record", "webhook_endpoint", "wtta_register_version"})
+# The re-score runs say when monitored verdicts were last re-scored, per environment: a schedule, not data.
+KEPT: frozenset[str] = frozenset(
+    {"api_token", "idempotency_record", "webhook_endpoint", "wtta_register_version", "classification_rescore_run"}
+)
 
 # Children before parents.
 RULES: tuple[Step, ...] = (
+    aged(ClassificationVerdict),
     aged(Classification),
     aged(WebhookDelivery),
     aged(OutboxEvent),

@@ -56,6 +56,31 @@ class ClassificationCreated(ResponseSchema):
     created_at: dt.datetime
 
 
+class RulesetVersion(ResponseSchema):
+    id: str
+    version: dt.date
+
+
+class VerdictChangeCause(ResponseSchema):
+    what: Literal["ruleset", "threshold", "criterion", "rule"]
+    name: str = Field(description="The ruleset id, `tariefgrens`, the criterion, or the rule's reason.")
+    previous: str | float | bool | None
+    new: str | float | bool | None
+
+
+class ClassificationVerdictChanged(ResponseSchema):
+    classification_id: uuid.UUID
+    user_id: uuid.UUID = Field(description="The account that asked for the classification.")
+    kind: str
+    reference: str | None = Field(description="The `reference` sent with the classification.")
+    previous_verdict: str
+    new_verdict: str
+    previous_ruleset: RulesetVersion
+    new_ruleset: RulesetVersion
+    as_of: dt.date = Field(description="The date whose law and thresholds the new verdict applies.")
+    causes: list[VerdictChangeCause] = Field(description="What made the difference.")
+
+
 class ApiTokenCreated(ResponseSchema):
     user_id: uuid.UUID
     token_id: uuid.UUID
@@ -120,6 +145,13 @@ EVENT_TYPES: dict[str, EventType] = {
         ),
         EventType(
             "classification.created", "The account made a classification.", ClassificationCreated, "owner", "user_id"
+        ),
+        EventType(
+            "classification.verdict_changed",
+            "A monitored classification's verdict changed when it was re-scored under the law in force on a date.",
+            ClassificationVerdictChanged,
+            "owner",
+            "user_id",
         ),
         EventType("api_token.created", "An API token of the account was created.", ApiTokenCreated, "owner", "user_id"),
         EventType("api_token.revoked", "An API token of the account was revoked.", ApiTokenRevoked, "owner", "user_id"),

@@ -107,6 +107,7 @@ CLASSIFY_OPERATIONS = (
     "classify-cross-border",
     "classify-cross-border-criteria",
     "classification-get",
+    "classification-update",
 )
 
 

@@ -1,0 +1,252 @@
+"""Law-change alerts: re-score monitored classifications under the rules and thresholds in force on a date.
+
+A changed verdict is stored as a new `ClassificationVerdict` linked to the one it supersedes (the audit record itself
+is never altered) and emits `classification.verdict_changed` in the same transaction. An unchanged verdict stores
+nothing, so re-scoring twice on the same date changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from sqlalchemy import select, tuple_, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.classify import views
+from compliance_api.classify.crossborder import assess_criteria
+from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict, RescoreRun
+from compliance_api.classify.ruleset import RulesetHeader, Rulesets
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.events.service import emit
+from compliance_api.kit.environment import Environment, scoped
+
+VERDICT_CHANGED = "classification.verdict_changed"
+PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictChange:
+    classification_id: uuid.UUID
+    kind: ClassificationKind
+    user_id: uuid.UUID
+    reference: str | None
+    previous_verdict: str
+    new_verdict: str
+    previous_ruleset: dict[str, str]
+    new_ruleset: dict[str, str]
+    as_of: dt.date
+    causes: list[dict[str, Any]]
+
+    def payload(self) -> dict[str, Any]:
+        """The `classification.verdict_changed` event's data."""
+        return {
+            "classification_id": str(self.classification_id),
+            "user_id": str(self.user_id),
+            "kind": self.kind.value,
+            "reference": self.reference,
+            "previous_verdict": self.previous_verdict,
+            "new_verdict": self.new_verdict,
+            "previous_ruleset": self.previous_ruleset,
+            "new_ruleset": self.new_ruleset,
+            "as_of": self.as_of.isoformat(),
+            "causes": self.causes,
+        }
+
+
+@dataclass(slots=True)
+class RescoreReport:
+    environment: Environment
+    as_of: dt.date
+    dry_run: bool
+    examined: int = 0
+    changes: list[VerdictChange] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "environment": self.environment.value,
+            "as_of": self.as_of.isoformat(),
+            "dry_run": self.dry_run,
+            "examined": self.examined,
+            "changed": len(self.changes),
+            "changes": [change.payload() for change in self.changes],
+        }
+
+
+def rulesets_signature(rulesets: Rulesets) -> str:
+    """Every loaded ruleset's id and version: a start that changes this re-scores once more that day."""
+    headers: list[RulesetHeader] = [rulesets.dutch, *rulesets.cross_border.values()]
+    return ",".join(sorted(f"{ruleset.id}@{ruleset.version.isoformat()}" for ruleset in headers))
+
+
+def rescored_verdict(record: Classification, rulesets: Rulesets, as_of: dt.date, now: dt.datetime) -> dict[str, Any]:
+    """The record's request judged as of `as_of` with the loaded rulesets, as a verdict body with the record's id."""
+    raw = orjson.dumps(record.request)
+    if record.kind is ClassificationKind.zelfstandigenwet:
+        dutch = ZelfstandigenwetRequest.model_validate_json(raw)
+        assessment = assess_engagement(rulesets.dutch, dutch.engagement.model_dump(), as_of)
+        return views.dutch_verdict(assessment, rulesets.dutch, id=record.id, created_at=now, tracked=dutch)
+    cross_border = CrossBorderRequest.model_validate_json(raw)
+    ruleset = rulesets.cross_border[cross_border.country]
+    return views.cross_border_verdict(
+        assess_criteria(ruleset, cross_border.criteria, as_of), id=record.id, created_at=now, tracked=cross_border
+    )
+
+
+def causes(previous: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """What made the difference: the ruleset version, the threshold, and each criterion or rule that changed."""
+    found: list[dict[str, Any]] = []
+    if previous["ruleset"]["version"] != new["ruleset"]["version"]:
+        found.append(
+            {"what": "ruleset", "name": new["ruleset"]["id"], **_pair(previous["ruleset"], new["ruleset"], "version")}
+        )
+    old_threshold, new_threshold = _threshold(previous), _threshold(new)
+    if old_threshold != new_threshold:
+        found.append({"what": "threshold", "name": "tariefgrens", "previous": old_threshold, "new": new_threshold})
+    old_criteria, new_criteria = _criteria(previous), _criteria(new)
+    for name in sorted(old_criteria.keys() | new_criteria.keys()):
+        if old_criteria.get(name) != new_criteria.get(name):
+            found.append(
+                {"what": "criterion", "name": name, "previous": old_criteria.get(name), "new": new_criteria.get(name)}
+            )
+    old_rules, new_rules = _rules(previous), _rules(new)
+    found += [
+        {"what": "rule", "name": reason, "previous": False, "new": True} for reason in sorted(new_rules - old_rules)
+    ]
+    found += [
+        {"what": "rule", "name": reason, "previous": True, "new": False} for reason in sorted(old_rules - new_rules)
+    ]
+    return found
+
+
+def _pair(previous: dict[str, Any], new: dict[str, Any], key: str) -> dict[str, Any]:
+    return {"previous": previous[key], "new": new[key]}
+
+
+def _threshold(verdict: dict[str, Any]) -> float | None:
+    threshold = verdict.get("tariefgrens")
+    if threshold is None:
+        return None
+    return float(threshold.get("amount_eur", threshold.get("value")))
+
+
+def _criteria(verdict: dict[str, Any]) -> dict[str, bool]:
+    return {c.get("id") or c["name"]: bool(c.get("hit", c.get("met"))) for c in verdict.get("criteria", [])}
+
+
+def _rules(verdict: dict[str, Any]) -> set[str]:
+    return {rule["reason"] for rule in verdict.get("rules_applied", [])}
+
+
+async def _latest(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ClassificationVerdict]:
+    """The newest re-scored verdict of each classification that has one."""
+    rows = await session.scalars(
+        select(ClassificationVerdict)
+        .where(ClassificationVerdict.classification_id.in_(ids))
+        .order_by(ClassificationVerdict.created_at)
+    )
+    return {row.classification_id: row for row in rows}
+
+
+async def rescore(
+    session: AsyncSession,
+    rulesets: Rulesets,
+    environment: Environment,
+    *,
+    as_of: dt.date,
+    now: dt.datetime,
+    since: dt.datetime,
+    dry_run: bool = False,
+) -> RescoreReport:
+    """Re-score the environment's monitored classifications created after `since` (retention); in the caller's
+    transaction, so a crash or a dry run (rolled back by the caller) keeps nothing."""
+    report = RescoreReport(environment, as_of, dry_run)
+    after: tuple[dt.datetime, uuid.UUID] | None = None
+    while True:
+        statement = scoped(select(Classification), Classification, environment).where(
+            Classification.monitor.is_(True), Classification.created_at >= since
+        )
+        if after is not None:
+            statement = statement.where(tuple_(Classification.created_at, Classification.id) > tuple_(*after))
+        page = list(await session.scalars(statement.order_by(Classification.created_at, Classification.id).limit(PAGE)))
+        if not page:
+            return report
+        latest = await _latest(session, [record.id for record in page])
+        for record in page:
+            report.examined += 1
+            change = await _rescore_one(session, record, latest.get(record.id), rulesets, as_of, now, dry_run)
+            if change is not None:
+                report.changes.append(change)
+        after = (page[-1].created_at, page[-1].id)
+
+
+async def _rescore_one(
+    session: AsyncSession,
+    record: Classification,
+    latest: ClassificationVerdict | None,
+    rulesets: Rulesets,
+    as_of: dt.date,
+    now: dt.datetime,
+    dry_run: bool,
+) -> VerdictChange | None:
+    current = latest.result if latest is not None else record.result
+    new = rescored_verdict(record, rulesets, as_of, now)
+    if new["verdict"] == current["verdict"]:
+        return None
+    change = VerdictChange(
+        classification_id=record.id,
+        kind=record.kind,
+        user_id=record.user_id,
+        reference=record.reference,
+        previous_verdict=current["verdict"],
+        new_verdict=new["verdict"],
+        previous_ruleset={"id": current["ruleset"]["id"], "version": current["ruleset"]["version"]},
+        new_ruleset={"id": new["ruleset"]["id"], "version": new["ruleset"]["version"]},
+        as_of=as_of,
+        causes=causes(current, new),
+    )
+    if dry_run:
+        return change
+    session.add(
+        ClassificationVerdict(
+            environment=record.environment,
+            classification_id=record.id,
+            supersedes_id=None if latest is None else latest.id,
+            verdict=new["verdict"],
+            previous_verdict=current["verdict"],
+            ruleset_version=new["ruleset"]["version"],
+            as_of=as_of,
+            result=new,
+            created_at=now,
+        )
+    )
+    await emit(session, environment=record.environment, type=VERDICT_CHANGED, payload=change.payload())
+    await session.flush()
+    return change
+
+
+async def claim_run(
+    session: AsyncSession, environment: Environment, signature: str, today: dt.date, now: dt.datetime
+) -> bool:
+    """Whether this process should re-score the environment now (not yet today, or under other rulesets), claiming
+    the run in the caller's transaction: a concurrent worker waits on the row, then finds it claimed."""
+    claimed = await session.execute(
+        update(RescoreRun)
+        .where(
+            RescoreRun.environment == environment,
+            (RescoreRun.ran_on < today) | (RescoreRun.rulesets != signature),
+        )
+        .values(ran_on=today, rulesets=signature, ran_at=now)
+    )
+    if claimed.rowcount:  # type: ignore[attr-defined]
+        return True
+    if await session.get(RescoreRun, environment) is not None:
+        return False
+    session.add(RescoreRun(environment=environment, ran_on=today, rulesets=signature, ran_at=now))
+    await session.flush()
+    return True
