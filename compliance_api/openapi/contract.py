@@ -220,6 +220,7 @@ def build_contract(app: FastAPI) -> dict[str, Any]:
     schemas.pop("ValidationError", None)
     schemas["Problem"] = PROBLEM_SCHEMA
     schemas["FieldError"] = FIELD_ERROR_SCHEMA
+    _hoist_variants(schemas)
     components["headers"] = deepcopy(COMPONENT_HEADERS)
     components["securitySchemes"] = {
         "bearerAuth": {
@@ -234,6 +235,42 @@ def build_contract(app: FastAPI) -> dict[str, Any]:
                 if method in item:
                     _decorate_operation(item[method])
     return dict(schema)
+
+
+def _hoist_variants(schemas: dict[str, Any]) -> None:
+    """Give every inline `oneOf` variant (and each object it holds) a component of its own, named by its title.
+
+    Client generators name inline schemas themselves and collide (openapi-python-client generated two
+    `CrossBorderRequestFRCriteria` models and dropped the operation's module); a `$ref` per variant, with a
+    discriminator when the variants share a constant property, generates one model each.
+    """
+    for name in list(schemas):
+        variants = schemas[name].get("oneOf", [])
+        if not variants or not all(isinstance(v, dict) and "title" in v and "$ref" not in v for v in variants):
+            continue
+        references = []
+        for variant in variants:
+            title = variant["title"]
+            for prop, value in variant.get("properties", {}).items():
+                if value.get("type") == "object" and "properties" in value:
+                    component = title + prop.title().replace("_", "")
+                    schemas[component] = {"title": component, **value}
+                    variant["properties"][prop] = {"$ref": f"#/components/schemas/{component}"}
+            schemas[title] = variant
+            references.append(f"#/components/schemas/{title}")
+        schemas[name]["oneOf"] = [{"$ref": reference} for reference in references]
+        tag = _constant_property(variants)
+        if tag is not None:
+            mapping = {v["properties"][tag]["const"]: ref for v, ref in zip(variants, references, strict=True)}
+            schemas[name]["discriminator"] = {"propertyName": tag, "mapping": mapping}
+
+
+def _constant_property(variants: list[dict[str, Any]]) -> str | None:
+    """A property every variant fixes to its own constant (the discriminator), if there is one."""
+    for prop in variants[0].get("properties", {}):
+        if all("const" in v.get("properties", {}).get(prop, {}) for v in variants):
+            return str(prop)
+    return None
 
 
 def _restore_examples(schema: dict[str, Any], app: FastAPI) -> None:

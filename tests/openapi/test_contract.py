@@ -152,10 +152,17 @@ async def test_criterion_ids_verdicts_and_countries_are_enums_of_the_rulesets(ap
     [country] = _operations(contract)["classify-cross-border-criteria"]["parameters"]
     assert country["schema"]["$ref"] == _ref("Country")["$ref"]
 
-    variants = {v["properties"]["country"]["const"]: v for v in schemas["CrossBorderRequest"]["oneOf"]}
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        resolved: dict[str, Any] = schemas[node["$ref"].rsplit("/", 1)[1]]
+        return resolved
+
+    variants = {
+        variant["properties"]["country"]["const"]: variant
+        for variant in map(resolve, schemas["CrossBorderRequest"]["oneOf"])
+    }
     assert list(variants) == [country.value for country in Country]
     for code, ruleset in rulesets.cross_border.items():
-        criteria = variants[code]["properties"]["criteria"]
+        criteria = resolve(variants[code]["properties"]["criteria"])
         assert list(criteria["properties"]) == list(ruleset.criterion_names)
         assert criteria["additionalProperties"] is False
 
@@ -228,3 +235,28 @@ async def test_the_catalogue_example_is_what_the_api_answers(
     answer = await client.get(CRITERIA, params={"country": country}, headers=account.live)
     assert answer.status_code == 200, answer.text
     assert answer.json() == catalogue["responses"]["200"]["content"]["application/json"]["example"]
+
+
+def _inline_variants(node: Any, path: str = "#") -> list[str]:
+    """Paths of `oneOf`/`anyOf` variants that are inline objects with properties (generators name those themselves)."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key in ("oneOf", "anyOf"):
+            for index, variant in enumerate(node.get(key, [])):
+                if isinstance(variant, dict) and "properties" in variant:
+                    found.append(f"{path}/{key}/{index}")
+        for key, value in node.items():
+            found += _inline_variants(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _inline_variants(value, f"{path}/{index}")
+    return found
+
+
+async def test_every_union_variant_with_properties_is_a_named_component(app: FastAPI) -> None:
+    """openapi-python-client generated colliding models for inline variants (`.ci/clients.sh` generates a client)."""
+    contract = app.openapi()
+    assert _inline_variants(contract) == []
+    discriminator = contract["components"]["schemas"]["CrossBorderRequest"]["discriminator"]
+    assert discriminator["propertyName"] == "country"
+    assert set(discriminator["mapping"]) == {country.value for country in Country}
