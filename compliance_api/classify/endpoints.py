@@ -8,12 +8,14 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from pydantic import BaseModel
+from pydantic import AwareDatetime, BaseModel
 
 from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
-from compliance_api.classify import examples, service, views
+from compliance_api.classify import examples, listing, service, views
+from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
+    ClassificationList,
     ClassificationRecord,
     ClassificationUpdate,
     CriteriaCatalogue,
@@ -22,11 +24,12 @@ from compliance_api.classify.schemas import (
     ZelfstandigenwetRequest,
     ZWVerdict,
 )
-from compliance_api.classify.verdict import Country
+from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.idempotency import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import json_response
 
 router = APIRouter(prefix="/v1", tags=["classify"])
@@ -110,6 +113,34 @@ async def cross_border_criteria(
 ) -> CriteriaCatalogue:
     """Each criterion's name, description, weight and legal basis, the scoring rules and the dated tariefgrens."""
     return views.criteria_catalogue(_rulesets(request).cross_border[country])
+
+
+@router.get(
+    "/classifications",
+    summary="Your classifications, newest first",
+    operation_id="classification-list",
+    response_model=ClassificationList,
+)
+async def list_classifications(
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    reference: Annotated[str | None, Query(min_length=1, max_length=200, description="Your `reference`.")] = None,
+    verdict: Annotated[Verdict | None, Query(description="The current verdict.")] = None,
+    kind: Annotated[ClassificationKind | None, Query(description="The Dutch or the cross-border test.")] = None,
+    country: Annotated[Country | None, Query(description="The cross-border test's country.")] = None,
+    monitored: Annotated[bool | None, Query(description="Only monitored (true) or unmonitored (false) ones.")] = None,
+    created_after: Annotated[AwareDatetime | None, Query(description="ISO 8601 with a time zone.")] = None,
+    created_before: Annotated[AwareDatetime | None, Query(description="ISO 8601 with a time zone.")] = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> ClassificationList:
+    """The classifications this account made in this environment (within retention), filtered; another account or
+    the other environment sees none of them. Pages with `limit` and `cursor`."""
+    filters = listing.ClassificationFilter(reference, verdict, kind, country, monitored, created_after, created_before)
+    now = utcnow()
+    since = _retention(request).cutoff(caller.environment, now)
+    return await listing.list_classifications(session, caller, filters, limit=limit, cursor=cursor, since=since)
 
 
 @router.get(

@@ -21,11 +21,15 @@ class ClassificationKind(StrEnum):
 
 
 class Classification(EnvironmentOwned, Base):
+    """One verdict as answered (`request`, `result` never change); `verdict` is the current one, which re-scoring
+    moves (its history is in `classification_verdict`), and `country` the cross-border test's country."""
+
     __tablename__ = "classification"
     __table_args__ = (
         Index("ix_classification_created_at", "created_at"),
         Index("ix_classification_reference", "environment", "user_id", "reference"),
         Index("ix_classification_monitor", "environment", "monitor"),
+        Index("ix_classification_list", "environment", "user_id", "created_at", "id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
@@ -36,6 +40,8 @@ class Classification(EnvironmentOwned, Base):
     ruleset_version: Mapped[str] = mapped_column(String(32))
     request: Mapped[dict[str, Any]] = mapped_column(JSON)
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    verdict: Mapped[str] = mapped_column(String(16))
+    country: Mapped[str | None] = mapped_column(String(2), default=None)
     reference: Mapped[str | None] = mapped_column(String(200), default=None)
     client_metadata: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)
     monitor: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

@@ -225,6 +225,7 @@ async def _rescore_one(
             created_at=now,
         )
     )
+    record.verdict = new["verdict"]
     await emit(session, environment=record.environment, type=VERDICT_CHANGED, payload=change.payload())
     await session.flush()
     return change

@@ -15,6 +15,7 @@ from pydantic import Field, StrictBool, StringConstraints
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
+from compliance_api.kit.pagination import Page
 from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, IsoDate, RequestSchema, ResponseSchema
 
 _RULESETS = packaged_rulesets()
@@ -230,6 +231,23 @@ class CrossBorderVerdict(ResponseSchema):
     metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
+
+
+class ClassificationSummary(ResponseSchema):
+    id: uuid.UUID
+    kind: ClassificationKind
+    country: Country | None = Field(description="The cross-border test's country; null for the Dutch test.")
+    verdict: Verdict = Field(description="The current verdict (after any re-score).")
+    original_verdict: Verdict = Field(description="The verdict as first answered.")
+    ruleset: RulesetRef
+    reference: str | None
+    metadata: dict[str, str]
+    monitor: bool
+    created_at: dt.datetime
+
+
+class ClassificationList(Page[ClassificationSummary]):
+    """A page of classifications, newest first."""
 
 
 class ClassificationUpdate(RequestSchema):

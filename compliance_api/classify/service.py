@@ -65,6 +65,8 @@ async def _keep(
         "ruleset_version": ruleset.version.isoformat(),
         "request": body.model_dump(mode="json", exclude_unset=True),
         "result": verdict,
+        "verdict": verdict["verdict"],
+        "country": verdict.get("country"),
         "reference": verdict["reference"],
         "client_metadata": verdict["metadata"] or None,
         "monitor": verdict["monitor"],

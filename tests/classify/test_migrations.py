@@ -1,0 +1,138 @@
+"""Migration 0013 fills the current verdict (the newest re-score, else the answer) and the country of old rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg  # type: ignore[import-untyped]
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from compliance_api.config import Settings
+from compliance_api.db import UTCDateTime, create_engine
+from compliance_api.migrate import upgrade
+from tests.conftest import require_service
+
+POSTGRES_SERVER = os.environ.get("TEST_POSTGRES_SERVER", "postgresql://postgres@127.0.0.1:5432")
+NOW = dt.datetime(2026, 11, 25, 6, tzinfo=dt.UTC)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def fresh_engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """An empty database of each backend, for migrating step by step."""
+    if request.param == "sqlite":
+        engine = create_engine(Settings(database_url=f"sqlite:///{tmp_path / 'm.db'}").resolved_database_url)
+        yield engine
+        await engine.dispose()
+        return
+    name = f"migration_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    try:
+        admin = await asyncpg.connect(POSTGRES_SERVER + "/postgres")
+    except OSError:
+        require_service(False, "PostgreSQL at " + POSTGRES_SERVER)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        engine = create_engine(Settings(database_url=f"{POSTGRES_SERVER}/{name}").resolved_database_url)
+        try:
+            yield engine
+        finally:
+            await engine.dispose()
+        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+async def test_0013_fills_verdict_and_country_from_answers_and_history(fresh_engine: AsyncEngine) -> None:
+    await upgrade(fresh_engine, "0012")
+    user, dutch, german = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    ids = ("id", "user_id", "token_id", "classification_id")
+    stamps = ("created_at",)
+
+    def table(name: str, *columns: str) -> sa.TableClause:
+        """The table as it is at revision 0012 (the models describe the newest schema)."""
+        types = {c: sa.Uuid() if c in ids else UTCDateTime() if c in stamps else None for c in columns}
+        json_columns = {"request", "result"}
+        return sa.table(name, *(sa.column(c, sa.JSON() if c in json_columns else types[c]) for c in columns))
+
+    users = table("user_account", "id", "email", "kind", "plan", "created_at")
+    classification = table(
+        "classification",
+        "id",
+        "environment",
+        "user_id",
+        "token_id",
+        "kind",
+        "ruleset_id",
+        "ruleset_version",
+        "monitor",
+        "created_at",
+        "request",
+        "result",
+    )
+    verdicts = table(
+        "classification_verdict",
+        "id",
+        "classification_id",
+        "verdict",
+        "previous_verdict",
+        "ruleset_version",
+        "as_of",
+        "created_at",
+        "environment",
+        "result",
+    )
+    async with fresh_engine.begin() as connection:
+        await connection.execute(
+            sa.insert(users),
+            [{"id": user, "email": "m@example.com", "kind": "business", "plan": "free", "created_at": NOW}],
+        )
+        rows = [
+            (dutch, "zelfstandigenwet", {"engagement": {}}, "safe"),
+            (german, "cross_border", {"country": "DE", "criteria": {}}, "risky"),
+        ]
+        await connection.execute(
+            sa.insert(classification),
+            [
+                {
+                    "id": id,
+                    "environment": "live",
+                    "user_id": user,
+                    "token_id": uuid.uuid4(),
+                    "kind": kind,
+                    "ruleset_id": "x",
+                    "ruleset_version": "2026-07-09",
+                    "monitor": True,
+                    "created_at": NOW,
+                    "request": request,
+                    "result": {"verdict": verdict},
+                }
+                for id, kind, request, verdict in rows
+            ],
+        )
+        await connection.execute(
+            sa.insert(verdicts),
+            [
+                {
+                    "id": uuid.uuid4(),
+                    "classification_id": dutch,
+                    "verdict": verdict,
+                    "previous_verdict": "safe",
+                    "ruleset_version": "2026-07-09",
+                    "as_of": dt.date(2026, 1, day),
+                    "environment": "live",
+                    "created_at": NOW + dt.timedelta(days=day),
+                    "result": {"verdict": verdict},
+                }
+                for day, verdict in ((1, "unsafe"), (2, "risky"))
+            ],
+        )
+    await upgrade(fresh_engine)
+    async with fresh_engine.connect() as connection:
+        found = await connection.execute(sa.text("SELECT id, verdict, country FROM classification"))
+        by_id = {uuid.UUID(str(row.id)): (row.verdict, row.country) for row in found}
+    assert by_id == {dutch: ("risky", None), german: ("risky", "DE")}
