@@ -120,18 +120,30 @@ async def cross_border_criteria(
     summary="Your classifications, newest first",
     operation_id="classification-list",
     response_model=ClassificationList,
+    openapi_extra=examples.CLASSIFICATION_LIST,
 )
 async def list_classifications(
     caller: CurrentCaller,
     session: DbSession,
     request: Request,
-    reference: Annotated[str | None, Query(min_length=1, max_length=200, description="Your `reference`.")] = None,
-    verdict: Annotated[Verdict | None, Query(description="The current verdict.")] = None,
-    kind: Annotated[ClassificationKind | None, Query(description="The Dutch or the cross-border test.")] = None,
-    country: Annotated[Country | None, Query(description="The cross-border test's country.")] = None,
-    monitored: Annotated[bool | None, Query(description="Only monitored (true) or unmonitored (false) ones.")] = None,
-    created_after: Annotated[AwareDatetime | None, Query(description="ISO 8601 with a time zone.")] = None,
-    created_before: Annotated[AwareDatetime | None, Query(description="ISO 8601 with a time zone.")] = None,
+    reference: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="Your `reference`.", examples=["contract-2026-0042"]),
+    ] = None,
+    verdict: Annotated[Verdict | None, Query(description="The current verdict.", examples=["risky"])] = None,
+    kind: Annotated[
+        ClassificationKind | None, Query(description="The Dutch or the cross-border test.", examples=["cross_border"])
+    ] = None,
+    country: Annotated[Country | None, Query(description="The cross-border test's country.", examples=["DE"])] = None,
+    monitored: Annotated[
+        bool | None, Query(description="Only monitored (true) or unmonitored (false) ones.", examples=[True])
+    ] = None,
+    created_after: Annotated[
+        AwareDatetime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-11-01T00:00:00Z"])
+    ] = None,
+    created_before: Annotated[
+        AwareDatetime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-12-01T00:00:00Z"])
+    ] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> ClassificationList:

@@ -44,7 +44,9 @@ def _get_operation(response: dict[str, Any]) -> dict[str, Any]:
     return {"responses": {"200": {"content": {"application/json": {"example": response}}}}}
 
 
-def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _examples() -> tuple[
+    dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]
+]:
     rulesets = packaged_rulesets()
     dutch_request = {
         "engagement": _ENGAGEMENT,
@@ -94,7 +96,27 @@ def _examples() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[st
         _get_operation(views.criteria_catalogue(rulesets.cross_border[Country.BE]).model_dump(mode="json")),
         _get_operation(record),
         _operation({"monitor": False}, {**record, "monitor": False}, "Stop re-scoring this classification"),
+        _get_operation(
+            {
+                "data": [
+                    {
+                        "id": str(_ID),
+                        "kind": "zelfstandigenwet",
+                        "country": None,
+                        "verdict": dutch["verdict"],
+                        "original_verdict": dutch["verdict"],
+                        "ruleset": dutch["ruleset"],
+                        "reference": dutch["reference"],
+                        "metadata": dutch["metadata"],
+                        "monitor": True,
+                        "created_at": dutch["created_at"],
+                    }
+                ],
+                "has_more": False,
+                "next_cursor": None,
+            }
+        ),
     )
 
 
-ZELFSTANDIGENWET, CROSS_BORDER, CRITERIA, CLASSIFICATION, CLASSIFICATION_UPDATE = _examples()
+ZELFSTANDIGENWET, CROSS_BORDER, CRITERIA, CLASSIFICATION, CLASSIFICATION_UPDATE, CLASSIFICATION_LIST = _examples()

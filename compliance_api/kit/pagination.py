@@ -31,7 +31,13 @@ ItemT = TypeVar("ItemT")
 RowT = TypeVar("RowT")
 
 Limit = Annotated[
-    int, Query(ge=1, le=MAX_LIMIT, description=f"How many items per page (1–{MAX_LIMIT}; default {DEFAULT_LIMIT}).")
+    int,
+    Query(
+        ge=1,
+        le=MAX_LIMIT,
+        description=f"How many items per page (1–{MAX_LIMIT}; default {DEFAULT_LIMIT}).",
+        examples=[DEFAULT_LIMIT],
+    ),
 ]
 Cursor = Annotated[
     str | None,
@@ -39,6 +45,7 @@ Cursor = Annotated[
         min_length=1,
         max_length=200,
         description="`next_cursor` of the previous page; leave it out for the first (newest) page.",
+        examples=["eyJ0IjoiMjAyNi0xMS0yNVQwNjowMDowMCswMDowMCJ9"],
     ),
 ]
 

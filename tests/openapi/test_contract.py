@@ -108,6 +108,7 @@ CLASSIFY_OPERATIONS = (
     "classify-cross-border-criteria",
     "classification-get",
     "classification-update",
+    "classification-list",
 )
 
 
