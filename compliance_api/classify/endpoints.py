@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from pydantic import AwareDatetime, BaseModel
+from pydantic import BaseModel
 
 from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
 from compliance_api.classify import examples, listing, service, views
@@ -30,7 +30,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.idempotency import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
-from compliance_api.kit.schemas import json_response
+from compliance_api.kit.schemas import IsoDateTime, json_response
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
@@ -139,10 +139,10 @@ async def list_classifications(
         bool | None, Query(description="Only monitored (true) or unmonitored (false) ones.", examples=[True])
     ] = None,
     created_after: Annotated[
-        AwareDatetime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-11-01T00:00:00Z"])
+        IsoDateTime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-11-01T00:00:00Z"])
     ] = None,
     created_before: Annotated[
-        AwareDatetime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-12-01T00:00:00Z"])
+        IsoDateTime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-12-01T00:00:00Z"])
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,

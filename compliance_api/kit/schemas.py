@@ -38,6 +38,23 @@ IsoDate = Annotated[dt.date, BeforeValidator(_iso_date)]
 """A calendar date in a request body, `YYYY-MM-DD`."""
 
 
+def _iso_datetime(value: object) -> object:
+    """Accept only ISO 8601 date-times with a time zone (lax mode would take `0.5` as a unix timestamp)."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value
+    try:
+        parsed = dt.datetime.fromisoformat(value) if isinstance(value, str) and "T" in value else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise ValueError("must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z")
+    return parsed
+
+
+IsoDateTime = Annotated[dt.datetime, BeforeValidator(_iso_datetime)]
+"""An instant in a query or body: `YYYY-MM-DDTHH:MM:SS` with `Z` or an offset."""
+
+
 def _whole_number(value: object) -> object:
     """JSON Schema counts 4.0 as an integer, so accept a float without a fraction; never a boolean."""
     if isinstance(value, float) and value.is_integer():

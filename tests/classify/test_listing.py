@@ -128,6 +128,8 @@ async def test_a_foreign_or_malformed_cursor_is_400(
         {"monitored": "perhaps"},
         {"created_after": "2026-11-25T06:00:00"},
         {"created_before": "yesterday"},
+        {"created_before": "0.5"},
+        {"created_after": "2026-11-25"},
         {"reference": "x" * 201},
     ],
 )
