@@ -101,10 +101,9 @@ def rescored_verdict(record: Classification, rulesets: Rulesets, as_of: dt.date,
 def causes(previous: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     """What made the difference: the ruleset version, the threshold, and each criterion or rule that changed."""
     found: list[dict[str, Any]] = []
-    if previous["ruleset"]["version"] != new["ruleset"]["version"]:
-        found.append(
-            {"what": "ruleset", "name": new["ruleset"]["id"], **_pair(previous["ruleset"], new["ruleset"], "version")}
-        )
+    old_version, new_version = previous["ruleset"]["version"], new["ruleset"]["version"]
+    if old_version != new_version:
+        found.append({"what": "ruleset", "name": new["ruleset"]["id"], "previous": old_version, "new": new_version})
     old_threshold, new_threshold = _threshold(previous), _threshold(new)
     if old_threshold != new_threshold:
         found.append({"what": "threshold", "name": "tariefgrens", "previous": old_threshold, "new": new_threshold})
@@ -122,10 +121,6 @@ def causes(previous: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]
         {"what": "rule", "name": reason, "previous": True, "new": False} for reason in sorted(old_rules - new_rules)
     ]
     return found
-
-
-def _pair(previous: dict[str, Any], new: dict[str, Any], key: str) -> dict[str, Any]:
-    return {"previous": previous[key], "new": new[key]}
 
 
 def _threshold(verdict: dict[str, Any]) -> float | None:
