@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.classify.models import Classification, ClassificationVerdict
+from compliance_api.classify.rescore import causes
 from compliance_api.config import Settings
 from compliance_api.events.models import OutboxEvent
 from compliance_api.retention.jobs import run_once
@@ -195,3 +196,26 @@ async def test_the_worker_rescores_once_a_day_and_again_under_new_rulesets(
     await client.post(ZW, json={**THE_37_EURO_CASE, "reference": "third"}, headers=account.live)
     assert await run_once(sessionmaker, settings, now=noon + dt.timedelta(days=1))
     assert [event["reference"] for event in await _events(sessionmaker)] == ["contract-37", "second", "third"]
+
+
+def test_causes_name_the_ruleset_threshold_criteria_and_rules_that_changed() -> None:
+    previous = {
+        "ruleset": {"id": "be-arbeidsrelatiewet", "version": "2026-07-09"},
+        "tariefgrens": {"value": 32},
+        "criteria": [{"name": "a", "met": True}, {"name": "b", "met": False}],
+        "rules_applied": [{"reason": "kept"}, {"reason": "gone"}],
+    }
+    new = {
+        "ruleset": {"id": "be-arbeidsrelatiewet", "version": "2026-11-25"},
+        "tariefgrens": {"value": 33},
+        "criteria": [{"name": "a", "met": True}, {"name": "b", "met": True}],
+        "rules_applied": [{"reason": "kept"}, {"reason": "new"}],
+    }
+    assert causes(previous, new) == [
+        {"what": "ruleset", "name": "be-arbeidsrelatiewet", "previous": "2026-07-09", "new": "2026-11-25"},
+        {"what": "threshold", "name": "tariefgrens", "previous": 32.0, "new": 33.0},
+        {"what": "criterion", "name": "b", "previous": False, "new": True},
+        {"what": "rule", "name": "new", "previous": False, "new": True},
+        {"what": "rule", "name": "gone", "previous": True, "new": False},
+    ]
+    assert causes(previous, previous) == []
