@@ -54,6 +54,11 @@ def classification_row(user_id: uuid.UUID) -> dict[str, Any]:
         "ruleset_version": "2026-01-01",
         "request": {"engagement": {"hourly_rate_eur": 37.5, "own_tools": True}},
         "result": {"verdict": "risky", "criteria": [{"id": "nl-zw-1", "hit": None}], "advice": "Ça va: €38"},
+        "verdict": "risky",
+        "country": None,
+        "reference": "contract-1",
+        "client_metadata": {"cost_centre": "IT"},
+        "monitor": True,
         "created_at": utcnow(),
     }
 
