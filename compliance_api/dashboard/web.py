@@ -21,6 +21,7 @@ from compliance_api.dashboard.mail import Mailer
 from compliance_api.dashboard.nav import NavItem
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.schemas import NUL
 from compliance_api.ratelimit.limiter import Limiter
 
 MOUNT = "/freelancer"
@@ -49,6 +50,14 @@ class SignInRequired(Exception):
 
 class CsrfRejected(Exception):
     """A form without a valid CSRF token, or from another origin."""
+
+
+class FormFieldRejected(Exception):
+    """A form field holding a NUL character (PostgreSQL cannot store it in text): nothing in the form is used."""
+
+    def __init__(self, field_name: str) -> None:
+        super().__init__(field_name)
+        self.field_name = field_name
 
 
 @dataclass(slots=True)
@@ -137,7 +146,8 @@ async def _account(request: Request, session: DbSession) -> User:
 
 
 async def _checked_form(request: Request) -> FormData:
-    """The POSTed form, after its CSRF token and origin are checked (CsrfRejected otherwise)."""
+    """The POSTed form, after its CSRF token and origin are checked (CsrfRejected otherwise) and its fields are free of
+    NUL characters (FormFieldRejected otherwise)."""
     form = await request.form(max_files=0, max_fields=50, max_part_size=MAX_FIELD_LENGTH * 4)
     submitted = form.get(csrf.FIELD)
     if not csrf.same_origin(
@@ -149,6 +159,9 @@ async def _checked_form(request: Request) -> FormData:
         session_cookie=cookie(request, SESSION_COOKIE),
     ):
         raise CsrfRejected
+    for name, value in form.multi_items():
+        if NUL in name or (isinstance(value, str) and NUL in value):
+            raise FormFieldRejected(name.replace(NUL, ""))
     return form
 
 

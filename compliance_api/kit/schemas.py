@@ -6,14 +6,36 @@ import datetime as dt
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator
 from starlette.responses import Response
+
+NUL = "\x00"
+NUL_MESSAGE = "must not contain NUL (U+0000) characters"
+
+
+def contains_nul(value: object) -> bool:
+    """Whether a string, or any string (key or value) nested in lists and objects, holds U+0000."""
+    if isinstance(value, str):
+        return NUL in value
+    if isinstance(value, dict):
+        return any(contains_nul(key) or contains_nul(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return any(contains_nul(item) for item in value)
+    return False
 
 
 class RequestSchema(BaseModel):
-    """A request body: unknown fields are errors, and nothing is coerced from another type."""
+    """A request body: unknown fields are errors, nothing is coerced from another type, and no string holds NUL
+    (PostgreSQL cannot store it in text)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _refuse_nul(cls, value: object) -> object:
+        if contains_nul(value):
+            raise ValueError(NUL_MESSAGE)
+        return value
 
 
 class ResponseSchema(BaseModel):
