@@ -83,7 +83,7 @@ async def _csrf_rejected(request: Request, _: Exception) -> Response:
 
 async def _form_field_rejected(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, FormFieldRejected)
-    return render(request, "form-rejected.html", status_code=400, field_name=exc.field_name)
+    return render(request, "form-rejected.html", status_code=400, message=exc.message)
 
 
 TITLES = {400: "Bad request", 404: "Page not found", 405: "Method not allowed"}

@@ -53,11 +53,16 @@ class CsrfRejected(Exception):
 
 
 class FormFieldRejected(Exception):
-    """A form field holding a NUL character (PostgreSQL cannot store it in text): nothing in the form is used."""
+    """A form field holding a NUL character (PostgreSQL cannot store it in text): nothing in the form is used. A page
+    that can show the error next to its form catches it; elsewhere the dashboard answers a 400 page naming the field."""
 
     def __init__(self, field_name: str) -> None:
         super().__init__(field_name)
         self.field_name = field_name
+
+    @property
+    def message(self) -> str:
+        return f"The field “{self.field_name}” contains a NUL character (U+0000), which is not allowed."
 
 
 @dataclass(slots=True)
@@ -146,8 +151,7 @@ async def _account(request: Request, session: DbSession) -> User:
 
 
 async def _checked_form(request: Request) -> FormData:
-    """The POSTed form, after its CSRF token and origin are checked (CsrfRejected otherwise) and its fields are free of
-    NUL characters (FormFieldRejected otherwise)."""
+    """The POSTed form, after its CSRF token and origin are checked (CsrfRejected otherwise)."""
     form = await request.form(max_files=0, max_fields=50, max_part_size=MAX_FIELD_LENGTH * 4)
     submitted = form.get(csrf.FIELD)
     if not csrf.same_origin(
@@ -159,16 +163,17 @@ async def _checked_form(request: Request) -> FormData:
         session_cookie=cookie(request, SESSION_COOKIE),
     ):
         raise CsrfRejected
-    for name, value in form.multi_items():
-        if NUL in name or (isinstance(value, str) and NUL in value):
-            raise FormFieldRejected(name.replace(NUL, ""))
     return form
 
 
 def field(form: FormData, name: str) -> str:
-    """One text field of a form ('' when absent), cut to a sane length."""
+    """One text field of a form ('' when absent), cut to a sane length; FormFieldRejected if it holds NUL."""
     value = form.get(name)
-    return value[:MAX_FIELD_LENGTH] if isinstance(value, str) else ""
+    if not isinstance(value, str):
+        return ""
+    if NUL in value:
+        raise FormFieldRejected(name)
+    return value[:MAX_FIELD_LENGTH]
 
 
 CurrentAccount = Annotated[User, Depends(_account)]

@@ -120,6 +120,7 @@ async def test_a_token_name_with_a_nul_character_is_refused_naming_the_field(
     refused = await post_form(browser, "/freelancer/api-tokens", {"name": "mine\u0000", "environment": "test"})
     assert refused.status_code == 400
     assert "The field “name” contains a NUL character" in refused.text
+    assert 'name="name"' in refused.text, "the token form is shown again"
     async with sessionmaker() as session:
         assert await auth_service.list_for_user(session, user_id=user.id) == []
 
