@@ -284,6 +284,8 @@ def validation_errors(exc: RequestValidationError) -> list[FieldError]:
         if error.get("type") == "json_invalid":
             found.append(FieldError("body", "Body is not valid JSON."))
             continue
+        if error.get("type") == "nul_character":  # raised for a whole model: its context names the field
+            location = (*location, str(error.get("ctx", {}).get("field", "")))
         found.append(FieldError(_field_path(location), str(error.get("msg", "invalid"))))
     return found
 

@@ -82,3 +82,10 @@ async def test_nul_in_a_query_or_path_parameter_is_refused_naming_it(
     client: AsyncClient, auth: dict[str, str], path: str, field: str
 ) -> None:
     _assert_names(await client.get(path, headers=auth), field)
+
+
+async def test_a_literal_backslash_u0000_is_ordinary_text(client: AsyncClient, auth: dict[str, str]) -> None:
+    body = {"engagement": {}, "reference": "C:\\u0000", "metadata": {"path": "\\u0000"}}
+    response = await client.post("/v1/classify/zelfstandigenwet", json=body, headers=auth)
+    assert response.status_code == 200, response.text
+    assert response.json()["reference"] == "C:\\u0000"

@@ -6,11 +6,14 @@ import datetime as dt
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
 from starlette.responses import Response
 
 NUL = "\x00"
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
+NUL_ERROR = "nul_character"
+ESCAPED_NUL = b"\\u0000"  # how orjson writes U+0000: serialising is a tenth of the cost of walking in Python
 
 
 def contains_nul(value: object) -> bool:
@@ -30,12 +33,16 @@ class RequestSchema(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    @field_validator("*", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _refuse_nul(cls, value: object) -> object:
-        if contains_nul(value):
-            raise ValueError(NUL_MESSAGE)
-        return value
+    def _refuse_nul(cls, data: object) -> object:
+        """One serialisation of the raw body finds NUL; the error context names the field (errors.py adds it)."""
+        if isinstance(data, dict) and ESCAPED_NUL in orjson.dumps(data, default=str):
+            # The escape may also be a literal backslash before "u0000": only a real NUL is refused.
+            field = next((str(key) for key, value in data.items() if contains_nul(key) or contains_nul(value)), None)
+            if field is not None:
+                raise PydanticCustomError(NUL_ERROR, NUL_MESSAGE, {"field": field.replace(NUL, "")})
+        return data
 
 
 class ResponseSchema(BaseModel):

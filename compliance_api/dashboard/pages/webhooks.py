@@ -66,7 +66,7 @@ async def webhooks_page(request: Request, account: CurrentAccount, session: DbSe
 
 
 def _problem(exc: ValidationError) -> str:
-    names = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+    names = {str(error["loc"][0] if error["loc"] else error.get("ctx", {}).get("field")) for error in exc.errors()}
     if "url" in names:
         return "Enter the URL as http(s)://host/path, at most 2048 characters."
     if "enabled_events" in names:
