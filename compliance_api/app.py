@@ -183,6 +183,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         openapi_url=None,
         lifespan=lifespan,
+        # Starlette's slash redirect builds an absolute Location from the Host header; an API path with a
+        # trailing slash answers a problem+json 404 instead (the guide redirects /guide itself, relatively).
+        redirect_slashes=False,
     )
     app.state.settings = settings
     app.state.services = services

@@ -64,14 +64,20 @@ JSON_CODEC: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer
 
 
 def create_engine(url: str) -> AsyncEngine:
+    """The application's engine. `hide_parameters`: a failed statement's error (and so its log line) never shows the
+    bound values, which are user input, sealed secrets and token hashes."""
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, pool_size=5, max_overflow=5, connect_args={"timeout": 30}, **JSON_CODEC)
+        engine = create_async_engine(
+            url, pool_size=5, max_overflow=5, connect_args={"timeout": 30}, hide_parameters=True, **JSON_CODEC
+        )
         event.listen(engine.sync_engine, "connect", sqlite_pragmas)
         return engine
     # No pool_pre_ping: it costs a round trip per checkout (a third of a lookup's time). After a database restart
     # the first statement on each stale connection fails (503) and SQLAlchemy then drops the whole pool; the health
     # probe notices the outage within its interval either way.
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_recycle=1800, **JSON_CODEC)
+    return create_async_engine(
+        url, pool_size=10, max_overflow=10, pool_recycle=1800, hide_parameters=True, **JSON_CODEC
+    )
 
 
 def sqlite_pragmas(dbapi_connection: Any, _record: Any = None) -> None:

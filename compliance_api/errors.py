@@ -36,6 +36,12 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "The request's body, query or path is invalid; `errors` names each offending field.",
         ),
         ErrorSpec("malformed_body", 400, "Malformed body", "The body is not valid JSON or not in the expected shape."),
+        ErrorSpec(
+            "malformed_request",
+            400,
+            "Malformed request",
+            "The request is not valid HTTP/1.1 (answered by the server before the application; the connection closes).",
+        ),
         ErrorSpec("missing_token", 401, "Missing bearer token", "No `Authorization: Bearer <token>` header was sent."),
         ErrorSpec(
             "malformed_token",
@@ -144,7 +150,19 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "Too many webhook endpoints",
             "An account has at most 20 webhook endpoints per environment; delete one first.",
         ),
+        ErrorSpec(
+            "request_timeout",
+            408,
+            "Request timeout",
+            "The request did not arrive completely in time (`COMPLIANCE_REQUEST_READ_TIMEOUT_SECONDS`); the connection closes.",
+        ),
         ErrorSpec("payload_too_large", 413, "Payload too large", "The request body exceeds the size limit (1 MiB)."),
+        ErrorSpec(
+            "headers_too_large",
+            431,
+            "Request header fields too large",
+            "The request line and headers exceed the size limit (`COMPLIANCE_MAX_HEADER_BYTES`); the connection closes.",
+        ),
         ErrorSpec("unsupported_media_type", 415, "Unsupported media type", "Send the body as `application/json`."),
         ErrorSpec(
             "rate_limited",
@@ -234,10 +252,11 @@ async def send_problem(
     request_id: str,
     base_url: str,
     detail: str | None = None,
+    errors: Sequence[FieldError] = (),
     headers: Sequence[tuple[bytes, bytes]] = (),
 ) -> None:
     """Answer with a problem directly on an ASGI `send` (for middleware, which runs outside FastAPI's handlers)."""
-    body = problem_body(code, request_id=request_id, base_url=base_url, detail=detail)
+    body = problem_body(code, request_id=request_id, base_url=base_url, detail=detail, errors=errors)
     start_headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", b"%d" % len(body)), *headers]
     await send({"type": "http.response.start", "status": ERROR_CATALOGUE[code].status, "headers": start_headers})
     await send({"type": "http.response.body", "body": body})
@@ -265,6 +284,8 @@ def validation_errors(exc: RequestValidationError) -> list[FieldError]:
         if error.get("type") == "json_invalid":
             found.append(FieldError("body", "Body is not valid JSON."))
             continue
+        if error.get("type") == "nul_character":  # raised for a whole model: its context names the field
+            location = (*location, str(error.get("ctx", {}).get("field", "")))
         found.append(FieldError(_field_path(location), str(error.get("msg", "invalid"))))
     return found
 

@@ -7,13 +7,15 @@ import re
 import secrets
 import time
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
-from compliance_api.errors import ApiError, send_problem
-from compliance_api.kit.environment import environment_for_host
+from compliance_api.errors import ApiError, FieldError, send_problem
+from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
+from compliance_api.kit.schemas import NUL, NUL_MESSAGE
 from compliance_api.metrics import LATENCY, REQUESTS
 
 if TYPE_CHECKING:
@@ -40,18 +42,39 @@ def security_headers(hsts_max_age_seconds: int) -> tuple[tuple[bytes, bytes], ..
     return (*SECURITY_HEADERS, (b"strict-transport-security", b"max-age=%d" % hsts_max_age_seconds))
 
 
-def _context_headers(scope: Scope) -> tuple[bytes, bytes, bytes | None]:
-    """(x-request-id, host, content-length) in one pass over the request headers."""
-    request_id = host = b""
+def _context_headers(scope: Scope) -> tuple[bytes, list[bytes], bytes | None]:
+    """(x-request-id, every host, content-length) in one pass over the request headers."""
+    request_id = b""
+    hosts: list[bytes] = []
     length = None
     for key, value in scope["headers"]:
         if key == b"x-request-id":
             request_id = value
         elif key == b"host":
-            host = value
+            hosts.append(value)
         elif key == b"content-length":
             length = value
-    return request_id, host, length
+    return request_id, hosts, length
+
+
+def _environment(hosts: list[bytes], sandbox_hosts: tuple[str, ...]) -> Environment | FieldError:
+    """The request's environment, or why its Host header decides none (RFC 9112 §3.2: exactly one, and valid)."""
+    if len(hosts) > 1:
+        return FieldError("header.host", "must be sent once")
+    try:
+        return environment_for_host(hosts[0].decode("latin-1") if hosts else "", sandbox_hosts)
+    except InvalidHost:
+        return FieldError("header.host", "must be a host name or address with an optional port (0-65535)")
+
+
+def _nul_field(scope: Scope) -> FieldError | None:
+    """The query or path parameter holding a NUL character (PostgreSQL cannot store it in text), if any."""
+    query = scope["query_string"].decode("latin-1")
+    for name, value in parse_qsl(query, keep_blank_values=True) if "%00" in query else ():
+        if NUL in name or NUL in value:
+            return FieldError(f"query.{name.replace(NUL, '')}", NUL_MESSAGE)
+    # Path parameters are matched later, inside the routers: the path as a whole is named.
+    return FieldError("path", NUL_MESSAGE) if NUL in scope["path"] else None
 
 
 class RequestContext:
@@ -68,11 +91,13 @@ class RequestContext:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        offered, host, length = _context_headers(scope)
+        offered, hosts, length = _context_headers(scope)
         request_id = offered.decode() if SANE_REQUEST_ID.match(offered) else "req_" + secrets.token_hex(12)
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
-        state["environment"] = environment_for_host(host.decode("latin-1"), self.sandbox_hosts)
+        environment = _environment(hosts, self.sandbox_hosts)
+        state["environment"] = environment if isinstance(environment, Environment) else Environment.live
+        invalid = environment if isinstance(environment, FieldError) else _nul_field(scope)
         status = 500
         response_started = False
         security = self.https_headers if scope.get("scheme") == "https" else SECURITY_HEADERS
@@ -91,7 +116,9 @@ class RequestContext:
             await send(message)
 
         try:
-            if length is not None and length.isdigit() and int(length) > self.max_body:
+            if invalid is not None:
+                await self._send_problem(send_wrapper, state, "validation_failed", invalid)
+            elif length is not None and length.isdigit() and int(length) > self.max_body:
                 await self._send_problem(send_wrapper, state, "payload_too_large")
             else:
                 await self.app(scope, self._limited(receive), send_wrapper)
@@ -118,8 +145,19 @@ class RequestContext:
 
         return limited_receive
 
-    async def _send_problem(self, send: Send, state: dict[str, object], code: str) -> None:
-        await send_problem(send, code, request_id=str(state["request_id"]), base_url=self.services.base_url)
+    async def _send_problem(
+        self, send: Send, state: dict[str, object], code: str, invalid: FieldError | None = None
+    ) -> None:
+        errors = () if invalid is None else (invalid,)
+        detail = None if invalid is None else f"{invalid.field}: {invalid.message}"
+        await send_problem(
+            send,
+            code,
+            request_id=str(state["request_id"]),
+            base_url=self.services.base_url,
+            detail=detail,
+            errors=errors,
+        )
 
     def _record(self, scope: Scope, state: dict[str, object], status: int, elapsed: float) -> None:
         route = scope.get("route")

@@ -3,14 +3,18 @@
 uvicorn times out idle keep-alive connections only; a client that opens a connection and trickles its headers or
 body (slowloris) holds a connection and a request task for as long as it likes. `GuardedHttpToolsProtocol` gives
 each request `COMPLIANCE_REQUEST_READ_TIMEOUT_SECONDS` to arrive completely (from the connection, then from the first
-byte of each request, to the end of its body; a 408 then closes the connection) and refuses headers that have not
-ended within `COMPLIANCE_MAX_HEADER_BYTES` (431).
+byte of each request, to the end of its body; a 408 then closes the connection) and refuses a request line and
+headers longer than `COMPLIANCE_MAX_HEADER_BYTES` (431), however they are split into writes: bytes of headers that have
+not ended are counted as they arrive, and the parser's callbacks count the ones it parsed in the same write.
+httptools itself has no limit. These answers, and the 400 for a request the parser rejects, are problem+json with
+the security headers, like the application's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import secrets
 from typing import Any
 
 from uvicorn.config import Config
@@ -18,21 +22,41 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from compliance_api.config import Settings
+from compliance_api.errors import PROBLEM_JSON, problem_body
+from compliance_api.middleware import SECURITY_HEADERS
 
 
 @functools.cache
-def _limits() -> tuple[float, int]:
-    """(read timeout, header bytes) of this worker process, read from the environment once."""
+def _limits() -> tuple[float, int, str]:
+    """(read timeout, header bytes, public base URL) of this worker process, read from the environment once."""
     settings = Settings()
-    return settings.request_read_timeout_seconds, settings.max_header_bytes
+    return settings.request_read_timeout_seconds, settings.max_header_bytes, settings.public_base_url.rstrip("/")
 
 
-def _closing_response(status_line: bytes) -> bytes:
-    return status_line + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+STATUS_LINES = {
+    "malformed_request": b"HTTP/1.1 400 Bad Request",
+    "request_timeout": b"HTTP/1.1 408 Request Timeout",
+    "headers_too_large": b"HTTP/1.1 431 Request Header Fields Too Large",
+}
 
 
-TIMEOUT_RESPONSE = _closing_response(b"HTTP/1.1 408 Request Timeout")
-HEADERS_TOO_LARGE_RESPONSE = _closing_response(b"HTTP/1.1 431 Request Header Fields Too Large")
+def closing_problem(code: str, base_url: str) -> bytes:
+    """A whole problem+json response, with the security headers, that ends the connection (no request reached the
+    application, so no request id was offered: a fresh one names this answer)."""
+    request_id = "req_" + secrets.token_hex(12)
+    body = problem_body(code, request_id=request_id, base_url=base_url)
+    headers = [
+        (b"content-type", PROBLEM_JSON.encode()),
+        (b"content-length", b"%d" % len(body)),
+        (b"connection", b"close"),
+        *SECURITY_HEADERS,
+        (b"x-request-id", request_id.encode()),
+    ]
+    return STATUS_LINES[code] + b"\r\n" + b"".join(b"%s: %s\r\n" % header for header in headers) + b"\r\n" + body
+
+
+class HeadersTooLarge(Exception):
+    """Raised in a parser callback to stop httptools mid-request; uvicorn then calls `send_400_response`."""
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
@@ -44,9 +68,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        self.read_timeout, self.max_header_bytes = _limits()
+        self.read_timeout, self.max_header_bytes, self.base_url = _limits()
         self.read_deadline: asyncio.TimerHandle | None = None
         self.header_bytes: int | None = 0  # bytes received since the request began; None once its headers ended
+        self.parsed_header_bytes = 0  # request line and headers the parser has handed over for this request
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -61,12 +86,30 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.header_bytes is not None:
             self.header_bytes += len(data)
             if self.header_bytes > self.max_header_bytes:
-                self._refuse(HEADERS_TOO_LARGE_RESPONSE)
+                self._refuse("headers_too_large")
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self.header_bytes = 0
+        self.parsed_header_bytes = 0
         self._arm()
+
+    def on_url(self, url: bytes) -> None:
+        self._count_parsed(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_parsed(len(name) + len(value) + 4)  # ": " and CRLF
+        super().on_header(name, value)
+
+    def _count_parsed(self, size: int) -> None:
+        self.parsed_header_bytes += size
+        if self.parsed_header_bytes > self.max_header_bytes:
+            raise HeadersTooLarge
+
+    def send_400_response(self, msg: str) -> None:
+        """The parser refused the request (or a callback stopped it because the headers are too large)."""
+        self._refuse("headers_too_large" if self.parsed_header_bytes > self.max_header_bytes else "malformed_request")
 
     def on_headers_complete(self) -> None:
         self.header_bytes = None
@@ -78,20 +121,20 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _arm(self) -> None:
         self._disarm()
-        self.read_deadline = self.loop.call_later(self.read_timeout, self._refuse, TIMEOUT_RESPONSE)
+        self.read_deadline = self.loop.call_later(self.read_timeout, self._refuse, "request_timeout")
 
     def _disarm(self) -> None:
         if self.read_deadline is not None:
             self.read_deadline.cancel()
             self.read_deadline = None
 
-    def _refuse(self, response: bytes) -> None:
-        """Answer (unless the application already did) and close the connection."""
+    def _refuse(self, code: str) -> None:
+        """Answer with the problem `code` (unless the application already answered) and close the connection."""
         self._disarm()
         if self.transport.is_closing():
             return
         if self.cycle is None or not self.cycle.response_started:
-            self.transport.write(response)
+            self.transport.write(closing_problem(code, self.base_url))
         self.transport.close()
 
 

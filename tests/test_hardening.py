@@ -104,3 +104,12 @@ def test_origins_setting_is_a_comma_separated_list(monkeypatch: pytest.MonkeyPat
     assert Settings().cors_allow_origins == ("https://a.test", "https://b.test")
     monkeypatch.delenv("COMPLIANCE_CORS_ALLOW_ORIGINS")
     assert Settings().cors_allow_origins == ()
+
+
+@pytest.mark.parametrize("path", ["/v1/webhook-endpoints/", "/v1/health/", "/livez/", "/freelancer/sign-in/"])
+async def test_a_trailing_slash_is_not_found_and_never_redirected(
+    client: AsyncClient, auth: dict[str, str], path: str
+) -> None:
+    response = await client.get(path, headers={**auth, "Host": "evil.example"})
+    assert response.status_code == 404
+    assert "location" not in response.headers

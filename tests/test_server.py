@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -45,10 +48,13 @@ def port(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def _exchange(port: int, *chunks: bytes) -> tuple[bytes, float]:
-    """Send `chunks` and stop; read until the server closes. Returns (everything read, seconds until closed)."""
+    """Send `chunks` (stopping early once the server answers) and stop; read until the server closes. Returns
+    (everything read, seconds until closed)."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
         started = time.monotonic()
         for chunk in chunks:
+            if select.select([conn], [], [], 0.02 if len(chunks) > 2 else 0)[0]:
+                break  # answered: sending on into a closed connection would reset it
             conn.sendall(chunk)
         received = b""
         while data := conn.recv(65536):
@@ -84,6 +90,66 @@ async def test_a_body_that_never_ends_gets_408(
 def test_oversized_headers_get_431(port: int) -> None:
     received, _ = _exchange(port, b"GET /livez HTTP/1.1\r\nHost: api.test\r\nX-Pad: " + b"a" * 8192)
     assert received.startswith(b"HTTP/1.1 431 ")
+
+
+def _problem(received: bytes) -> tuple[bytes, dict[bytes, bytes], dict[str, Any]]:
+    """(status line, lower-cased headers, JSON body) of a problem+json answer read from a socket."""
+    head, _, body = received.partition(b"\r\n\r\n")
+    status, *lines = head.split(b"\r\n")
+    headers = dict(line.lower().split(b": ", 1) for line in lines)
+    assert headers[b"content-type"] == b"application/problem+json", received
+    assert headers[b"x-content-type-options"] == b"nosniff"
+    assert headers[b"x-frame-options"] == b"deny"
+    return status, headers, json.loads(body)
+
+
+def test_a_huge_header_in_one_write_gets_431(port: int) -> None:
+    request = b"GET /livez HTTP/1.1\r\nHost: api.test\r\nX-Pad: " + b"a" * 100_000 + b"\r\n\r\n"
+    received, _ = _exchange(port, request)
+    status, _, problem = _problem(received)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert problem["code"] == "headers_too_large"
+
+
+def test_a_huge_header_in_many_small_writes_gets_431(port: int) -> None:
+    pad = b"a" * 100_000
+    chunks = [pad[i : i + 1000] for i in range(0, len(pad), 1000)]
+    received, _ = _exchange(port, b"GET /livez HTTP/1.1\r\nHost: api.test\r\nX-Pad: ", *chunks, b"\r\n\r\n")
+    status, _, problem = _problem(received)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert problem["code"] == "headers_too_large"
+
+
+def test_many_headers_under_the_limit_each_but_over_it_together_get_431(port: int) -> None:
+    headers = b"".join(b"X-Pad-%d: %s\r\n" % (n, b"a" * 200) for n in range(40))
+    received, _ = _exchange(port, b"GET /livez HTTP/1.1\r\nHost: api.test\r\n" + headers + b"\r\n")
+    assert received.startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_request_the_parser_refuses_gets_a_problem_with_the_security_headers(port: int) -> None:
+    received, _ = _exchange(port, b"NOT HTTP AT ALL\r\n\r\n")
+    status, _, problem = _problem(received)
+    assert status.startswith(b"HTTP/1.1 400 ")
+    assert problem["code"] == "malformed_request"
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    [
+        [b"api.test", b"sandbox.localhost"],
+        [b"sandbox.localhost:abc"],
+        [b"sandbox.localhost:65536"],
+        [b"sandbox.localhost:80:80"],
+        [b"sandbox.localhost/x"],
+    ],
+)
+def test_a_second_or_invalid_host_header_gets_400(port: int, hosts: list[bytes]) -> None:
+    head = b"GET /v1/health HTTP/1.1\r\n" + b"".join(b"Host: %s\r\n" % host for host in hosts)
+    received, _ = _exchange(port, head + b"Connection: close\r\n\r\n")
+    status, _, problem = _problem(received)
+    assert status.startswith(b"HTTP/1.1 400 ")
+    assert problem["code"] == "validation_failed"
+    assert problem["errors"] == [{"field": "header.host", "message": problem["errors"][0]["message"]}]
 
 
 def test_prompt_clients_are_served_on_kept_alive_connections(port: int) -> None:

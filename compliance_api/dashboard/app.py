@@ -28,6 +28,7 @@ from compliance_api.dashboard.web import (
     TEMPLATES_DIR,
     CsrfRejected,
     DashboardState,
+    FormFieldRejected,
     SignInRequired,
     render,
 )
@@ -80,6 +81,11 @@ async def _csrf_rejected(request: Request, _: Exception) -> Response:
     return render(request, "csrf.html", status_code=403)
 
 
+async def _form_field_rejected(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, FormFieldRejected)
+    return render(request, "form-rejected.html", status_code=400, message=exc.message)
+
+
 TITLES = {400: "Bad request", 404: "Page not found", 405: "Method not allowed"}
 
 
@@ -95,7 +101,7 @@ def _nav() -> tuple[NavItem, ...]:
 
 def create_dashboard(services: Services) -> FastAPI:
     """The `/freelancer` sub-application (mounted by `create_app`; not part of the OpenAPI contract)."""
-    dashboard = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    dashboard = FastAPI(openapi_url=None, docs_url=None, redoc_url=None, redirect_slashes=False)
     dashboard.state.services = services
     templates = Jinja2Templates(directory=TEMPLATES_DIR)
     dashboard.state.dashboard = DashboardState(
@@ -111,6 +117,7 @@ def create_dashboard(services: Services) -> FastAPI:
     dashboard.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     dashboard.add_exception_handler(SignInRequired, _sign_in_required)
     dashboard.add_exception_handler(CsrfRejected, _csrf_rejected)
+    dashboard.add_exception_handler(FormFieldRejected, _form_field_rejected)
     dashboard.add_exception_handler(StarletteHTTPException, _error_page)
     dashboard.add_exception_handler(RequestValidationError, _error_page)
     dashboard.add_middleware(DashboardHeaders)

@@ -21,6 +21,7 @@ from compliance_api.dashboard.mail import Mailer
 from compliance_api.dashboard.nav import NavItem
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.schemas import NUL
 from compliance_api.ratelimit.limiter import Limiter
 
 MOUNT = "/freelancer"
@@ -49,6 +50,19 @@ class SignInRequired(Exception):
 
 class CsrfRejected(Exception):
     """A form without a valid CSRF token, or from another origin."""
+
+
+class FormFieldRejected(Exception):
+    """A form field holding a NUL character (PostgreSQL cannot store it in text): nothing in the form is used. A page
+    that can show the error next to its form catches it; elsewhere the dashboard answers a 400 page naming the field."""
+
+    def __init__(self, field_name: str) -> None:
+        super().__init__(field_name)
+        self.field_name = field_name
+
+    @property
+    def message(self) -> str:
+        return f"The field “{self.field_name}” contains a NUL character (U+0000), which is not allowed."
 
 
 @dataclass(slots=True)
@@ -153,9 +167,13 @@ async def _checked_form(request: Request) -> FormData:
 
 
 def field(form: FormData, name: str) -> str:
-    """One text field of a form ('' when absent), cut to a sane length."""
+    """One text field of a form ('' when absent), cut to a sane length; FormFieldRejected if it holds NUL."""
     value = form.get(name)
-    return value[:MAX_FIELD_LENGTH] if isinstance(value, str) else ""
+    if not isinstance(value, str):
+        return ""
+    if NUL in value:
+        raise FormFieldRejected(name)
+    return value[:MAX_FIELD_LENGTH]
 
 
 CurrentAccount = Annotated[User, Depends(_account)]

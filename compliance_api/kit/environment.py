@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -36,11 +37,21 @@ def scoped(statement: SelectT, model: type[EnvironmentOwned], environment: Envir
     return statement.where(model.environment == environment)
 
 
+# RFC 9110 §7.2 / RFC 3986 §3.2.2: an IP literal in brackets or a reg-name (unreserved, pct-encoded and sub-delims
+# characters), then an optional port of digits. A regular expression because no library in use parses a bare Host.
+HOST = re.compile(r"(?P<name>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]*)(?::(?P<port>[0-9]{0,5}))?")
+MAX_PORT = 65535
+
+
+class InvalidHost(ValueError):
+    """A Host header that is not `host[:port]` (bad characters, or a port that is not a number up to 65535)."""
+
+
 def environment_for_host(host: str, sandbox_hosts: tuple[str, ...]) -> Environment:
-    """The Host header decides: listed sandbox hosts are the sandbox, every other host is production."""
-    name = host.strip().lower()
-    if name.startswith("["):
-        name = name.split("]", 1)[0] + "]"
-    elif name.count(":") == 1:
-        name = name.rsplit(":", 1)[0]
+    """The Host header decides: listed sandbox hosts are the sandbox, every other valid host is production; an
+    invalid one raises InvalidHost and decides nothing."""
+    parsed = HOST.fullmatch(host.strip())
+    if parsed is None or (parsed["port"] and int(parsed["port"]) > MAX_PORT):
+        raise InvalidHost(host)
+    name = parsed["name"].lower()
     return Environment.test if name.rstrip(".") in sandbox_hosts else Environment.live

@@ -27,11 +27,15 @@ class BadValue(ValueError):
 
 
 def decode_utf8(content: bytes) -> str:
-    """The file's text; a UTF-8 byte order mark is dropped."""
+    """The file's text; a UTF-8 byte order mark is dropped. NUL (U+0000) is refused: PostgreSQL cannot store it."""
     try:
-        return content.decode("utf-8-sig")
+        text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BadValue(f"the file is not UTF-8 (byte {exc.start})") from None
+    if (position := text.find("\x00")) >= 0:
+        line = text.count("\n", 0, position) + 1
+        raise BadValue(f"line {line} contains a NUL character (U+0000)", line=line)
+    return text
 
 
 def csv_rows(text: str, check_header: Callable[[Sequence[str]], None]) -> Iterator[tuple[int, Mapping[str, Any]]]:

@@ -111,8 +111,11 @@ def _json_rows(stream: IO[bytes]) -> Iterator[Row]:
 
 def validate(values: Sequence[str], unit: str, line: int) -> Row:
     """One row's values in FIELDS order (strings, empty = null) as typed staging columns, or a RegisterFileError."""
-    kvk, name, status, number, admitted, expires = (v.strip() for v in values)
     where = f"{unit} {line}"
+    if "\x00" in "".join(values):  # PostgreSQL cannot store NUL in text; one join keeps the common case cheap
+        field = next(name for name, value in zip(FIELDS, values, strict=True) if "\x00" in value)
+        raise RegisterFileError(where, field, "contains a NUL character (U+0000)")
+    kvk, name, status, number, admitted, expires = (v.strip() for v in values)
     if not KVK_PATTERN.fullmatch(kvk):
         raise RegisterFileError(where, "kvk_number", "required" if not kvk else "must be exactly 8 digits")
     if not name:

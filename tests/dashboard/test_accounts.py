@@ -294,3 +294,13 @@ async def test_a_form_with_origin_null_is_judged_by_its_token(browser: AsyncClie
         headers={"Origin": "null"},
     )
     assert response.status_code == 303
+
+
+async def test_a_nul_character_in_any_form_field_is_refused_naming_it(browser: AsyncClient) -> None:
+    for path, data in (
+        ("/freelancer/sign-in", {"email": "nul\u0000@example.com", "password": PASSWORD}),
+        ("/freelancer/sign-up", {"email": "nul\u0000@example.com", "password": PASSWORD, "kind": "freelancer"}),
+    ):
+        refused = await post_form(browser, path, data)
+        assert refused.status_code == 400, path
+        assert "The field “email” contains a NUL character" in refused.text

@@ -13,7 +13,7 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.auth import service as auth_service
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
-from tests.dashboard.conftest import PASSWORD, csrf_of, post_form, sign_up
+from tests.dashboard.conftest import PASSWORD, csrf_of, post_form, sign_up, signed_up_user
 from tests.factories import bearer, create_token
 
 SECRET_IN_PAGE = re.compile(r'value="(sk_(?:live|test)_[0-9A-Za-z]{38})"')
@@ -111,6 +111,18 @@ async def test_a_bad_token_form_is_explained(browser: AsyncClient) -> None:
     assert bad_env.status_code == 400
     assert "Choose production or sandbox" in bad_env.text
     assert (await browser.get("/freelancer/api-tokens/not-a-uuid/revoke")).status_code == 404
+
+
+async def test_a_token_name_with_a_nul_character_is_refused_naming_the_field(
+    browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    user = await signed_up_user(browser, sessionmaker, "nul@example.com")
+    refused = await post_form(browser, "/freelancer/api-tokens", {"name": "mine\u0000", "environment": "test"})
+    assert refused.status_code == 400
+    assert "The field “name” contains a NUL character" in refused.text
+    assert 'name="name"' in refused.text, "the token form is shown again"
+    async with sessionmaker() as session:
+        assert await auth_service.list_for_user(session, user_id=user.id) == []
 
 
 async def test_pages_send_a_strict_csp_and_load_nothing_from_other_hosts(

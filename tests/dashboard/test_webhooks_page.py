@@ -139,3 +139,16 @@ async def test_the_services_rules_apply_and_bad_input_is_explained(browser: Asyn
         assert response.status_code == status, data
         assert message in response.text
     assert "No production endpoints yet" in (await browser.get("/freelancer/webhooks")).text
+
+
+async def test_a_nul_character_in_a_field_is_explained_on_the_form(browser: AsyncClient) -> None:
+    await sign_up(browser, "nul-hooks@example.com")
+    for data in (
+        {"url": "https://hooks.example.com/in", "events": "*", "description": "pay\u0000roll"},
+        {"url": "https://hooks.example.com/in\u0000", "events": "*"},
+    ):
+        response = await post_form(browser, "/freelancer/webhooks/live/endpoints", data, page="/freelancer/webhooks")
+        assert response.status_code == 400
+        assert "contains a NUL character" in response.text
+        assert 'name="description"' in response.text, "the endpoint form is shown again"
+    assert "No production endpoints yet" in (await browser.get("/freelancer/webhooks")).text

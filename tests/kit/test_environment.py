@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from compliance_api.kit.environment import Environment, environment_for_host
+from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 
 SANDBOX = ("sandbox.localhost", "sandbox.example.com")
 
@@ -24,3 +24,12 @@ SANDBOX = ("sandbox.localhost", "sandbox.example.com")
 )
 def test_host_decides_the_environment(host: str, expected: Environment) -> None:
     assert environment_for_host(host, SANDBOX) is expected
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["sandbox.localhost:abc", "sandbox.localhost:65536", "sandbox.localhost:99999999", "a:1:2", "sandbox.localhost/x"],
+)
+def test_an_invalid_host_decides_no_environment(host: str) -> None:
+    with pytest.raises(InvalidHost):
+        environment_for_host(host, SANDBOX)

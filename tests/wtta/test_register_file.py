@@ -58,6 +58,8 @@ def test_json_array_has_the_same_fields() -> None:
         ("12345678,Acme,admitted,,01-02-2027,", "line 2, field admitted_at: '01-02-2027' is not an ISO 8601 date"),
         ("12345678,Acme,admitted,,2027-01-01,2026-12-31", "line 2, field expires_at: is before admitted_at"),
         ("12345678,Acme,admitted,,2027-01-01", "line 2, field -: expected 6 values, got 5"),
+        ("12345678,Ac\x00me,admitted,,,", "line 2, field legal_name: contains a NUL character"),
+        ("12345678,Acme,admitted,W\x0001,,", "line 2, field admission_number: contains a NUL character"),
     ],
 )
 def test_bad_csv_rows_name_their_line_and_field(line: str, message: str) -> None:
@@ -87,6 +89,10 @@ def test_errors_count_physical_lines_including_blank_ones() -> None:
             "record 1, field x",
         ),
         (b'[{"kvk_number": "12345678", "legal_name": "A"}]', "record 1, field admission_status: required"),
+        (
+            b'[{"kvk_number": "12345678", "legal_name": "A\\u0000", "admission_status": "admitted"}]',
+            "record 1, field legal_name: contains a NUL character",
+        ),
         (b'[{"kvk_number": "12345678", "legal_name": "A", "admission_status": "admitted"}, 3]', "record 2, field -"),
         (b'[{"kvk_number": "12345678", "legal_name": "A", "admission_status": "admitted"}, {"kv', "record 2, field -"),
     ],

@@ -16,7 +16,16 @@ from fastapi.responses import HTMLResponse, Response
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.models import ApiToken
 from compliance_api.dashboard.nav import DashboardPage, NavItem
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
+from compliance_api.dashboard.web import (
+    CheckedForm,
+    CurrentAccount,
+    FormFieldRejected,
+    field,
+    not_found,
+    redirect,
+    render,
+    state_of,
+)
 from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.tokens import PREFIXES
@@ -46,14 +55,24 @@ async def list_tokens(request: Request, account: CurrentAccount, session: DbSess
     return _page(request, account, await auth_service.list_for_user(session, user_id=account.id))
 
 
+def _problem(name: str, environment: str) -> str | None:
+    """What is wrong with a new token's form, if anything."""
+    if environment not in set(Environment):
+        return "Choose production or sandbox."
+    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+        return f"Give the token a name of 1 to {MAX_NAME_LENGTH} characters."
+    return None
+
+
 @router.post("/api-tokens", include_in_schema=False)
 async def create_token(request: Request, account: CurrentAccount, form: CheckedForm, session: DbSession) -> Response:
-    name, environment = field(form, "name").strip(), field(form, "environment")
-    error = None
-    if environment not in set(Environment):
-        error = "Choose production or sandbox."
-    elif not 1 <= len(name) <= MAX_NAME_LENGTH:
-        error = f"Give the token a name of 1 to {MAX_NAME_LENGTH} characters."
+    error: str | None
+    try:
+        name, environment = field(form, "name").strip(), field(form, "environment")
+    except FormFieldRejected as exc:
+        name, environment, error = "", "test", exc.message
+    else:
+        error = _problem(name, environment)
     if error is not None:
         rows = await auth_service.list_for_user(session, user_id=account.id)
         return _page(request, account, rows, status_code=400, error=error, name=name, environment=environment)

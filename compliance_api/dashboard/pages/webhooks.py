@@ -13,7 +13,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
 from compliance_api.dashboard.nav import DashboardPage, NavItem
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
+from compliance_api.dashboard.web import (
+    CheckedForm,
+    CurrentAccount,
+    FormFieldRejected,
+    field,
+    not_found,
+    redirect,
+    render,
+    state_of,
+)
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -57,7 +66,7 @@ async def webhooks_page(request: Request, account: CurrentAccount, session: DbSe
 
 
 def _problem(exc: ValidationError) -> str:
-    names = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+    names = {str(error["loc"][0] if error["loc"] else error.get("ctx", {}).get("field")) for error in exc.errors()}
     if "url" in names:
         return "Enter the URL as http(s)://host/path, at most 2048 characters."
     if "enabled_events" in names:
@@ -69,13 +78,14 @@ def _problem(exc: ValidationError) -> str:
 async def create_endpoint(
     request: Request, environment: Environment, account: CurrentAccount, form: CheckedForm, session: DbSession
 ) -> Response:
-    values = {
-        "url": field(form, "url").strip(),
-        "enabled_events": [v for v in form.getlist("events") if isinstance(v, str)],
-        "description": field(form, "description"),
-    }
-    form_values = {"environment": environment, **values}
+    form_values: dict[str, object] = {"environment": environment}
     try:
+        values = {
+            "url": field(form, "url").strip(),
+            "enabled_events": [v for v in form.getlist("events") if isinstance(v, str)],
+            "description": field(form, "description"),
+        }
+        form_values.update(values)
         body = EndpointCreate.model_validate(values)
         row, secret = await webhooks_service.create(
             session,
@@ -88,6 +98,8 @@ async def create_endpoint(
             box=box_of(request),
             now=utcnow(),
         )
+    except FormFieldRejected as exc:
+        return await _page(request, account, session, status_code=400, error=exc.message, form=form_values)
     except ValidationError as exc:
         return await _page(request, account, session, status_code=400, error=_problem(exc), form=form_values)
     except ApiError as exc:
