@@ -14,6 +14,8 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Send
 
+from compliance_api.kit.patterns import pattern_message
+
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
@@ -35,7 +37,12 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "Validation failed",
             "The request's body, query or path is invalid; `errors` names each offending field.",
         ),
-        ErrorSpec("malformed_body", 400, "Malformed body", "The body is not valid JSON or not in the expected shape."),
+        ErrorSpec(
+            "malformed_body",
+            400,
+            "Malformed body",
+            "The body is not valid JSON, or it is empty where a JSON body is expected.",
+        ),
         ErrorSpec(
             "malformed_request",
             400,
@@ -163,7 +170,12 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "Request header fields too large",
             "The request line and headers exceed the size limit (`COMPLIANCE_MAX_HEADER_BYTES`); the connection closes.",
         ),
-        ErrorSpec("unsupported_media_type", 415, "Unsupported media type", "Send the body as `application/json`."),
+        ErrorSpec(
+            "unsupported_media_type",
+            415,
+            "Unsupported media type",
+            "The body is not JSON (a form or text, say): send it as `application/json`.",
+        ),
         ErrorSpec(
             "rate_limited",
             429,
@@ -281,13 +293,32 @@ def validation_errors(exc: RequestValidationError) -> list[FieldError]:
     found: list[FieldError] = []
     for error in exc.errors():
         location = error.get("loc", ())
+        context = error.get("ctx", {})
+        message = str(error.get("msg", "invalid"))
         if error.get("type") == "json_invalid":
             found.append(FieldError("body", "Body is not valid JSON."))
             continue
         if error.get("type") == "nul_character":  # raised for a whole model: its context names the field
-            location = (*location, str(error.get("ctx", {}).get("field", "")))
-        found.append(FieldError(_field_path(location), str(error.get("msg", "invalid"))))
+            location = (*location, str(context.get("field", "")))
+        if error.get("type") == "string_pattern_mismatch":
+            message = pattern_message(str(context.get("pattern", "")))
+        found.append(FieldError(_field_path(location), message))
     return found
+
+
+def _body_problem(request: Request, exc: RequestValidationError) -> tuple[str, str] | None:
+    """The code and detail when the body as a whole is unusable: not JSON at all (415), unparsable or absent (400)."""
+    if any(error.get("type") == "json_invalid" for error in exc.errors()):
+        return "malformed_body", "The body is not valid JSON."
+    if not any(tuple(error.get("loc", ())) == ("body",) for error in exc.errors()):
+        return None
+    if isinstance(exc.body, bytes):  # FastAPI parses only a JSON media type and hands anything else over raw
+        content_type = request.headers.get("content-type")
+        sent = f"`{content_type}`" if content_type else "without a `Content-Type`"
+        return "unsupported_media_type", f"The body was sent {sent}; send it as `application/json`."
+    if exc.body is None:
+        return "malformed_body", "The body is empty or `null`; send a JSON object."
+    return None
 
 
 async def _handle_api_error(request: Request, exc: Exception) -> Response:
@@ -332,6 +363,12 @@ async def _handle_http_exception(request: Request, exc: Exception) -> Response:
 async def _handle_validation(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     errors = validation_errors(exc)
+    body_problem = _body_problem(request, exc)
+    if body_problem is not None:
+        code, detail = body_problem
+        return problem_response(
+            code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, errors=errors
+        )
     return problem_response(
         "validation_failed",
         request_id=_request_id(request),

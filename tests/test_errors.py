@@ -16,6 +16,7 @@ from compliance_api.auth.caller import CurrentCaller
 from compliance_api.config import Settings
 from compliance_api.db import DbSession
 from compliance_api.errors import ERROR_CATALOGUE
+from compliance_api.kit.schemas import RequestSchema
 from tests.conftest import running_app
 from tests.factories import bearer, create_token
 
@@ -26,12 +27,22 @@ class EchoIn(BaseModel):
     label: str
 
 
+class RatioIn(RequestSchema):
+    count: int
+    label: str
+    ratio: float
+
+
 def _test_routes() -> APIRouter:
     """Routes that exist only in these tests, to provoke a body, a validation failure and a crash."""
     router = APIRouter(prefix="/v1/test-only")
 
     @router.post("/echo")
     async def echo(body: EchoIn) -> EchoIn:
+        return body
+
+    @router.post("/ratio")
+    async def ratio(body: RatioIn) -> RatioIn:
         return body
 
     @router.get("/items/{item_id}")
@@ -125,10 +136,46 @@ async def test_validation_failures_are_400_naming_every_field(
     assert sorted({e["field"] for e in payload["errors"]}) == sorted(fields)
 
 
-@pytest.mark.parametrize("raw", [b"{", b"\xff\xfe", b"null", b'{"count": NaN, "label": "x"}', b""])
-async def test_malformed_json_is_400(http: AsyncClient, auth: dict[str, str], raw: bytes) -> None:
-    response = await http.post("/v1/test-only/echo", content=raw, headers={**auth, "content-type": "application/json"})
-    assert_problem(response.status_code, response.json(), dict(response.headers), "validation_failed")
+@pytest.mark.parametrize("raw", [b"{", b"\xff\xfe", b"null", b"", b'{"count": 1, "label": "x"', b"{'count': 1}"])
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "application/json; charset=utf-8", "application/merge+json"]
+)
+async def test_a_body_that_is_not_json_or_absent_is_400_malformed_body(
+    http: AsyncClient, auth: dict[str, str], raw: bytes, content_type: str
+) -> None:
+    response = await http.post("/v1/test-only/echo", content=raw, headers={**auth, "content-type": content_type})
+    assert_problem(response.status_code, response.json(), dict(response.headers), "malformed_body")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "raw"),
+    [
+        ("application/x-www-form-urlencoded", b"count=1&label=x"),
+        ("text/plain", b'{"count": 1, "label": "x"}'),
+        ("multipart/form-data; boundary=x", b"--x\r\nContent-Disposition: form-data; name=count\r\n\r\n1\r\n--x--"),
+        ("application/xml", b"<count>1</count>"),
+        (None, b'{"count": 1, "label": "x"}'),
+    ],
+)
+async def test_a_body_in_another_media_type_is_415(
+    http: AsyncClient, auth: dict[str, str], content_type: str | None, raw: bytes
+) -> None:
+    headers = {**auth, "content-type": content_type} if content_type else auth
+    response = await http.post("/v1/test-only/echo", content=raw, headers=headers)
+    payload = response.json()
+    assert_problem(response.status_code, payload, dict(response.headers), "unsupported_media_type")
+    assert (content_type or "without a `Content-Type`").split(";")[0] in payload["detail"]
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity"])
+async def test_nan_and_infinity_are_refused_naming_the_field(
+    http: AsyncClient, auth: dict[str, str], number: bytes
+) -> None:
+    raw = b'{"count": 1, "label": "x", "ratio": ' + number + b"}"
+    response = await http.post("/v1/test-only/ratio", content=raw, headers={**auth, "content-type": "application/json"})
+    payload = response.json()
+    assert_problem(response.status_code, payload, dict(response.headers), "validation_failed")
+    assert [e["field"] for e in payload["errors"]] == ["ratio"]
 
 
 async def test_bad_path_and_query_are_400_not_422(http: AsyncClient, auth: dict[str, str]) -> None:

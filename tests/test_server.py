@@ -70,7 +70,9 @@ def test_a_client_that_sends_nothing_is_disconnected(port: int) -> None:
 
 def test_headers_that_never_end_get_408(port: int) -> None:
     received, elapsed = _exchange(port, b"GET /livez HTTP/1.1\r\nHost: api.test\r\nX-Slow: ")
-    assert received.startswith(b"HTTP/1.1 408 ")
+    status, _, problem = _problem(received)
+    assert status.startswith(b"HTTP/1.1 408 ")
+    assert problem["code"] == "request_timeout"
     assert elapsed >= READ_TIMEOUT * 0.8
 
 

@@ -137,7 +137,7 @@ class ApiGateway:
         if cached is None:
             parsed = tokens.parse(credentials)
             if parsed is None:
-                raise AuthFailure("malformed_token", "The token is mistyped: its checksum does not match.")
+                raise AuthFailure("malformed_token", tokens.malformation(credentials))
             self._check_environment(parsed.environment, scope)
             cached = await self._resolve(token_hash, parsed.environment, credentials)
         elif refresh and token_hash not in self._lookups:

@@ -8,13 +8,15 @@ answer, success or error, with `Deprecation: @<unix seconds>` (RFC 9745), `Sunse
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from email.utils import format_datetime
 from typing import Any
 
 from fastapi import Depends, Request
 
 OPENAPI_KEY = "x-deprecation"
+MINIMUM_NOTICE = timedelta(days=90)
+"""The shortest time between an operation's deprecation and its sunset that integrators are promised."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +47,13 @@ def _utc(moment: date | datetime) -> datetime:
 
 
 def deprecation(*, since: date | datetime, sunset: date | datetime, link: str) -> Deprecation:
-    """A checked deprecation: the sunset may not come before the deprecation (RFC 9745 §3) and a notice is needed."""
+    """A checked deprecation: the sunset comes at least 90 days after the deprecation and a notice is linked."""
     notice = Deprecation(_utc(since), _utc(sunset), link)
-    if notice.sunset < notice.since:
-        raise ValueError("the sunset of a deprecated operation cannot be earlier than its deprecation")
+    if notice.sunset < notice.since + MINIMUM_NOTICE:
+        raise ValueError(
+            f"the sunset of a deprecated operation comes at least {MINIMUM_NOTICE.days} days after its deprecation "
+            f"(deprecated {notice.since:%Y-%m-%d}: sunset {notice.since + MINIMUM_NOTICE:%Y-%m-%d} or later)"
+        )
     if not link or any(c in link for c in '<>" \r\n'):
         raise ValueError("a deprecation needs a link to its notice (a URI without spaces, quotes or angle brackets)")
     return notice

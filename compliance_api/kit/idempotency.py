@@ -44,11 +44,12 @@ from compliance_api.db import Base
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import EnvironmentOwned
+from compliance_api.kit.patterns import described
 
 RETENTION = dt.timedelta(hours=24)
 CLAIM_LEASE = dt.timedelta(minutes=5)
 MAX_KEY_LENGTH = 255
-KEY_PATTERN = r"^[ -~]+$"  # printable ASCII
+KEY_PATTERN = described(r"^[ -~]+$", "printable ASCII characters")
 REPLAYED_HEADER = "Idempotent-Replayed"
 
 KEY_DESCRIPTION = (

@@ -29,9 +29,9 @@ def contains_nul(value: object) -> bool:
 
 class RequestSchema(BaseModel):
     """A request body: unknown fields are errors, nothing is coerced from another type, and no string holds NUL
-    (PostgreSQL cannot store it in text)."""
+    (PostgreSQL cannot store it in text), and no number is NaN or infinite (JSON has neither)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

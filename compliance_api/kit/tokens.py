@@ -72,5 +72,19 @@ def parse(candidate: str) -> ParsedToken | None:
     return ParsedToken(candidate, environment)
 
 
+def malformation(candidate: str) -> str:
+    """Why `parse` refused `candidate`, in words an integrator can act on (only on the failure path)."""
+    if not candidate.startswith(tuple(PREFIXES.values())):
+        return "A token starts with `sk_live_` (production) or `sk_test_` (sandbox)."
+    if len(candidate) != TOKEN_LENGTH:
+        return (
+            f"A token is {TOKEN_LENGTH} characters long; this one has {len(candidate)}: "
+            "it may have been cut short or pasted twice."
+        )
+    if not _BASE62_SET.issuperset(candidate[PREFIX_LENGTH:]):
+        return "After its prefix a token holds only letters and digits."
+    return "The token is mistyped: its checksum does not match."
+
+
 def hash_token(token: str, pepper: bytes) -> str:
     return hmac.new(pepper, token.encode("ascii"), hashlib.sha256).hexdigest()

@@ -28,7 +28,8 @@ METHODS = ("get", "post", "put", "patch", "delete")
 DESCRIPTION = f"""Compliance checks for freelancer engagements, for HR, payroll, recruiting and accounting systems.
 
 The guide (first requests, authentication, errors, rate limits, webhooks, generated clients, operations) is served by
-this deployment at [/guide/](/guide/).
+this deployment at [/guide/](/guide/). Every change of this contract, additive or breaking, is listed by date in the
+[changelog](/guide/changelog/); a deprecated operation keeps answering for at least 90 days before its sunset.
 
 ## Environments
 One deployment serves production and the sandbox; the `Host` decides. Hosts listed in `COMPLIANCE_SANDBOX_HOSTS`
@@ -165,7 +166,13 @@ def _shared_responses(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if operation.get("parameters") or operation.get("requestBody"):
         shared["400"] = _problem("Validation failed; `errors` lists each offending field.", RATE_HEADERS)
     if operation.get("requestBody"):
+        shared["400"] = _problem(
+            "Validation failed (`validation_failed`; `errors` lists each offending field), or the body is not valid "
+            "JSON or is empty (`malformed_body`).",
+            RATE_HEADERS,
+        )
         shared["413"] = _problem("Body larger than 1 MiB.")
+        shared["415"] = _problem("The body is not sent as `application/json` (`unsupported_media_type`).", RATE_HEADERS)
     return shared
 
 

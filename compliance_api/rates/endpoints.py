@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
+from compliance_api.kit.patterns import described
 from compliance_api.rates import service
 from compliance_api.rates.cache import BenchmarkCache, Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
@@ -17,7 +18,7 @@ from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSe
 
 router = APIRouter(prefix="/v1/rates", tags=["rates"])
 
-REGION_PATTERN = "^(" + "|".join(REGIONS) + ")$"
+REGION_PATTERN = described("^(" + "|".join(REGIONS) + ")$", "`NL` or a province code such as `NL-UT`")
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "`unknown_sector`, or `insufficient_data` below the minimum sample."}
 }

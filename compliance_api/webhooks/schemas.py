@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
+from compliance_api.kit.patterns import described
 from compliance_api.kit.schemas import RequestSchema, ResponseSchema
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus
@@ -23,7 +24,7 @@ else:
     # Strict bodies take no strings for enums; an event type is sent as its string value.
     EventFilter = Annotated[EventType, Field(strict=False)]
 
-URL_PATTERN = r"^https?://[^\s/?#@]+[^\s]*$"
+URL_PATTERN = described(r"^https?://[^\s/?#@]+[^\s]*$", "an http or https URL with a host and no spaces or credentials")
 # The contract's patterns are ECMAScript regexes, whose `\s` is not the server's (U+0085 is whitespace to Rust and
 # Python, not to ECMAScript), so the server checks the same class written out: both accept exactly the same URLs.
 _ECMA_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"

@@ -13,12 +13,13 @@ from compliance_api.auth.caller import CurrentCaller, caller_of
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.patterns import described
 from compliance_api.wtta import service
 from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
 
 router = APIRouter(prefix="/v1/wtta", tags=["wtta"])
 
-KVK_PATTERN = r"^[0-9]{8}$"
+KVK_PATTERN = described(r"^[0-9]{8}$", "a KvK number of 8 digits, such as 12345678")
 KVK_DESCRIPTION = "KvK number, exactly 8 digits."
 KVK_QUERY_PARAMETER: dict[str, Any] = {
     "name": "kvk",
@@ -69,9 +70,16 @@ def _kvk_of(request: Request) -> str:
             [{"type": "missing", "loc": ("query", "kvk"), "msg": "Field required", "input": None}]
         )
     if _KVK.fullmatch(kvk) is None:
-        message = f"String should match pattern '{KVK_PATTERN}'"
         raise RequestValidationError(
-            [{"type": "string_pattern_mismatch", "loc": ("query", "kvk"), "msg": message, "input": kvk}]
+            [
+                {
+                    "type": "string_pattern_mismatch",
+                    "loc": ("query", "kvk"),
+                    "msg": "String should match pattern",
+                    "input": kvk,
+                    "ctx": {"pattern": KVK_PATTERN},
+                }
+            ]
         )
     return kvk
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 from httpx import AsyncClient
@@ -69,6 +70,31 @@ async def test_mistyped_token_is_refused_without_a_database_query(
         response = await client.get("/v1/health", headers=bearer(mistyped))
     assert_401(response.status_code, response.json(), dict(response.headers), "malformed_token")
     assert statements == []
+
+
+@pytest.mark.parametrize(
+    ("mangle", "says"),
+    [
+        (lambda token: token[:-1], "46 characters long; this one has 45"),
+        (lambda token: token + token, "this one has 92"),
+        (lambda token: "sk_prod_" + token[8:], "starts with `sk_live_`"),
+        (lambda token: token[:30] + "-" + token[31:], "only letters and digits"),
+        (lambda token: token[:20] + ("A" if token[20] != "A" else "B") + token[21:], "checksum does not match"),
+    ],
+    ids=["one short", "pasted twice", "wrong prefix", "punctuation", "mistyped"],
+)
+async def test_a_malformed_token_is_refused_saying_what_is_wrong(
+    client: AsyncClient,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    pepper: bytes,
+    mangle: Callable[[str], str],
+    says: str,
+) -> None:
+    _, token = await create_token(sessionmaker, pepper)
+    response = await client.get("/v1/health", headers=bearer(mangle(token)))
+    assert_401(response.status_code, response.json(), dict(response.headers), "malformed_token")
+    assert says in response.json()["detail"]
+    assert says in response.headers["www-authenticate"]
 
 
 async def test_unknown_well_formed_token_is_invalid(client: AsyncClient) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -98,9 +98,19 @@ def test_the_production_contract_deprecates_nothing_yet() -> None:
     assert not any(op.get("deprecated") for item in contract["paths"].values() for op in item.values())
 
 
-def test_a_sunset_before_the_deprecation_is_refused() -> None:
-    with pytest.raises(ValueError, match="sunset"):
-        deprecation(since=SUNSET, sunset=SINCE, link=NOTICE)
+@pytest.mark.parametrize(
+    "sunset",
+    [SINCE - timedelta(days=1), SINCE, SINCE + timedelta(days=89), datetime(2026, 3, 31, 23, 59, 59, tzinfo=UTC)],
+)
+def test_a_sunset_less_than_90_days_after_the_deprecation_is_refused(sunset: date) -> None:
+    with pytest.raises(ValueError, match="at least 90 days"):
+        deprecation(since=SINCE, sunset=sunset, link=NOTICE)
+
+
+def test_a_sunset_90_days_after_the_deprecation_is_accepted() -> None:
+    assert deprecation(since=SINCE, sunset=SINCE + timedelta(days=90), link=NOTICE).sunset == datetime(
+        2026, 4, 1, tzinfo=UTC
+    )
 
 
 @pytest.mark.parametrize("link", ["", "https://x.test/a b", 'https://x.test/">'])

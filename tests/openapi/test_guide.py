@@ -84,9 +84,10 @@ async def test_without_a_build_guide_says_how_to_make_one(
     assert "make docs" in answer.text
 
 
-async def test_docs_links_to_the_guide(client: AsyncClient) -> None:
+async def test_docs_links_to_the_guide_and_its_changelog(client: AsyncClient) -> None:
     contract = (await client.get("/openapi.json")).json()
     assert "](/guide/)" in contract["info"]["description"]
+    assert "](/guide/changelog/)" in contract["info"]["description"]
 
 
 def test_every_error_code_is_in_the_integrators_guide() -> None:
