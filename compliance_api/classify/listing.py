@@ -12,9 +12,8 @@ from compliance_api.auth.caller import Caller
 from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.schemas import ClassificationList, ClassificationSummary
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.errors import ApiError, FieldError
 from compliance_api.kit.environment import scoped
-from compliance_api.kit.pagination import InvalidCursor, Key, decode_cursor, encode_cursor, keyset_page
+from compliance_api.kit.pagination import created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +41,6 @@ async def list_classifications(
     since: dt.datetime,
 ) -> ClassificationList:
     """One page of the caller's classifications within retention (`since`), newest first."""
-    try:
-        after = None if cursor is None else decode_cursor(cursor, _scope(caller))
-    except InvalidCursor as exc:
-        raise ApiError("validation_failed", str(exc), errors=[FieldError("query.cursor", str(exc))]) from None
     statement = scoped(select(Classification), Classification, caller.environment).where(
         Classification.user_id == caller.user_id, Classification.created_at >= since
     )
@@ -63,14 +58,18 @@ async def list_classifications(
         statement = statement.where(Classification.created_at > filters.created_after)
     if filters.created_before is not None:
         statement = statement.where(Classification.created_at < filters.created_before)
-    rows, has_more = await keyset_page(
-        session, statement, Classification.created_at, Classification.id, limit=limit, after=after
+    page = await paginate(
+        session,
+        statement,
+        Classification.created_at,
+        Classification.id,
+        limit=limit,
+        cursor=cursor,
+        scope=_scope(caller),
+        key_of=created_key,
     )
-    last = rows[-1] if rows else None
     return ClassificationList(
-        data=[_summary(row) for row in rows],
-        has_more=has_more,
-        next_cursor=encode_cursor(Key(last.created_at, last.id), _scope(caller)) if has_more and last else None,
+        data=[_summary(row) for row in page.rows], has_more=page.has_more, next_cursor=page.next_cursor
     )
 
 

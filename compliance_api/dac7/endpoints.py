@@ -14,6 +14,7 @@ from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, Grant
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 
 router = APIRouter(tags=["dac7"])
 
@@ -80,9 +81,11 @@ async def create_grant(
     response_model=GrantList,
     responses=SELLER_ONLY,
 )
-async def list_grants(caller: CurrentCaller, session: DbSession) -> GrantList:
-    """Every grant you gave in this environment, active and revoked, oldest first."""
-    return GrantList(data=await service.list_grants(session, caller))
+async def list_grants(
+    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> GrantList:
+    """The grants you gave in this environment, active and revoked, newest first."""
+    return await service.page_of_grants(session, caller, limit=limit, cursor=cursor)
 
 
 @router.delete(

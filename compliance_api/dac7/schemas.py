@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PlainSerializer
 
+from compliance_api.kit.pagination import Page
 from compliance_api.kit.patterns import described
 from compliance_api.kit.schemas import RequestSchema, ResponseSchema
 
@@ -69,5 +70,5 @@ class Grant(ResponseSchema):
     status: Literal["active", "revoked"]
 
 
-class GrantList(ResponseSchema):
-    data: list[Grant]
+class GrantList(Page[Grant]):
+    """A page of grants, newest first."""

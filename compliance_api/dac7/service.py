@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,11 +21,12 @@ from compliance_api.auth.caller import Actor
 from compliance_api.dac7.figures import CHUNK, YearFigures, euros, year_figures
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.dac7.reader import ActivityFileError, ActivityRow
-from compliance_api.dac7.schemas import Dac7SellerOut, Grant
+from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantList
 from compliance_api.dac7.tin import check_tin
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.pagination import created_key, paginate
 
 SNAPSHOT_EVENT = "dac7.snapshot.updated"
 FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
@@ -321,12 +322,30 @@ async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UU
     return grant_view(await grant(session, seller, grantee, caller.environment, now))
 
 
-async def list_grants(session: AsyncSession, caller: Actor) -> list[Grant]:
+def _grants_of(caller: Actor) -> Select[Dac7Grant]:
     _require_seller(caller)
-    statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
-        Dac7Grant.seller_user_id == caller.user_id
+    return scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(Dac7Grant.seller_user_id == caller.user_id)
+
+
+async def list_grants(session: AsyncSession, caller: Actor) -> list[Grant]:
+    """Every grant the seller gave in the caller's environment, oldest first."""
+    statement = _grants_of(caller).order_by(Dac7Grant.created_at, Dac7Grant.id)
+    return [grant_view(g) for g in await session.scalars(statement)]
+
+
+async def page_of_grants(session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None) -> GrantList:
+    """A page of the grants the seller gave in the caller's environment, newest first."""
+    page = await paginate(
+        session,
+        _grants_of(caller),
+        Dac7Grant.created_at,
+        Dac7Grant.id,
+        limit=limit,
+        cursor=cursor,
+        scope=f"dac7-grants:{caller.user_id}:{caller.environment.value}",
+        key_of=created_key,
     )
-    return [grant_view(g) for g in await session.scalars(statement.order_by(Dac7Grant.created_at, Dac7Grant.id))]
+    return GrantList(data=[grant_view(g) for g in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
 async def _own_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Dac7Grant:

@@ -14,9 +14,9 @@ import binascii
 import datetime as dt
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 import orjson
 from fastapi import Query
@@ -24,6 +24,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
+
+from compliance_api.errors import ApiError, FieldError
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -68,6 +70,20 @@ class Key:
     id: uuid.UUID
 
 
+class Keyed(Protocol):
+    """A row that pages by its creation time and id."""
+
+    @property
+    def created_at(self) -> dt.datetime: ...
+
+    @property
+    def id(self) -> uuid.UUID: ...
+
+
+def created_key(row: Keyed) -> Key:
+    return Key(row.created_at, row.id)
+
+
 def _fingerprint(scope: str) -> str:
     return hashlib.sha256(scope.encode()).hexdigest()[:16]
 
@@ -104,3 +120,33 @@ async def keyset_page(
         statement = statement.where(tuple_(created_at, id) < tuple_(after.created_at, after.id))
     rows = (await session.scalars(statement.order_by(created_at.desc(), id.desc()).limit(limit + 1))).all()
     return rows[:limit], len(rows) > limit
+
+
+@dataclass(frozen=True, slots=True)
+class Paged(Generic[RowT]):
+    """One page of rows, whether older ones follow, and the cursor that fetches them."""
+
+    rows: Sequence[RowT]
+    has_more: bool
+    next_cursor: str | None
+
+
+async def paginate(
+    session: AsyncSession,
+    statement: Select[RowT],
+    created_at: InstrumentedAttribute[dt.datetime],
+    id: InstrumentedAttribute[uuid.UUID],
+    *,
+    limit: int,
+    cursor: str | None,
+    scope: str,
+    key_of: Callable[[RowT], Key],
+) -> Paged[RowT]:
+    """The page of `statement` after `cursor` (a 400 naming `query.cursor` when it is not one of `scope`'s)."""
+    try:
+        after = None if cursor is None else decode_cursor(cursor, scope)
+    except InvalidCursor as exc:
+        raise ApiError("validation_failed", str(exc), errors=[FieldError("query.cursor", str(exc))]) from None
+    rows, has_more = await keyset_page(session, statement, created_at, id, limit=limit, after=after)
+    next_cursor = encode_cursor(key_of(rows[-1]), scope) if has_more and rows else None
+    return Paged(rows, has_more, next_cursor)

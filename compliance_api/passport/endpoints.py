@@ -12,6 +12,7 @@ from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.passport import service
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.schemas import (
@@ -103,9 +104,11 @@ async def create_share(
     response_model=ShareList,
     responses=OWN,
 )
-async def list_shares(caller: CurrentCaller, session: DbSession) -> ShareList:
-    """Every share-token of your passport, newest last, with its status (the tokens themselves are not kept)."""
-    return ShareList(data=await service.list_shares(session, caller, utcnow()))
+async def list_shares(
+    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> ShareList:
+    """The share-tokens of your passport, newest first, with their status (the tokens themselves are not kept)."""
+    return await service.list_shares(session, caller, utcnow(), limit=limit, cursor=cursor)
 
 
 @router.delete(
@@ -127,9 +130,11 @@ async def revoke_share(share_id: SHARE_ID, caller: CurrentCaller, session: DbSes
     response_model=ShareViewList,
     responses=SHARE,
 )
-async def list_views(share_id: SHARE_ID, caller: CurrentCaller, session: DbSession) -> ShareViewList:
-    """Every successful verification of this share-token: the verifier's account and when."""
-    return ShareViewList(data=await service.list_views(session, caller, share_id))
+async def list_views(
+    share_id: SHARE_ID, caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> ShareViewList:
+    """The successful verifications of this share-token, newest first: the verifier's account and when."""
+    return await service.list_views(session, caller, share_id, limit=limit, cursor=cursor)
 
 
 @router.get(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
+from compliance_api.kit.pagination import Page
 from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, RequestSchema, ResponseSchema
 from compliance_api.passport.catalogue import packaged_catalogue
 
@@ -64,8 +65,8 @@ class ShareCreated(Share):
     token: str = Field(description="The share-token, shown once: it is stored only as a keyed hash.")
 
 
-class ShareList(ResponseSchema):
-    data: list[Share]
+class ShareList(Page[Share]):
+    """A page of share-tokens, newest first."""
 
 
 class ShareView(ResponseSchema):
@@ -74,8 +75,8 @@ class ShareView(ResponseSchema):
     viewer_email: str
 
 
-class ShareViewList(ResponseSchema):
-    data: list[ShareView]
+class ShareViewList(Page[ShareView]):
+    """A page of verifications, newest first."""
 
 
 class PassportSummary(ResponseSchema):

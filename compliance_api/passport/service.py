@@ -6,7 +6,7 @@ import datetime as dt
 import uuid
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
@@ -14,6 +14,7 @@ from compliance_api.auth.caller import Actor, Caller
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.pagination import Key, created_key, paginate
 from compliance_api.passport import share_tokens
 from compliance_api.passport.catalogue import Catalogue, is_valid
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
@@ -22,7 +23,9 @@ from compliance_api.passport.schemas import (
     PassportSummary,
     Share,
     ShareCreated,
+    ShareList,
     ShareView,
+    ShareViewList,
     Verification,
 )
 from compliance_api.passport.signing import SigningKeys
@@ -211,16 +214,32 @@ async def create_share_for(
     return await _create_share(session, passport, ttl_days, pepper, now)
 
 
-async def _shares(session: AsyncSession, passport: Passport) -> list[PassportShare]:
-    statement = scoped(select(PassportShare), PassportShare, passport.environment).where(
+def _shares_of(passport: Passport) -> Select[PassportShare]:
+    return scoped(select(PassportShare), PassportShare, passport.environment).where(
         PassportShare.passport_id == passport.id
     )
-    return list(await session.scalars(statement.order_by(PassportShare.created_at)))
 
 
-async def list_shares(session: AsyncSession, caller: Actor, now: dt.datetime) -> list[Share]:
+async def _shares(session: AsyncSession, passport: Passport) -> list[PassportShare]:
+    return list(await session.scalars(_shares_of(passport).order_by(PassportShare.created_at)))
+
+
+async def list_shares(
+    session: AsyncSession, caller: Actor, now: dt.datetime, *, limit: int, cursor: str | None
+) -> ShareList:
+    """A page of the caller's share-tokens, newest first."""
     passport = await _own(session, caller)
-    return [share_view(s, now) for s in await _shares(session, passport)]
+    page = await paginate(
+        session,
+        _shares_of(passport),
+        PassportShare.created_at,
+        PassportShare.id,
+        limit=limit,
+        cursor=cursor,
+        scope=f"passport-shares:{passport.id}",
+        key_of=created_key,
+    )
+    return ShareList(data=[share_view(s, now) for s in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
 async def _own_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID) -> PassportShare:
@@ -292,15 +311,34 @@ async def revoke_share_by_token(
     return share_view(share, now)
 
 
-async def list_views(session: AsyncSession, caller: Actor, share_id: uuid.UUID) -> list[ShareView]:
+async def list_views(
+    session: AsyncSession, caller: Actor, share_id: uuid.UUID, *, limit: int, cursor: str | None
+) -> ShareViewList:
+    """A page of the verifications of one of the caller's share-tokens, newest first."""
     share = await _own_share(session, caller, share_id)
-    rows = await session.execute(
-        select(PassportShareView.viewed_at, User.id, User.email)
-        .join(User, User.id == PassportShareView.viewer_user_id)
-        .where(PassportShareView.share_id == share.id)
-        .order_by(PassportShareView.viewed_at)
+    page = await paginate(
+        session,
+        select(PassportShareView).where(PassportShareView.share_id == share.id),
+        PassportShareView.viewed_at,
+        PassportShareView.id,
+        limit=limit,
+        cursor=cursor,
+        scope=f"passport-share-views:{share.id}",
+        key_of=lambda view: Key(view.viewed_at, view.id),
     )
-    return [ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email) for at, viewer, email in rows]
+    viewers = {view.viewer_user_id for view in page.rows}
+    emails = {
+        user_id: email
+        for user_id, email in await session.execute(select(User.id, User.email).where(User.id.in_(viewers)))
+    }
+    return ShareViewList(
+        data=[
+            ShareView(viewed_at=v.viewed_at, viewer_id=v.viewer_user_id, viewer_email=emails[v.viewer_user_id])
+            for v in page.rows
+        ],
+        has_more=page.has_more,
+        next_cursor=page.next_cursor,
+    )
 
 
 async def shares_with_views(

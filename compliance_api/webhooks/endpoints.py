@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from compliance_api.auth.caller import CurrentCaller
@@ -13,6 +13,7 @@ from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.models import WebhookEndpoint
 from compliance_api.webhooks.schemas import (
@@ -112,10 +113,12 @@ async def create(
 
 
 @router.get("", summary="Your webhook endpoints", operation_id="webhook-endpoint-list", response_model=EndpointList)
-async def list_endpoints(caller: CurrentCaller, session: DbSession) -> EndpointList:
-    """Every webhook endpoint of yours in this environment, oldest first."""
-    rows = await service.list_endpoints(session, service.Owner.of(caller))
-    return EndpointList(data=[view(r) for r in rows])
+async def list_endpoints(
+    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> EndpointList:
+    """Your webhook endpoints in this environment, newest first."""
+    page = await service.page_of_endpoints(session, service.Owner.of(caller), limit=limit, cursor=cursor)
+    return EndpointList(data=[view(r) for r in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
 @router.get(
@@ -206,11 +209,14 @@ async def list_deliveries(
     endpoint_id: ENDPOINT_ID,
     caller: CurrentCaller,
     session: DbSession,
-    limit: Annotated[int, Query(ge=1, le=100, description="How many, newest first.")] = 50,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> DeliveryList:
     """Deliveries to this endpoint, newest first: attempts, last status code, latency, error and next attempt."""
-    rows = await service.list_deliveries(session, service.Owner.of(caller), endpoint_id, limit=limit)
-    return DeliveryList(data=[Delivery.model_validate(r) for r in rows])
+    page = await service.list_deliveries(session, service.Owner.of(caller), endpoint_id, limit=limit, cursor=cursor)
+    return DeliveryList(
+        data=[Delivery.model_validate(r) for r in page.rows], has_more=page.has_more, next_cursor=page.next_cursor
+    )
 
 
 @router.post(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
+from compliance_api.kit.pagination import Page
 from compliance_api.kit.patterns import described
 from compliance_api.kit.schemas import RequestSchema, ResponseSchema
 from compliance_api.webhooks.catalogue import EVENT_TYPES
@@ -93,8 +94,8 @@ class EndpointWithSecret(Endpoint):
     secret: str = Field(description="The `whsec_` signing secret, shown once (create and rotate-secret).")
 
 
-class EndpointList(ResponseSchema):
-    data: list[Endpoint]
+class EndpointList(Page[Endpoint]):
+    """A page of webhook endpoints, newest first."""
 
 
 class Delivery(ResponseSchema):
@@ -114,5 +115,5 @@ class Delivery(ResponseSchema):
     delivered_at: dt.datetime | None
 
 
-class DeliveryList(ResponseSchema):
-    data: list[Delivery]
+class DeliveryList(Page[Delivery]):
+    """A page of deliveries, newest first."""

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import Actor
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.pagination import Paged, created_key, paginate
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus, WebhookDelivery, WebhookEndpoint
 from compliance_api.webhooks.signing import SecretBox, new_secret
@@ -108,11 +109,32 @@ async def get(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID) -> We
     return row
 
 
-async def list_endpoints(session: AsyncSession, owner: Owner) -> list[WebhookEndpoint]:
-    statement = scoped(select(WebhookEndpoint), WebhookEndpoint, owner.environment).where(
+def _endpoints_of(owner: Owner) -> Select[WebhookEndpoint]:
+    return scoped(select(WebhookEndpoint), WebhookEndpoint, owner.environment).where(
         WebhookEndpoint.user_id == owner.user_id
     )
-    return list(await session.scalars(statement.order_by(WebhookEndpoint.created_at, WebhookEndpoint.id)))
+
+
+async def list_endpoints(session: AsyncSession, owner: Owner) -> list[WebhookEndpoint]:
+    """Every endpoint of the owner, oldest first."""
+    statement = _endpoints_of(owner).order_by(WebhookEndpoint.created_at, WebhookEndpoint.id)
+    return list(await session.scalars(statement))
+
+
+async def page_of_endpoints(
+    session: AsyncSession, owner: Owner, *, limit: int, cursor: str | None
+) -> Paged[WebhookEndpoint]:
+    """A page of the owner's endpoints, newest first."""
+    return await paginate(
+        session,
+        _endpoints_of(owner),
+        WebhookEndpoint.created_at,
+        WebhookEndpoint.id,
+        limit=limit,
+        cursor=cursor,
+        scope=f"webhook-endpoints:{owner.user_id}:{owner.environment.value}",
+        key_of=created_key,
+    )
 
 
 async def update(
@@ -195,17 +217,20 @@ async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID,
 
 
 async def list_deliveries(
-    session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, limit: int
-) -> list[WebhookDelivery]:
-    """The endpoint's deliveries, newest first."""
+    session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, limit: int, cursor: str | None = None
+) -> Paged[WebhookDelivery]:
+    """A page of the endpoint's deliveries, newest first."""
     row = await get(session, owner, endpoint_id)
-    statement = (
-        select(WebhookDelivery)
-        .where(WebhookDelivery.endpoint_id == row.id)
-        .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id)
-        .limit(limit)
+    return await paginate(
+        session,
+        select(WebhookDelivery).where(WebhookDelivery.endpoint_id == row.id),
+        WebhookDelivery.created_at,
+        WebhookDelivery.id,
+        limit=limit,
+        cursor=cursor,
+        scope=f"webhook-deliveries:{row.id}",
+        key_of=created_key,
     )
-    return list(await session.scalars(statement))
 
 
 async def retry(

@@ -134,9 +134,9 @@ async def test_each_verification_is_recorded_for_the_freelancer(
     await client.get(verify_path(token), headers=holder.live)
     await client.get(verify_path("pst_unknown"), headers=business.live)
     views = (await client.get(f"{SHARES}/{share_id}/views", headers=holder.live)).json()["data"]
-    assert [v["viewer_id"] for v in views] == [str(business.user.id), str(holder.user.id)]
-    assert views[0]["viewer_email"] == business.user.email
-    assert views[0]["viewed_at"] <= views[1]["viewed_at"]
+    assert [v["viewer_id"] for v in views] == [str(holder.user.id), str(business.user.id)]  # newest first
+    assert views[1]["viewer_email"] == business.user.email
+    assert views[0]["viewed_at"] >= views[1]["viewed_at"]
 
 
 async def test_sandbox_and_production_are_apart_and_sign_with_different_keys(

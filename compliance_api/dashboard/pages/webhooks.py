@@ -114,7 +114,9 @@ async def endpoint_page(
     owner = _owner(account, environment)
     try:
         endpoint = await webhooks_service.get(session, owner, endpoint_id)
-        deliveries = await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT)
+        deliveries = (
+            await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT)
+        ).rows
     except ApiError:
         return not_found(request, account)
     return render(request, "webhooks/endpoint.html", account=account, endpoint=endpoint, deliveries=deliveries)

@@ -1,0 +1,145 @@
+"""Every list answers in one convention: `limit` and `cursor` in, `{"data", "has_more", "next_cursor"}` out, newest
+first, in keyset pages; a cursor of another list, or not one at all, is a 400 naming `query.cursor`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+from httpx import AsyncClient
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.accounts.models import UserKind
+from compliance_api.config import Settings
+from tests.dac7.conftest import make_seller
+from tests.passport.conftest import Account, give_passport, make_account
+
+ListMaker = Callable[[AsyncClient, Account, async_sessionmaker[AsyncSession], bytes], Awaitable[str]]
+"""Creates three items of one list for `Account` through the API and answers the list's path."""
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Webhook endpoints on loopback: nothing is delivered in these tests, the deliveries only need to exist."""
+    return settings.model_copy(update={"webhooks_allow_private_targets": True})
+
+
+async def _shares(client: AsyncClient, owner: Account, maker: async_sessionmaker[AsyncSession], pepper: bytes) -> str:
+    await give_passport(maker, owner.user)
+    for days in (5, 6, 7):
+        assert (
+            await client.post("/v1/passport/shares", json={"ttl_days": days}, headers=owner.live)
+        ).status_code == 201
+    return "/v1/passport/shares"
+
+
+async def _views(client: AsyncClient, owner: Account, maker: async_sessionmaker[AsyncSession], pepper: bytes) -> str:
+    await give_passport(maker, owner.user)
+    created = (await client.post("/v1/passport/shares", json={"ttl_days": 5}, headers=owner.live)).json()
+    verifier = await make_account(maker, pepper, UserKind.business)
+    for _ in range(3):
+        path = f"/v1/passport/{created['token']}/verify"
+        assert (await client.get(path, headers=verifier.live)).status_code == 200
+    return f"/v1/passport/shares/{created['id']}/views"
+
+
+async def _grants(client: AsyncClient, owner: Account, maker: async_sessionmaker[AsyncSession], pepper: bytes) -> str:
+    await make_seller(maker, owner.user)
+    for _ in range(3):
+        grantee = await make_account(maker, pepper, UserKind.business)
+        body = {"grantee_id": str(grantee.user.id)}
+        assert (await client.post("/v1/dac7/grants", json=body, headers=owner.live)).status_code == 201
+    return "/v1/dac7/grants"
+
+
+async def _endpoint(client: AsyncClient, owner: Account, number: int) -> str:
+    body = {"url": f"http://127.0.0.1:9/hook-{number}", "enabled_events": ["*"]}
+    created = await client.post("/v1/webhook-endpoints", json=body, headers=owner.live)
+    assert created.status_code == 201
+    return str(created.json()["id"])
+
+
+async def _endpoints(
+    client: AsyncClient, owner: Account, maker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> str:
+    for number in range(3):
+        await _endpoint(client, owner, number)
+    return "/v1/webhook-endpoints"
+
+
+async def _deliveries(
+    client: AsyncClient, owner: Account, maker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> str:
+    endpoint_id = await _endpoint(client, owner, 0)
+    for _ in range(3):
+        sent = await client.post(f"/v1/webhook-endpoints/{endpoint_id}/test", headers=owner.live)
+        assert sent.status_code == 202
+    return f"/v1/webhook-endpoints/{endpoint_id}/deliveries"
+
+
+async def _classifications(
+    client: AsyncClient, owner: Account, maker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> str:
+    for rate in (30, 40, 50):
+        body = {"country": "BE", "criteria": {}, "reference": f"rate-{rate}"}
+        assert (await client.post("/v1/classify/cross-border", json=body, headers=owner.live)).status_code == 200
+    return "/v1/classifications"
+
+
+LISTS: dict[str, ListMaker] = {
+    "passport shares": _shares,
+    "share views": _views,
+    "DAC7 grants": _grants,
+    "webhook endpoints": _endpoints,
+    "webhook deliveries": _deliveries,
+    "classifications": _classifications,
+}
+
+
+@pytest.mark.parametrize("name", LISTS)
+async def test_a_list_pages_newest_first_with_a_cursor(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, name: str
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = await LISTS[name](client, owner, sessionmaker, pepper)
+    everything = (await client.get(path, params={"limit": 100}, headers=owner.live)).json()
+    assert len(everything["data"]) == 3
+    assert (everything["has_more"], everything["next_cursor"]) == (False, None)
+
+    first = (await client.get(path, params={"limit": 2}, headers=owner.live)).json()
+    assert first["has_more"] is True
+    second = (await client.get(path, params={"limit": 2, "cursor": first["next_cursor"]}, headers=owner.live)).json()
+    assert (second["has_more"], second["next_cursor"]) == (False, None)
+    assert first["data"] + second["data"] == everything["data"]
+    stamps = [item.get("created_at") or item.get("viewed_at") for item in everything["data"]]
+    assert stamps == sorted(stamps, reverse=True)
+
+
+@pytest.mark.parametrize("name", LISTS)
+async def test_a_cursor_of_another_list_or_none_at_all_is_400(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, name: str
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = await LISTS[name](client, owner, sessionmaker, pepper)
+    other = "/v1/classifications" if name != "classifications" else "/v1/webhook-endpoints"
+    if other == "/v1/webhook-endpoints":
+        await _endpoints(client, owner, sessionmaker, pepper)
+    else:
+        await _classifications(client, owner, sessionmaker, pepper)
+    foreign = (await client.get(other, params={"limit": 1}, headers=owner.live)).json()["next_cursor"]
+    for cursor in (foreign, "not-a-cursor", "e30"):
+        answer = await client.get(path, params={"cursor": cursor}, headers=owner.live)
+        assert answer.status_code == 400, cursor
+        assert [e["field"] for e in answer.json()["errors"]] == ["query.cursor"]
+
+
+@pytest.mark.parametrize("name", LISTS)
+@pytest.mark.parametrize("limit", ["0", "101", "ten"])
+async def test_a_limit_outside_1_to_100_is_400(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, name: str, limit: str
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = await LISTS[name](client, owner, sessionmaker, pepper)
+    answer = await client.get(path, params={"limit": limit}, headers=owner.live)
+    assert answer.status_code == 400
+    assert [e["field"] for e in answer.json()["errors"]] == ["query.limit"]
