@@ -10,6 +10,7 @@ from fastapi import APIRouter
 
 from compliance_api.classify.endpoints import router as classify_router
 from compliance_api.dac7.endpoints import router as dac7_router
+from compliance_api.events.endpoints import router as events_router
 from compliance_api.health.endpoints import router as health_router
 from compliance_api.passport.endpoints import router as passport_router
 from compliance_api.rates.endpoints import router as rates_router
@@ -25,4 +26,5 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     passport_router,
     dac7_router,
     webhooks_router,
+    events_router,
 )

@@ -103,6 +103,12 @@ ERROR_CATALOGUE: dict[str, ErrorSpec] = {
             "No delivery with this id belongs to this webhook endpoint.",
         ),
         ErrorSpec(
+            "event_not_found",
+            404,
+            "Event not found",
+            "No event with this id belongs to you in this environment (events are kept 30 days).",
+        ),
+        ErrorSpec(
             "not_in_cache",
             404,
             "Not in the register cache",

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.accounts.models import UserKind
 from compliance_api.config import Settings
 from tests.dac7.conftest import make_seller
+from tests.factories import create_token
 from tests.passport.conftest import Account, give_passport, make_account
 
 ListMaker = Callable[[AsyncClient, Account, async_sessionmaker[AsyncSession], bytes], Awaitable[str]]
@@ -86,6 +87,12 @@ async def _classifications(
     return "/v1/classifications"
 
 
+async def _events(client: AsyncClient, owner: Account, maker: async_sessionmaker[AsyncSession], pepper: bytes) -> str:
+    for _ in range(2):  # with the account's own live token: three `api_token.created`
+        await create_token(maker, pepper, user=owner.user)
+    return "/v1/events?type=api_token.created"
+
+
 LISTS: dict[str, ListMaker] = {
     "passport shares": _shares,
     "share views": _views,
@@ -93,6 +100,7 @@ LISTS: dict[str, ListMaker] = {
     "webhook endpoints": _endpoints,
     "webhook deliveries": _deliveries,
     "classifications": _classifications,
+    "events": _events,
 }
 
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Select, and_, delete, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from compliance_api.errors import ApiError
 from compliance_api.events.models import OutboxEvent
+from compliance_api.events.types import ENVIRONMENT_WIDE, owner_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.pagination import Paged, created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +36,14 @@ def outbox_row(
     *, environment: Environment, type: str, payload: dict[str, Any], at: datetime, id: uuid.UUID | None = None
 ) -> dict[str, Any]:
     """An `outbox_event` row, for writers that insert it themselves (`emit_many`, the audit trail's group commit)."""
-    return {"id": id or uuid.uuid4(), "environment": environment, "type": type, "payload": payload, "created_at": at}
+    return {
+        "id": id or uuid.uuid4(),
+        "environment": environment,
+        "type": type,
+        "payload": payload,
+        "owner_id": owner_of(type, payload),
+        "created_at": at,
+    }
 
 
 async def emit_many(
@@ -67,3 +77,77 @@ async def pending(session: AsyncSession, *, environment: Environment, type: str 
     if type is not None:
         statement = statement.where(OutboxEvent.type == type)
     return list((await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id))).all())
+
+
+EVENT_RETENTION = timedelta(days=30)
+"""How long the event log keeps an event (`GET /v1/events`, replays)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Whose event log: an account in one environment."""
+
+    user_id: uuid.UUID
+    environment: Environment
+
+
+def _visible_to(reader: Reader, now: datetime) -> Select[OutboxEvent]:
+    """The reader's events in its environment: its own, and the environment-wide ones, within retention."""
+    return scoped(select(OutboxEvent), OutboxEvent, reader.environment).where(
+        or_(
+            OutboxEvent.owner_id == reader.user_id,
+            and_(OutboxEvent.owner_id.is_(None), OutboxEvent.type.in_(ENVIRONMENT_WIDE)),
+        ),
+        OutboxEvent.created_at >= now - EVENT_RETENTION,
+    )
+
+
+async def list_events(
+    session: AsyncSession,
+    reader: Reader,
+    *,
+    types: Sequence[str],
+    created_after: datetime | None,
+    limit: int,
+    cursor: str | None,
+    now: datetime,
+) -> Paged[OutboxEvent]:
+    """A page of the reader's events, newest first."""
+    statement = _visible_to(reader, now)
+    if types:
+        statement = statement.where(OutboxEvent.type.in_(types))
+    if created_after is not None:
+        statement = statement.where(OutboxEvent.created_at > created_after)
+    return await paginate(
+        session,
+        statement,
+        OutboxEvent.created_at,
+        OutboxEvent.id,
+        limit=limit,
+        cursor=cursor,
+        scope=f"events:{reader.user_id}:{reader.environment.value}:{','.join(sorted(types))}",
+        key_of=created_key,
+    )
+
+
+async def get_event(session: AsyncSession, reader: Reader, event_id: uuid.UUID, now: datetime) -> OutboxEvent:
+    """One of the reader's events; `event_not_found` when it is someone else's, elsewhere or past retention."""
+    event = await session.scalar(_visible_to(reader, now).where(OutboxEvent.id == event_id))
+    if event is None:
+        raise ApiError("event_not_found")
+    return event
+
+
+async def purge_expired(session: AsyncSession, now: datetime) -> int:
+    """Delete handed-on events past the event log's retention, in both environments."""
+    result = await session.execute(
+        delete(OutboxEvent).where(OutboxEvent.created_at < now - EVENT_RETENTION, OutboxEvent.delivered_at.is_not(None))
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def dispatched_since(session: AsyncSession, reader: Reader, since: datetime, now: datetime) -> list[OutboxEvent]:
+    """The reader's events since `since` that were already handed on to the webhooks, oldest first (for replays:
+    the ones still waiting are delivered anyway)."""
+    statement = _visible_to(reader, now).where(OutboxEvent.created_at >= since, OutboxEvent.delivered_at.is_not(None))
+    return list(await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id)))

@@ -1,9 +1,9 @@
 """The daily purges, for the worker: `await run_daily(sessionmaker, settings, stop)` as one of its tasks.
 
-Each day: sandbox data past 30 days (fixtures kept), verdicts past their retention (production years, sandbox days)
-and Idempotency-Key records past 24 hours; then monitored verdicts are re-scored under today's law (once a day per
-environment, and once more when a start brings new ruleset versions). Each job is its own transaction; one failing
-does not stop the others.
+Each day: sandbox data past 30 days (fixtures kept), verdicts past their retention (production years, sandbox days),
+Idempotency-Key records past 24 hours and events past 30 days; then monitored verdicts are re-scored under today's
+law (once a day per environment, and once more when a start brings new ruleset versions). Each job is its own
+transaction; one failing does not stop the others.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.service import Retention
 from compliance_api.classify.service import purge_expired as purge_expired_classifications
 from compliance_api.config import Settings
+from compliance_api.events.service import purge_expired as purge_expired_events
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.idempotency import purge_expired as purge_expired_idempotency
@@ -68,16 +69,18 @@ async def _purge_sandbox(sessionmaker: async_sessionmaker[AsyncSession], setting
 
 
 async def _purge_expired(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime) -> bool:
-    """Verdicts past retention and Idempotency-Key records past 24 hours."""
+    """Verdicts past retention, Idempotency-Key records past 24 hours and events past the event log's 30 days."""
     retention = Retention(settings.classification_retention_years, settings.sandbox_retention_days)
     try:
         async with sessionmaker.begin() as session:
             verdicts = await purge_expired_classifications(session, retention, now)
             keys = await purge_expired_idempotency(session, now)
+            events = await purge_expired_events(session, now)
     except (SQLAlchemyError, OSError) as exc:
         log.warning("expired_purge_failed", error=type(exc).__name__)
         return False
-    log.info("expired_purged", idempotency_records=keys, **{f"verdicts_{e.value}": n for e, n in verdicts.items()})
+    by_environment = {f"verdicts_{e.value}": n for e, n in verdicts.items()}
+    log.info("expired_purged", idempotency_records=keys, events=events, **by_environment)
     return True
 
 

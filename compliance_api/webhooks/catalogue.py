@@ -10,9 +10,8 @@ from typing import Any, Literal
 from fastapi import FastAPI
 from pydantic import BaseModel, Field, create_model
 
+from compliance_api.events.types import ROUTES, EventName, Routing
 from compliance_api.kit.schemas import ResponseSchema
-
-Routing = Literal["environment", "owner", "endpoint"]
 
 
 class WttaAdmissionUpdated(ResponseSchema):
@@ -112,61 +111,55 @@ class WebhookTest(ResponseSchema):
 
 @dataclass(frozen=True, slots=True)
 class EventType:
-    name: str
+    name: EventName
     summary: str
     data: type[BaseModel]
-    routing: Routing
-    owner_field: str | None = None
+
+    @property
+    def routing(self) -> Routing:
+        return ROUTES[self.name].routing
+
+    @property
+    def owner_field(self) -> str | None:
+        return ROUTES[self.name].owner_field
 
 
 EVENT_TYPES: dict[str, EventType] = {
     e.name: e
     for e in (
         EventType(
-            "wtta.admission.updated",
+            EventName.WTTA_ADMISSION_UPDATED,
             "A cached WTTA admission changed status (every subscribed endpoint of the environment).",
             WttaAdmissionUpdated,
-            "environment",
         ),
-        EventType("passport.updated", "The freelancer's passport changed.", PassportUpdated, "owner", "freelancer_id"),
+        EventType(EventName.PASSPORT_UPDATED, "The freelancer's passport changed.", PassportUpdated),
         EventType(
-            "passport.share.viewed",
+            EventName.PASSPORT_SHARE_VIEWED,
             "Someone verified one of the freelancer's share-tokens.",
             PassportShareViewed,
-            "owner",
-            "freelancer_id",
         ),
         EventType(
-            "dac7.snapshot.updated",
+            EventName.DAC7_SNAPSHOT_UPDATED,
             "The freelancer's DAC7 figures for a year changed.",
             Dac7SnapshotUpdated,
-            "owner",
-            "freelancer_id",
         ),
+        EventType(EventName.CLASSIFICATION_CREATED, "The account made a classification.", ClassificationCreated),
         EventType(
-            "classification.created", "The account made a classification.", ClassificationCreated, "owner", "user_id"
-        ),
-        EventType(
-            "classification.verdict_changed",
+            EventName.CLASSIFICATION_VERDICT_CHANGED,
             "A monitored classification's verdict changed when it was re-scored under the law in force on a date.",
             ClassificationVerdictChanged,
-            "owner",
-            "user_id",
         ),
-        EventType("api_token.created", "An API token of the account was created.", ApiTokenCreated, "owner", "user_id"),
-        EventType("api_token.revoked", "An API token of the account was revoked.", ApiTokenRevoked, "owner", "user_id"),
+        EventType(EventName.API_TOKEN_CREATED, "An API token of the account was created.", ApiTokenCreated),
+        EventType(EventName.API_TOKEN_REVOKED, "An API token of the account was revoked.", ApiTokenRevoked),
         EventType(
-            "webhook.endpoint.failing",
+            EventName.WEBHOOK_ENDPOINT_FAILING,
             "One of the account's endpoints exhausted a delivery's retry schedule (3 days of failures).",
             WebhookEndpointFailing,
-            "owner",
-            "user_id",
         ),
         EventType(
-            "webhook.test",
+            EventName.WEBHOOK_TEST,
             "Sent by `POST /v1/webhook-endpoints/{id}/test` to that endpoint only.",
             WebhookTest,
-            "endpoint",
         ),
     )
 }

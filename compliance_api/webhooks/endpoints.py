@@ -24,6 +24,8 @@ from compliance_api.webhooks.schemas import (
     EndpointList,
     EndpointUpdate,
     EndpointWithSecret,
+    ReplayAccepted,
+    ReplayRequest,
 )
 from compliance_api.webhooks.signing import box_of
 
@@ -182,6 +184,24 @@ async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session
         session, service.Owner.of(caller), endpoint_id, box=box_of(request), now=utcnow()
     )
     return _with_secret(row, secret)
+
+
+@router.post(
+    "/{endpoint_id}/replay",
+    summary="Re-send past events",
+    operation_id="webhook-endpoint-replay",
+    status_code=202,
+    response_model=ReplayAccepted,
+    responses=NOT_FOUND,
+)
+async def replay(
+    endpoint_id: ENDPOINT_ID, body: ReplayRequest, caller: CurrentCaller, session: DbSession
+) -> ReplayAccepted:
+    """Queue again every event this endpoint subscribes to since `since` (the event log keeps 30 days): the ones it
+    missed get a delivery, the ones it had are re-sent with the same `webhook-id`, so your de-duplication holds."""
+    owner = service.Owner.of(caller)
+    done = await service.replay(session, owner, endpoint_id, since=body.since, now=utcnow())
+    return ReplayAccepted(replayed=done.replayed, since=done.since)
 
 
 @router.post(

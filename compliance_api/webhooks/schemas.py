@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from compliance_api.kit.pagination import Page
 from compliance_api.kit.patterns import described
-from compliance_api.kit.schemas import RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import IsoDateTime, RequestSchema, ResponseSchema
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus
 
@@ -113,6 +113,19 @@ class Delivery(ResponseSchema):
     last_response_body: str | None = Field(description="The receiver's answer, its first 1 kB.")
     next_attempt_at: dt.datetime | None = Field(description="When the next attempt is due (pending only).")
     delivered_at: dt.datetime | None
+
+
+class ReplayRequest(RequestSchema):
+    since: IsoDateTime = Field(
+        description="Re-send the events from this moment on (ISO 8601 with a time zone); an earlier moment than 30 "
+        "days ago means 30 days ago: older events are not kept.",
+        examples=["2026-11-24T00:00:00Z"],
+    )
+
+
+class ReplayAccepted(ResponseSchema):
+    replayed: int = Field(description="How many events were queued for this endpoint; follow them in the delivery log.")
+    since: dt.datetime = Field(description="The moment replayed from: `since`, or 30 days ago if that was earlier.")
 
 
 class DeliveryList(Page[Delivery]):

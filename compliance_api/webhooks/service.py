@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import Actor
 from compliance_api.errors import ApiError
+from compliance_api.events import service as events
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import Paged, created_key, paginate
 from compliance_api.webhooks import ssrf
@@ -195,6 +196,42 @@ def envelope(
         "environment": environment.value,
         "data": data,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    replayed: int
+    since: datetime
+
+
+async def replay(
+    session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, since: datetime, now: datetime
+) -> Replay:
+    """Send the endpoint every event it subscribes to since `since` (at most the event log's 30 days back) again: a
+    new delivery where it had none, the existing one re-queued (same `webhook-id`) where it had."""
+    row = await get(session, owner, endpoint_id)
+    since = max(since, now - events.EVENT_RETENTION)
+    reader = events.Reader(owner.user_id, owner.environment)
+    wanted = [event for event in await events.dispatched_since(session, reader, since, now) if row.wants(event.type)]
+    existing = {
+        delivery.event_id: delivery
+        for delivery in await session.scalars(
+            select(WebhookDelivery).where(
+                WebhookDelivery.endpoint_id == row.id, WebhookDelivery.event_id.in_([e.id for e in wanted])
+            )
+        )
+    }
+    for event in wanted:
+        delivery = existing.get(event.id)
+        if delivery is None:
+            body = envelope(event.id, event.type, event.created_at, event.environment, event.payload)
+            delivery = WebhookDelivery(
+                endpoint_id=row.id, environment=row.environment, event_id=event.id, event_type=event.type, body=body
+            )
+            session.add(delivery)
+        delivery.status, delivery.attempts, delivery.next_attempt_at = DeliveryStatus.pending, 0, now
+    await session.flush()
+    return Replay(len(wanted), since)
 
 
 async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, now: datetime) -> WebhookDelivery:

@@ -10,10 +10,12 @@ Maker = async_sessionmaker[AsyncSession]
 
 async def test_emit_writes_one_outbox_row_in_the_callers_transaction(sessionmaker: Maker) -> None:
     async with sessionmaker() as session:
-        await events.emit(session, environment=Environment.test, type="x.y", payload={"a": 1})
+        await events.emit(session, environment=Environment.test, type="wtta.admission.updated", payload={"a": 1})
         await session.rollback()
     async with sessionmaker.begin() as session:
-        event_id = await events.emit(session, environment=Environment.test, type="x.y", payload={"a": 1})
+        event_id = await events.emit(
+            session, environment=Environment.test, type="wtta.admission.updated", payload={"a": 1}
+        )
     async with sessionmaker() as session:
         assert [(e.id, e.payload) for e in await events.pending(session, environment=Environment.test)] == [
             (event_id, {"a": 1})

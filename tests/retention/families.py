@@ -47,7 +47,7 @@ async def classifications(
 async def events(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     async with sessionmaker.begin() as session:
         for environment in Environment:
-            await events_service.emit(session, environment=environment, type="test.happened", payload={})
+            await events_service.emit(session, environment=environment, type="wtta.admission.updated", payload={})
 
 
 async def wtta(sessionmaker: async_sessionmaker[AsyncSession], kvk: str = "12345678") -> None:
