@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -71,6 +72,15 @@ async def test_a_name_resolving_to_a_non_public_address_is_refused_at_connect_ti
     with pytest.raises(ssrf.UnsafeUrl) as refused:
         await ssrf.pin("https://hooks.example.com/x", STRICT)
     assert str(refused.value) == f"hooks.example.com resolves to a non-public address ({kind})"
+
+
+async def test_a_name_that_does_not_resolve_is_a_dns_failure_not_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def failing(host: str, port: int) -> list[ssrf.IPAddress]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(ssrf, "resolve", failing)
+    with pytest.raises(ssrf.Unresolvable, match=r"hooks\.example\.com does not resolve"):
+        await ssrf.pin("https://hooks.example.com/x", STRICT)
 
 
 @pytest.mark.parametrize("address", PUBLIC)
