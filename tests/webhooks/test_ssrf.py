@@ -108,6 +108,22 @@ async def test_production_registration_refuses_non_public_addresses(
     assert (await client.get("/v1/webhook-endpoints", headers=anna.live)).json()["data"] == []
 
 
+@pytest.mark.parametrize("address", ATTACK_RUN)
+async def test_an_endpoint_cannot_be_changed_to_a_non_public_address(
+    strict: Settings, client: AsyncClient, make_account: MakeAccount, address: str
+) -> None:
+    anna = await make_account()
+    made = await client.post(
+        "/v1/webhook-endpoints",
+        json={"url": "https://hooks.example.com/in", "enabled_events": ["*"]},
+        headers=anna.live,
+    )
+    path = f"/v1/webhook-endpoints/{made.json()['id']}"
+    answer = await client.patch(path, json={"url": url_of(address)}, headers=anna.live)
+    assert (answer.status_code, answer.json()["code"]) == (403, "webhook_url_forbidden")
+    assert (await client.get(path, headers=anna.live)).json()["url"] == "https://hooks.example.com/in"
+
+
 async def test_pin_connects_to_the_checked_address_with_the_original_host_and_sni(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
