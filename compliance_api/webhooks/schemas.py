@@ -108,9 +108,15 @@ class Delivery(ResponseSchema):
     created_at: dt.datetime
     last_attempt_at: dt.datetime | None
     last_status_code: int | None
-    last_latency_ms: int | None
-    last_error: str | None
-    last_response_body: str | None = Field(description="The receiver's answer, its first 1 kB.")
+    last_latency_ms: int | None = Field(description="How long the last attempt took; null when nothing was sent.")
+    last_error: str | None = Field(
+        description="Why the last attempt failed: `HTTP <status>`, a network error, or `refused by the target guard: "
+        "<reason>` when the URL or an address its host resolved to at delivery is not public (nothing was sent)."
+    )
+    last_response_body: str | None = Field(
+        description="The receiver's answer to the last attempt, its first 1024 bytes; null when no answer came "
+        "(network error, timeout) and always when the target guard refused the address."
+    )
     next_attempt_at: dt.datetime | None = Field(description="When the next attempt is due (pending only).")
     delivered_at: dt.datetime | None
 

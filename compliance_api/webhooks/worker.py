@@ -11,8 +11,12 @@ Claiming moves a due delivery's `next_attempt_at` forward by a lease (`COMPLIANC
 leaves its claims to be picked up again when the lease ends (at-least-once: receivers de-duplicate on `webhook-id`).
 SQLite ignores the row lock and serialises writers: one worker per SQLite database.
 
-Retry schedule after a failed attempt (any non-2xx, a redirect, a timeout or a network error): 5 s, 5 min, 30 min,
-2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each shortened by up to 20 % jitter, so 10 attempts within 3 days (71.6 h at most).
+An attempt the SSRF guard refuses (ssrf.py: the URL, or an address its host resolves to now) sends nothing and keeps
+no status, latency or answer, only the error `refused by the target guard: <reason>`; it is retried like a failure.
+
+Retry schedule after a failed attempt (any non-2xx, a redirect, a timeout, a network error or a refusal): 5 s,
+5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each shortened by up to 20 % jitter, so 10 attempts within 3 days
+(71.6 h at most).
 A `Retry-After` answer (seconds or an HTTP date) postpones the next attempt to then when that is later, capped at the
 scheduled wait plus 24 hours. A 410 disables the endpoint; the last failed attempt marks the delivery `failed`, the
 endpoint `failing`, and emits `webhook.endpoint.failing` to its owner; the next success makes it `active` again.
@@ -61,16 +65,22 @@ SCHEDULE: tuple[timedelta, ...] = tuple(
 JITTER = 0.2
 TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 RESPONSE_BYTES = 1024
+ERROR_CHARS = 500
 USER_AGENT = "compliance-api-webhooks/1"
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     status_code: int | None
-    latency_ms: int
+    latency_ms: int | None
     error: str | None
     response_body: str | None
     retry_after: timedelta | None = None
+
+    @classmethod
+    def refused(cls, reason: ssrf.UnsafeUrl) -> Outcome:
+        """The guard refused the target: nothing was sent, so nothing about an answer is kept, only the reason."""
+        return cls(None, None, f"refused by the target guard: {reason}"[:ERROR_CHARS], None)
 
     @property
     def ok(self) -> bool:
@@ -276,8 +286,10 @@ class Sender:
                 answer = await _read_capped(response)
             finally:
                 await response.aclose()
-        except (ssrf.UnsafeUrl, httpx.HTTPError) as exc:
-            return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:500], None)
+        except ssrf.UnsafeUrl as exc:
+            return Outcome.refused(exc)
+        except (ssrf.Unresolvable, httpx.HTTPError) as exc:
+            return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS], None)
         error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
         retry_after = _retry_after(response.headers.get("retry-after"), utcnow())
         return Outcome(response.status_code, _ms(started), error, answer, retry_after)
@@ -425,7 +437,8 @@ class Worker:
     async def _record(self, results: list[tuple[Job, Outcome]]) -> None:
         for _, outcome in results:
             WEBHOOK_ATTEMPTS.labels(outcome.kind).inc()
-            WEBHOOK_LATENCY.observe(outcome.latency_ms / 1000)
+            if outcome.latency_ms is not None:
+                WEBHOOK_LATENCY.observe(outcome.latency_ms / 1000)
         async with self.sessionmaker.begin() as session:
             await record(session, results, now=utcnow(), rng=self.rng)
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import html
+import ipaddress
 import re
 
+import pytest
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service as webhooks_service
+from compliance_api.webhooks import ssrf
 from tests.dashboard.conftest import csrf_of, post_form, section, sign_up
+from tests.webhooks.addresses import SAMPLE, url_of
 
 SECRET_IN_PAGE = re.compile(r'value="(whsec_[^"]+)"')
 ENDPOINT_LINK = re.compile(r'href="(/freelancer/webhooks/(live|test)/[0-9a-f-]{36})"')
@@ -151,4 +156,16 @@ async def test_a_nul_character_in_a_field_is_explained_on_the_form(browser: Asyn
         assert response.status_code == 400
         assert "contains a NUL character" in response.text
         assert 'name="description"' in response.text, "the endpoint form is shown again"
+    assert "No production endpoints yet" in (await browser.get("/freelancer/webhooks")).text
+
+
+@pytest.mark.parametrize("address", SAMPLE)
+async def test_a_non_public_address_is_refused_on_the_form_naming_the_range(browser: AsyncClient, address: str) -> None:
+    await sign_up(browser, "ssrf@example.com")
+    data = {"url": url_of(address), "events": "*"}
+    response = await post_form(browser, "/freelancer/webhooks/live/endpoints", data, page="/freelancer/webhooks")
+    assert response.status_code == 403
+    refused = ssrf.refusal(ipaddress.ip_address(address))
+    assert refused is not None
+    assert html.escape(refused.detail, quote=True) in response.text
     assert "No production endpoints yet" in (await browser.get("/freelancer/webhooks")).text

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
+from collections.abc import AsyncIterator
+from typing import Any, cast
 
 import pytest
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.responses import Response
 
 from compliance_api.config import Deployment, Settings
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
+from tests.webhooks.addresses import ATTACK_RUN, PUBLIC, REFUSED, url_of
 from tests.webhooks.conftest import MakeAccount
 from tests.webhooks.receiver import Receiver
 
@@ -20,48 +25,103 @@ STRICT = ssrf.Policy(allow_private=False, require_https=True)
 LENIENT = ssrf.Policy(allow_private=True, require_https=False)
 
 
-@pytest.mark.parametrize(
-    "address",
-    [
-        "127.0.0.1",  # loopback
-        "::1",
-        "10.0.0.8",  # private
-        "172.16.5.4",
-        "192.168.1.1",
-        "100.64.0.1",  # carrier-grade NAT
-        "169.254.169.254",  # link-local (cloud metadata)
-        "fe80::1",
-        "fd00:ec2::254",  # unique local
-        "::ffff:127.0.0.1",  # IPv4-mapped IPv6
-        "::ffff:10.0.0.1",
-        "2002:7f00:0001::",  # 6to4 of 127.0.0.1
-        "0.0.0.0",
-        "224.0.0.1",  # multicast
-        "ff02::1",
-    ],
-)
-def test_non_public_addresses_are_refused(address: str) -> None:
+def _resolving_to(monkeypatch: pytest.MonkeyPatch, *addresses: str) -> None:
+    """Make every name resolve to `addresses` (the guard's own resolver, so the worker's path is the real one)."""
+
+    async def answer(host: str, port: int) -> list[ssrf.IPAddress]:
+        return [ipaddress.ip_address(a) for a in addresses]
+
+    monkeypatch.setattr(ssrf, "resolve", answer)
+
+
+@pytest.mark.parametrize(("address", "kind"), REFUSED)
+def test_non_public_addresses_are_refused_naming_the_range(address: str, kind: str) -> None:
+    refused = ssrf.refusal(ipaddress.ip_address(address))
+    assert refused is not None
+    assert refused.kind == kind
     assert not ssrf.is_public(ipaddress.ip_address(address))
-    host = f"[{address}]" if ":" in address else address
-    with pytest.raises(ssrf.UnsafeUrl):
-        ssrf.check_url(f"https://{host}/hook", STRICT)
+    with pytest.raises(ssrf.UnsafeUrl, match="not a public address"):
+        ssrf.check_url(url_of(address), STRICT)
 
 
-@pytest.mark.parametrize("address", ["93.184.215.14", "2606:4700:4700::1111", "::ffff:93.184.215.14"])
+@pytest.mark.parametrize("address", PUBLIC)
 def test_public_addresses_pass(address: str) -> None:
-    assert ssrf.is_public(ipaddress.ip_address(address))
+    assert ssrf.refusal(ipaddress.ip_address(address)) is None
+    assert ssrf.check_url(url_of(address), STRICT) == url_of(address)
 
 
-async def test_a_name_resolving_to_a_private_address_is_refused_at_connect_time(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("host", ["127.1", "0x7f.0.0.1", "2130706433", "017700000001"])
+def test_ipv4_in_a_non_standard_form_is_refused_even_where_private_targets_are_allowed(host: str) -> None:
+    for policy in (STRICT, LENIENT):
+        with pytest.raises(ssrf.UnsafeUrl, match="non-standard form"):
+            ssrf.check_url(f"https://{host}/hook", policy)
+
+
+def test_an_ipv6_zone_is_refused() -> None:
+    with pytest.raises(ssrf.UnsafeUrl, match="zone"):
+        ssrf.check_url("https://[2606:4700:4700::1111%25eth0]/hook", STRICT)
+
+
+@pytest.mark.parametrize(("address", "kind"), REFUSED)
+async def test_a_name_resolving_to_a_non_public_address_is_refused_at_connect_time(
+    monkeypatch: pytest.MonkeyPatch, address: str, kind: str
 ) -> None:
-    async def private(host: str, port: int) -> list[ssrf.IPAddress]:
-        return [ipaddress.ip_address("93.184.215.14"), ipaddress.ip_address("10.0.0.5")]
-
-    monkeypatch.setattr(ssrf, "resolve", private)
+    """One bad address among good ones is enough; the message names the range, not what the name resolved to."""
+    _resolving_to(monkeypatch, "93.184.215.14", address)
     ssrf.check_url("https://hooks.example.com/x", STRICT)  # the name alone is fine at registration
-    with pytest.raises(ssrf.UnsafeUrl, match=r"non-public address \(10\.0\.0\.5\)"):
+    with pytest.raises(ssrf.UnsafeUrl) as refused:
         await ssrf.pin("https://hooks.example.com/x", STRICT)
+    assert str(refused.value) == f"hooks.example.com resolves to a non-public address ({kind})"
+
+
+async def test_a_name_that_does_not_resolve_is_a_dns_failure_not_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def failing(host: str, port: int) -> list[ssrf.IPAddress]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(ssrf, "resolve", failing)
+    with pytest.raises(ssrf.Unresolvable, match=r"hooks\.example\.com does not resolve"):
+        await ssrf.pin("https://hooks.example.com/x", STRICT)
+
+
+@pytest.mark.parametrize("address", PUBLIC)
+async def test_a_name_resolving_to_public_addresses_is_pinned_to_the_first(
+    monkeypatch: pytest.MonkeyPatch, address: str
+) -> None:
+    _resolving_to(monkeypatch, address, "93.184.215.14")
+    target = await ssrf.pin("https://hooks.example.com/x", STRICT)
+    assert target.url == url_of(str(ipaddress.ip_address(address))).replace("/hook", "/x")
+
+
+@pytest.mark.parametrize(("address", "kind"), REFUSED)
+async def test_production_registration_refuses_non_public_addresses(
+    strict: Settings, client: AsyncClient, make_account: MakeAccount, address: str, kind: str
+) -> None:
+    anna = await make_account()
+    answer = await client.post(
+        "/v1/webhook-endpoints", json={"url": url_of(address), "enabled_events": ["*"]}, headers=anna.live
+    )
+    assert answer.status_code == 403, answer.text
+    assert answer.json()["code"] == "webhook_url_forbidden"
+    refused = ssrf.refusal(ipaddress.ip_address(address))
+    assert refused is not None
+    assert refused.detail in answer.json()["detail"]
+    assert (await client.get("/v1/webhook-endpoints", headers=anna.live)).json()["data"] == []
+
+
+@pytest.mark.parametrize("address", ATTACK_RUN)
+async def test_an_endpoint_cannot_be_changed_to_a_non_public_address(
+    strict: Settings, client: AsyncClient, make_account: MakeAccount, address: str
+) -> None:
+    anna = await make_account()
+    made = await client.post(
+        "/v1/webhook-endpoints",
+        json={"url": "https://hooks.example.com/in", "enabled_events": ["*"]},
+        headers=anna.live,
+    )
+    path = f"/v1/webhook-endpoints/{made.json()['id']}"
+    answer = await client.patch(path, json={"url": url_of(address)}, headers=anna.live)
+    assert (answer.status_code, answer.json()["code"]) == (403, "webhook_url_forbidden")
+    assert (await client.get(path, headers=anna.live)).json()["url"] == "https://hooks.example.com/in"
 
 
 async def test_pin_connects_to_the_checked_address_with_the_original_host_and_sni(
@@ -102,28 +162,90 @@ async def test_a_rebinding_name_is_sent_to_the_address_that_was_checked(
     assert got.headers["host"] == f"hooks.invalid:{port}"
 
 
-async def test_production_worker_refuses_a_private_target_even_if_stored(
-    settings: Settings,
-    sessionmaker: async_sessionmaker[AsyncSession],
-    client: AsyncClient,
-    make_account: MakeAccount,
-    receiver: Receiver,
+@pytest.fixture
+def strict(settings: Settings) -> Settings:
+    """The app's own settings with private targets refused again (the production default)."""
+    settings.webhooks_allow_private_targets = False
+    return settings
+
+
+@pytest.fixture
+async def strict_worker(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]) -> AsyncIterator[Worker]:
+    """A worker with private targets refused, next to the app (and the `worker` fixture) that allow them."""
+    refusing = settings.model_copy(update={"webhooks_allow_private_targets": False})
+    delivery = Worker(refusing, sessionmaker, SecretBox(refusing.secret_key_bytes()))
+    yield delivery
+    await delivery.close()
+
+
+async def _delivery_log(client: AsyncClient, headers: dict[str, str], endpoint_id: str) -> dict[str, Any]:
+    answer = await client.get(f"/v1/webhook-endpoints/{endpoint_id}/deliveries", headers=headers)
+    [logged] = answer.json()["data"]
+    return cast(dict[str, Any], logged)
+
+
+async def test_a_worker_refusing_private_targets_refuses_one_even_if_stored(
+    sandbox_client: AsyncClient, make_account: MakeAccount, receiver: Receiver, strict_worker: Worker
 ) -> None:
     """Registered while private targets were allowed, delivered after they no longer are: refused, not sent."""
     anna = await make_account()
-    made = await client.post(
-        "/v1/webhook-endpoints", json={"url": receiver.url, "enabled_events": ["*"]}, headers=anna.live
+    made = await sandbox_client.post(
+        "/v1/webhook-endpoints", json={"url": receiver.url, "enabled_events": ["*"]}, headers=anna.test
     )
-    await client.post(f"/v1/webhook-endpoints/{made.json()['id']}/test", headers=anna.live)
-    strict = settings.model_copy(update={"webhooks_allow_private_targets": False})
-    worker = Worker(strict, sessionmaker, SecretBox(strict.secret_key_bytes()))
-    try:
-        assert await worker.run_once() == 1
-    finally:
-        await worker.close()
+    await sandbox_client.post(f"/v1/webhook-endpoints/{made.json()['id']}/test", headers=anna.test)
+    assert await strict_worker.run_once() == 1
     assert receiver.received == []
-    log = (await client.get(f"/v1/webhook-endpoints/{made.json()['id']}/deliveries", headers=anna.live)).json()
-    assert "UnsafeUrl" in log["data"][0]["last_error"]
+    logged = await _delivery_log(sandbox_client, anna.test, made.json()["id"])
+    assert logged["last_error"] == (
+        "refused by the target guard: 127.0.0.1 is in the loopback range 127.0.0.0/8, not a public address"
+    )
+
+
+@pytest.mark.parametrize("address", ATTACK_RUN)
+async def test_a_delivery_the_guard_refuses_keeps_no_answer_only_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+    sandbox_client: AsyncClient,
+    make_account: MakeAccount,
+    receiver: Receiver,
+    worker: Worker,
+    strict_worker: Worker,
+    address: str,
+) -> None:
+    """First attempt: the name resolves to the receiver, which fails with a body (kept, as users need it). Retried
+    after the name moved to a non-public address: nothing is sent and the earlier answer, status and latency are
+    gone; the log says why."""
+    anna = await make_account()
+    port = receiver.url.rsplit(":", 1)[1].split("/")[0]
+    made = await sandbox_client.post(
+        "/v1/webhook-endpoints",
+        json={"url": f"http://hooks.example.com:{port}/hook", "enabled_events": ["*"]},
+        headers=anna.test,
+    )
+    endpoint_id = made.json()["id"]
+    receiver.answers.append(Response("upstream said no", status_code=500))
+    await sandbox_client.post(f"/v1/webhook-endpoints/{endpoint_id}/test", headers=anna.test)
+    _resolving_to(monkeypatch, "127.0.0.1")
+    assert await worker.run_once() == 1
+    first = await _delivery_log(sandbox_client, anna.test, endpoint_id)
+    assert (first["last_status_code"], first["last_response_body"]) == (500, "upstream said no")
+
+    retried = f"/v1/webhook-endpoints/{endpoint_id}/deliveries/{first['id']}/retry"
+    assert (await sandbox_client.post(retried, headers=anna.test)).status_code < 300
+    _resolving_to(monkeypatch, address)
+    assert await strict_worker.run_once() == 1
+    assert len(receiver.received) == 1, "the refused attempt sent nothing"
+    refused = await _delivery_log(sandbox_client, anna.test, endpoint_id)
+    kind = ssrf.refusal(ipaddress.ip_address(address))
+    assert kind is not None
+    assert refused["last_error"] == (
+        f"refused by the target guard: hooks.example.com resolves to a non-public address ({kind.kind})"
+    )
+    assert (refused["last_status_code"], refused["last_latency_ms"], refused["last_response_body"]) == (
+        None,
+        None,
+        None,
+    )
+    assert address not in refused["last_error"], "what the name resolved to is not shown"
 
 
 def test_private_targets_need_the_setting_and_embedded_mode_or_the_sandbox() -> None:
