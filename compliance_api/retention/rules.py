@@ -30,7 +30,7 @@ from compliance_api.passport.fixtures import DEMO_CHECKS, DEMO_FREELANCER_EMAIL
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.rates import service as rates_service
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
-from compliance_api.webhooks.models import WebhookDelivery
+from compliance_api.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt
 from compliance_api.wtta import service as wtta_service
 from compliance_api.wtta.fixtures import DEMO_LOCATION, SANDBOX_ADMISSIONS
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
@@ -247,6 +247,7 @@ KEPT: frozenset[str] = frozenset(
 RULES: tuple[Step, ...] = (
     aged(ClassificationVerdict),
     aged(Classification),
+    aged(WebhookDeliveryAttempt, "attempted_at"),
     aged(WebhookDelivery),
     aged(OutboxEvent),
     PurgeRule(_table(WttaStatusChange), _stale_status_change),

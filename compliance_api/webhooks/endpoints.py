@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
@@ -15,9 +17,10 @@ from compliance_api.kit.environment import Environment
 from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.webhooks import service, ssrf
-from compliance_api.webhooks.models import WebhookEndpoint
+from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from compliance_api.webhooks.schemas import (
     Delivery,
+    DeliveryAttempt,
     DeliveryList,
     Endpoint,
     EndpointCreate,
@@ -232,11 +235,22 @@ async def list_deliveries(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> DeliveryList:
-    """Deliveries to this endpoint, newest first: attempts, last status code, latency, error and next attempt."""
+    """Deliveries to this endpoint, newest first: every attempt (time, status code, latency, error), the last
+    answer and the next attempt."""
     page = await service.list_deliveries(session, service.Owner.of(caller), endpoint_id, limit=limit, cursor=cursor)
     return DeliveryList(
-        data=[Delivery.model_validate(r) for r in page.rows], has_more=page.has_more, next_cursor=page.next_cursor
+        data=await _with_attempts(session, page.rows), has_more=page.has_more, next_cursor=page.next_cursor
     )
+
+
+async def _with_attempts(session: AsyncSession, rows: Sequence[WebhookDelivery]) -> list[Delivery]:
+    logs = await service.attempt_logs(session, rows)
+    return [
+        Delivery.model_validate(row).model_copy(
+            update={"attempt_log": [DeliveryAttempt.model_validate(a) for a in logs[row.id]]}
+        )
+        for row in rows
+    ]
 
 
 @router.post(
@@ -254,4 +268,5 @@ async def retry(
 ) -> Delivery:
     """Send the delivery again now, with the same `webhook-id` and a fresh retry schedule."""
     row = await service.retry(session, service.Owner.of(caller), endpoint_id, delivery_id, now=utcnow())
-    return Delivery.model_validate(row)
+    [delivery] = await _with_attempts(session, [row])
+    return delivery

@@ -81,3 +81,18 @@ class WebhookDelivery(EnvironmentOwned, Base):
     last_response_body: Mapped[str | None] = mapped_column(String(1024), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class WebhookDeliveryAttempt(EnvironmentOwned, Base):
+    """One attempt of a delivery, as the delivery log shows it (the delivery row keeps only the last one)."""
+
+    __tablename__ = "webhook_delivery_attempt"
+    __table_args__ = (Index("ix_webhook_delivery_attempt_delivery", "delivery_id", "attempted_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    delivery_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("webhook_delivery.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column()
+    attempted_at: Mapped[datetime] = mapped_column()
+    status_code: Mapped[int | None] = mapped_column(default=None)
+    latency_ms: Mapped[int | None] = mapped_column(default=None)
+    error: Mapped[str | None] = mapped_column(String(500), default=None)

@@ -98,6 +98,14 @@ class EndpointList(Page[Endpoint]):
     """A page of webhook endpoints, newest first."""
 
 
+class DeliveryAttempt(ResponseSchema):
+    number: int = Field(description="1 for the first attempt.")
+    attempted_at: dt.datetime
+    status_code: int | None = Field(description="The receiver's status code; null when no answer came.")
+    latency_ms: int | None
+    error: str | None
+
+
 class Delivery(ResponseSchema):
     id: uuid.UUID
     endpoint_id: uuid.UUID
@@ -119,6 +127,9 @@ class Delivery(ResponseSchema):
     )
     next_attempt_at: dt.datetime | None = Field(description="When the next attempt is due (pending only).")
     delivered_at: dt.datetime | None
+    attempt_log: list[DeliveryAttempt] = Field(
+        default_factory=list, description="Every attempt, oldest first (the `last_…` fields repeat the newest)."
+    )
 
 
 class ReplayRequest(RequestSchema):

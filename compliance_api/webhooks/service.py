@@ -7,6 +7,7 @@ account's or the other environment's endpoint is the same 404 as an unknown one.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,7 +21,13 @@ from compliance_api.events import service as events
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import Paged, created_key, paginate
 from compliance_api.webhooks import ssrf
-from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus, WebhookDelivery, WebhookEndpoint
+from compliance_api.webhooks.models import (
+    DeliveryStatus,
+    EndpointStatus,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+    WebhookEndpoint,
+)
 from compliance_api.webhooks.signing import SecretBox, new_secret
 
 MAX_ENDPOINTS = 20
@@ -268,6 +275,21 @@ async def list_deliveries(
         scope=f"webhook-deliveries:{row.id}",
         key_of=created_key,
     )
+
+
+async def attempt_logs(
+    session: AsyncSession, deliveries: Sequence[WebhookDelivery]
+) -> dict[uuid.UUID, list[WebhookDeliveryAttempt]]:
+    """Every attempt of each delivery, oldest first, in one query."""
+    logs: dict[uuid.UUID, list[WebhookDeliveryAttempt]] = {delivery.id: [] for delivery in deliveries}
+    statement = (
+        select(WebhookDeliveryAttempt)
+        .where(WebhookDeliveryAttempt.delivery_id.in_(logs))
+        .order_by(WebhookDeliveryAttempt.attempted_at, WebhookDeliveryAttempt.number)
+    )
+    for attempt in await session.scalars(statement):
+        logs[attempt.delivery_id].append(attempt)
+    return logs
 
 
 async def retry(

@@ -53,7 +53,13 @@ from compliance_api.kit.environment import Environment
 from compliance_api.metrics import WEBHOOK_ATTEMPTS, WEBHOOK_LATENCY
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
-from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus, WebhookDelivery, WebhookEndpoint
+from compliance_api.webhooks.models import (
+    DeliveryStatus,
+    EndpointStatus,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+    WebhookEndpoint,
+)
 from compliance_api.webhooks.service import envelope
 from compliance_api.webhooks.signing import SecretBox, headers
 
@@ -334,6 +340,17 @@ async def record(
         delivery.last_latency_ms = outcome.latency_ms
         delivery.last_error = outcome.error
         delivery.last_response_body = outcome.response_body
+        session.add(
+            WebhookDeliveryAttempt(
+                delivery_id=delivery.id,
+                environment=delivery.environment,
+                number=delivery.attempts,
+                attempted_at=now,
+                status_code=outcome.status_code,
+                latency_ms=outcome.latency_ms,
+                error=outcome.error,
+            )
+        )
         await _settle(session, delivery, endpoint, outcome, now=now, rng=rng)
     await session.flush()
 
