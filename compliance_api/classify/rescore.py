@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
-from sqlalchemy import select, tuple_, update
+from sqlalchemy import Row, Select, func, insert, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.classify import views
@@ -23,11 +23,12 @@ from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict, RescoreRun
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
-from compliance_api.events.service import emit
+from compliance_api.events.models import OutboxEvent
+from compliance_api.events.service import outbox_row
 from compliance_api.kit.environment import Environment, scoped
 
 VERDICT_CHANGED = "classification.verdict_changed"
-PAGE = 500
+PAGE = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ def rulesets_signature(rulesets: Rulesets) -> str:
     return ",".join(sorted(f"{ruleset.id}@{ruleset.version.isoformat()}" for ruleset in headers))
 
 
-def rescored_verdict(record: Classification, rulesets: Rulesets, as_of: dt.date, now: dt.datetime) -> dict[str, Any]:
+def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: dt.datetime) -> dict[str, Any]:
     """The record's request judged as of `as_of` with the loaded rulesets, as a verdict body with the record's id."""
     raw = orjson.dumps(record.request)
     if record.kind is ClassificationKind.zelfstandigenwet:
@@ -138,14 +139,59 @@ def _rules(verdict: dict[str, Any]) -> set[str]:
     return {rule["reason"] for rule in verdict.get("rules_applied", [])}
 
 
-async def _latest(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ClassificationVerdict]:
+class Scorable(Protocol):
+    """What re-scoring reads of a classification: its id, test and request as received."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+
+    @property
+    def kind(self) -> ClassificationKind: ...
+
+    @property
+    def request(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Latest:
+    """A classification's newest re-scored verdict."""
+
+    id: uuid.UUID
+    result: dict[str, Any]
+
+
+# Read as plain rows, not ORM objects: 100,000 of them in one session would make every flush walk them all.
+RECORD_COLUMNS = (
+    Classification.id,
+    Classification.kind,
+    Classification.request,
+    Classification.result,
+    Classification.user_id,
+    Classification.reference,
+    Classification.environment,
+    Classification.created_at,
+)
+
+
+async def _latest(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Latest]:
     """The newest re-scored verdict of each classification that has one."""
-    rows = await session.scalars(
-        select(ClassificationVerdict)
+    rows = await session.execute(
+        select(ClassificationVerdict.classification_id, ClassificationVerdict.id, ClassificationVerdict.result)
         .where(ClassificationVerdict.classification_id.in_(ids))
         .order_by(ClassificationVerdict.created_at)
     )
-    return {row.classification_id: row for row in rows}
+    return {classification_id: Latest(id, result) for classification_id, id, result in rows}
+
+
+def _monitored(environment: Environment, since: dt.datetime) -> Select[Any]:
+    return scoped(select(*RECORD_COLUMNS), Classification, environment).where(
+        Classification.monitor.is_(True), Classification.created_at >= since
+    )
+
+
+async def count_monitored(session: AsyncSession, environment: Environment, since: dt.datetime) -> int:
+    """How many classifications `rescore` would examine (for a progress display)."""
+    return int(await session.scalar(select(func.count()).select_from(_monitored(environment, since).subquery())) or 0)
 
 
 async def rescore(
@@ -157,42 +203,46 @@ async def rescore(
     now: dt.datetime,
     since: dt.datetime,
     dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> RescoreReport:
     """Re-score the environment's monitored classifications created after `since` (retention); in the caller's
-    transaction, so a crash or a dry run (rolled back by the caller) keeps nothing."""
+    transaction, so a crash or a dry run (rolled back by the caller) keeps nothing. `progress` hears how many were
+    examined after each page."""
     report = RescoreReport(environment, as_of, dry_run)
     after: tuple[dt.datetime, uuid.UUID] | None = None
     while True:
-        statement = scoped(select(Classification), Classification, environment).where(
-            Classification.monitor.is_(True), Classification.created_at >= since
-        )
+        statement = _monitored(environment, since)
         if after is not None:
             statement = statement.where(tuple_(Classification.created_at, Classification.id) > tuple_(*after))
-        page = list(await session.scalars(statement.order_by(Classification.created_at, Classification.id).limit(PAGE)))
+        page = (
+            await session.execute(statement.order_by(Classification.created_at, Classification.id).limit(PAGE))
+        ).all()
         if not page:
             return report
         latest = await _latest(session, [record.id for record in page])
-        for record in page:
-            report.examined += 1
-            change = await _rescore_one(session, record, latest.get(record.id), rulesets, as_of, now, dry_run)
-            if change is not None:
-                report.changes.append(change)
+        changed = [
+            (record, change, new)
+            for record in page
+            for change, new in [_rescored(record, latest.get(record.id), rulesets, as_of, now)]
+            if change is not None
+        ]
+        report.examined += len(page)
+        report.changes.extend(change for _, change, _ in changed)
+        if changed and not dry_run:
+            await _store(session, [(r.environment, change, new, latest.get(r.id)) for r, change, new in changed], now)
+        if progress is not None:
+            progress(len(page))
         after = (page[-1].created_at, page[-1].id)
 
 
-async def _rescore_one(
-    session: AsyncSession,
-    record: Classification,
-    latest: ClassificationVerdict | None,
-    rulesets: Rulesets,
-    as_of: dt.date,
-    now: dt.datetime,
-    dry_run: bool,
-) -> VerdictChange | None:
+def _rescored(
+    record: Row[Any], latest: Latest | None, rulesets: Rulesets, as_of: dt.date, now: dt.datetime
+) -> tuple[VerdictChange | None, dict[str, Any]]:
+    """The verdict change (None when the verdict stays) and the new verdict."""
     current = latest.result if latest is not None else record.result
     new = rescored_verdict(record, rulesets, as_of, now)
     if new["verdict"] == current["verdict"]:
-        return None
+        return None, new
     change = VerdictChange(
         classification_id=record.id,
         kind=record.kind,
@@ -205,25 +255,40 @@ async def _rescore_one(
         as_of=as_of,
         causes=causes(current, new),
     )
-    if dry_run:
-        return change
-    session.add(
-        ClassificationVerdict(
-            environment=record.environment,
-            classification_id=record.id,
-            supersedes_id=None if latest is None else latest.id,
-            verdict=new["verdict"],
-            previous_verdict=current["verdict"],
-            ruleset_version=new["ruleset"]["version"],
-            as_of=as_of,
-            result=new,
-            created_at=now,
-        )
+    return change, new
+
+
+async def _store(
+    session: AsyncSession,
+    changes: Sequence[tuple[Environment, VerdictChange, dict[str, Any], Latest | None]],
+    now: dt.datetime,
+) -> None:
+    """A page's new verdicts, current verdicts and events, in three statements."""
+    verdicts = [
+        {
+            "id": uuid.uuid4(),
+            "environment": environment,
+            "classification_id": change.classification_id,
+            "supersedes_id": None if latest is None else latest.id,
+            "verdict": change.new_verdict,
+            "previous_verdict": change.previous_verdict,
+            "ruleset_version": change.new_ruleset["version"],
+            "as_of": change.as_of,
+            "result": new,
+            "created_at": now,
+        }
+        for environment, change, new, latest in changes
+    ]
+    await session.execute(insert(ClassificationVerdict), verdicts)
+    await session.execute(
+        update(Classification),
+        [{"id": change.classification_id, "verdict": change.new_verdict} for _, change, _, _ in changes],
     )
-    record.verdict = new["verdict"]
-    await emit(session, environment=record.environment, type=VERDICT_CHANGED, payload=change.payload())
-    await session.flush()
-    return change
+    events = [
+        outbox_row(environment=environment, type=VERDICT_CHANGED, payload=change.payload(), at=now)
+        for environment, change, _, _ in changes
+    ]
+    await session.execute(insert(OutboxEvent), events)
 
 
 async def claim_run(

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from compliance_api.classify import service
-from compliance_api.classify.rescore import RescoreReport, rescore
+from compliance_api.classify.rescore import RescoreReport, count_monitored, rescore
 from compliance_api.classify.ruleset import packaged_rulesets
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, progress, run, transaction
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -60,16 +60,20 @@ def rescore_command(
     day = as_of.date() if as_of is not None else now.date()
 
     async def work() -> RescoreReport:
+        since = retention.cutoff(env, now)
         async with transaction(settings) as session:
-            return await rescore(
-                session,
-                packaged_rulesets(),
-                env,
-                as_of=day,
-                now=now,
-                since=retention.cutoff(env, now),
-                dry_run=dry_run,
-            )
+            total = await count_monitored(session, env, since)
+            with progress(total, "re-scoring") as on_page:
+                return await rescore(
+                    session,
+                    packaged_rulesets(),
+                    env,
+                    as_of=day,
+                    now=now,
+                    since=since,
+                    dry_run=dry_run,
+                    progress=on_page,
+                )
 
     report = run(work)
     if as_json:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -68,3 +68,16 @@ def run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+PROGRESS_MIN_ROWS = 10_000
+
+
+@contextmanager
+def progress(total: int, label: str) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr when it is a terminal and the import is long; otherwise nothing."""
+    if total < PROGRESS_MIN_ROWS or not sys.stderr.isatty():
+        yield None
+        return
+    with typer.progressbar(length=total, label=label, file=sys.stderr) as bar:
+        yield bar.update

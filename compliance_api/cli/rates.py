@@ -1,33 +1,18 @@
 from __future__ import annotations
 
 import hashlib
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, progress, read_input, run, transaction
 from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
 from compliance_api.rates import fixtures, importer, service, synthetic
 
 app = typer.Typer(no_args_is_help=True, help="Rate observations and benchmarks.")
-
-PROGRESS_MIN_ROWS = 10_000
-
-
-@contextmanager
-def progress(total: int, label: str) -> Iterator[Callable[[int], None] | None]:
-    """A progress bar on stderr when it is a terminal and the import is long; otherwise nothing."""
-    if total < PROGRESS_MIN_ROWS or not sys.stderr.isatty():
-        yield None
-        return
-    with typer.progressbar(length=total, label=label, file=sys.stderr) as bar:
-        yield bar.update
 
 
 @app.command("import")

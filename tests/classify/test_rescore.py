@@ -13,10 +13,13 @@ from httpx import AsyncClient
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.classify import rescore as rescore_module
 from compliance_api.classify.models import Classification, ClassificationVerdict
 from compliance_api.classify.rescore import causes
+from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.config import Settings
 from compliance_api.events.models import OutboxEvent
+from compliance_api.kit.environment import Environment
 from compliance_api.retention.jobs import run_once
 from tests.classify.conftest import Account, make_account
 from tests.cli.conftest import invoke
@@ -219,3 +222,36 @@ def test_causes_name_the_ruleset_threshold_criteria_and_rules_that_changed() -> 
         {"what": "rule", "name": "gone", "previous": True, "new": False},
     ]
     assert causes(previous, previous) == []
+
+
+async def test_a_rescore_reports_its_progress_page_by_page(
+    client: AsyncClient,
+    account: Account,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rescore_module, "PAGE", 2)
+    for _ in range(5):
+        assert (await client.post(ZW, json=THE_37_EURO_CASE, headers=account.live)).status_code == 200
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
+    heard: list[int] = []
+    async with sessionmaker.begin() as session:
+        total = await rescore_module.count_monitored(session, Environment.live, since)
+        report = await rescore_module.rescore(
+            session,
+            packaged_rulesets(),
+            Environment.live,
+            as_of=TODAY,
+            now=dt.datetime.now(dt.UTC),
+            since=since,
+            progress=heard.append,
+        )
+    assert total == report.examined == 5
+    assert heard == [2, 2, 1]
+    assert len(report.changes) == 5
+    async with sessionmaker() as session:
+        current = set(await session.scalars(select(Classification.verdict)))
+        stored = await session.scalar(select(func.count()).select_from(ClassificationVerdict))
+    assert "safe" not in current
+    assert stored == 5
+    assert len(await _events(sessionmaker)) == 5

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from typer.testing import CliRunner
 
 from compliance_api.cli import app
-from compliance_api.cli.rates import progress
+from compliance_api.cli.common import progress
 from compliance_api.kit.environment import Environment
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
 

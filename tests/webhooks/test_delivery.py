@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import random
 from datetime import timedelta
+from typing import Any, cast
 
 import pytest
 from httpx import AsyncClient
@@ -149,7 +150,7 @@ async def test_failures_are_retried_on_schedule_and_the_response_is_kept_truncat
     await worker.run_once()
     [third] = await _deliveries(client, anna, endpoint["id"])
     assert (third["status"], third["attempts"]) == ("succeeded", 3)
-    log = third["attempt_log"]
+    log = cast(list[dict[str, Any]], third["attempt_log"])
     assert [(a["number"], a["status_code"]) for a in log] == [(1, 500), (2, 302), (3, 200)]
     assert [a["error"] for a in log] == ["HTTP 500", "HTTP 302", None]
     assert log[0]["attempted_at"] < log[1]["attempted_at"] < log[2]["attempted_at"]
