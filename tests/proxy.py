@@ -13,17 +13,15 @@ from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.servers import free_port
-
 
 class TcpProxy:
     def __init__(self, target_host: str, target_port: int) -> None:
         self.target = (target_host, target_port)
-        self.port = free_port()
+        self.port = 0  # chosen by the system on start, kept on reopen
         self.connections = 0  # client connections accepted so far
         self.bytes_from_clients = 0  # what clients sent, forwarded or held
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=f"proxy:{self.port}", daemon=True)
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"proxy:{target_port}", daemon=True)
         self._server: asyncio.Server | None = None
         self._flowing = asyncio.Event()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -58,6 +56,7 @@ class TcpProxy:
     async def _listen(self) -> None:
         self._flowing.set()
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
 
     async def _close(self) -> None:
         if self._server is not None:

@@ -8,6 +8,7 @@ traceback per attempt.
 from __future__ import annotations
 
 import socket
+import sqlite3
 
 import asyncpg  # type: ignore[import-untyped]
 import structlog
@@ -37,12 +38,17 @@ _UNREACHABLE: tuple[type[BaseException], ...] = (
 )
 
 
+_SQLITE_UNAVAILABLE = ("unable to open database file", "database is locked", "disk i/o error")
+
+
 def is_database_unreachable(error: BaseException) -> bool:
     """Whether `error`, or an error it wraps, says the database cannot be reached (a constraint violation, a bad
     statement or a bug says no)."""
     current: BaseException | None = error
     seen: set[int] = set()
     while current is not None and id(current) not in seen:
+        if isinstance(current, sa.DBAPIError) and isinstance(current.orig, sqlite3.Error):
+            return _sqlite_unavailable(current.orig)
         if isinstance(current, _UNREACHABLE):
             return True
         if isinstance(current, sa.DBAPIError) and current.connection_invalidated:
@@ -51,6 +57,11 @@ def is_database_unreachable(error: BaseException) -> bool:
         wrapped = current.orig if isinstance(current, sa.DBAPIError) else None
         current = wrapped if isinstance(wrapped, BaseException) else current.__cause__
     return False
+
+
+def _sqlite_unavailable(error: sqlite3.Error) -> bool:
+    """SQLite reports a missing table or a syntax error as an OperationalError too: only these say "try later"."""
+    return str(error).lower().startswith(_SQLITE_UNAVAILABLE)
 
 
 class DatabaseOutage:
