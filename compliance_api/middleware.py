@@ -1,5 +1,5 @@
 """The outermost pure ASGI middleware: request id, environment, body limit, security headers, access log, metrics,
-last-resort 500."""
+last-resort 500 (503 with `Retry-After` when the database is unreachable)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ scheduled wait plus 24 hours. A 410 disables the endpoint; the last failed attem
 endpoint `failing`, and emits `webhook.endpoint.failing` to its owner; the next success makes it `active` again.
 
 `Worker.run` keeps `COMPLIANCE_WEBHOOKS_CONCURRENCY` senders busy from a small queue of claimed deliveries and
-records finished attempts in batches, so a receiver that hangs (up to the 15 s timeout) holds one sender only.
+records finished attempts in batches, so a receiver that hangs (up to the 15 s timeout) holds one sender only. While
+the database is unreachable the feeder waits 0.5 s, 1 s, 2 s … up to 30 s between claims and logs the outage once.
 `Worker.run_once` (tests, `worker --once`) does one dispatch-claim-send-record round of up to
 `COMPLIANCE_WEBHOOKS_BATCH_SIZE` deliveries.
 """
