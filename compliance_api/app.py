@@ -38,6 +38,7 @@ from compliance_api.openapi.endpoints import mount_docs_assets, mount_guide
 from compliance_api.openapi.endpoints import router as openapi_router
 from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.signing import SigningKeys
+from compliance_api.ratelimit.breaker import CircuitBreaker
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 from compliance_api.retention.jobs import run_daily
 from compliance_api.webhooks.catalogue import register_webhooks
@@ -87,7 +88,11 @@ def build_services(settings: Settings) -> Services:
     redis = (
         Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2) if settings.redis_url else None
     )
-    limiter: Limiter = RedisLimiter(redis) if redis is not None else MemoryLimiter()
+    limiter: Limiter = (
+        RedisLimiter(redis, breaker=CircuitBreaker(cool_down=settings.redis_cool_down_seconds))
+        if redis is not None
+        else MemoryLimiter()
+    )
     pepper = settings.secret_key_bytes()
     return Services(
         settings=settings,

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     health_probe_interval_seconds: float = Field(
         default=2.0, gt=0, validation_alias=AliasChoices("COMPLIANCE_HEALTH_PROBE_INTERVAL_SECONDS")
     )
+    redis_cool_down_seconds: float = Field(
+        default=5.0, gt=0, le=300, validation_alias=AliasChoices("COMPLIANCE_REDIS_COOL_DOWN_SECONDS")
+    )
     health_slow_ms: float = Field(default=250.0, gt=0, validation_alias=AliasChoices("COMPLIANCE_HEALTH_SLOW_MS"))
     log_level: str = Field(default="info", validation_alias=AliasChoices("COMPLIANCE_LOG_LEVEL"))
     access_log: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_ACCESS_LOG"))

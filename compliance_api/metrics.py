@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests, latencies, rate-limit rejections, webhook delivery attempts, WTTA lookups."""
+"""Prometheus metrics: requests, latencies, rate-limit rejections, webhook delivery attempts, WTTA lookups, the Redis
+circuit breaker."""
 
 from __future__ import annotations
 
@@ -26,3 +27,9 @@ WTTA_LOOKUP_READS = Counter(
 WTTA_REPLICA_ROWS = Gauge(
     "compliance_wtta_replica_rows", "Rows of the WTTA register held in this process's memory", ["environment"]
 )
+REDIS_BREAKER_STATE = Gauge(
+    "compliance_redis_breaker_state", "The Redis rate limiter's circuit breaker: 0 closed, 1 open, 2 half-open"
+)  # open: this process decides rate limits with its own buckets
+REDIS_BREAKER_TRANSITIONS = Counter(
+    "compliance_redis_breaker_transitions_total", "State changes of the Redis rate limiter's circuit breaker", ["state"]
+)  # state: the state entered (closed, open, half_open)

@@ -1,11 +1,12 @@
 """The outermost pure ASGI middleware: request id, environment, body limit, security headers, access log, metrics,
-last-resort 500."""
+last-resort 500 (503 with `Retry-After` when the database is unreachable)."""
 
 from __future__ import annotations
 
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
@@ -15,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError, FieldError, send_problem
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
+from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
 from compliance_api.metrics import LATENCY, REQUESTS
 
@@ -122,13 +124,23 @@ class RequestContext:
                 await self._send_problem(send_wrapper, state, "payload_too_large")
             else:
                 await self.app(scope, self._limited(receive), send_wrapper)
-        except Exception:
-            log.exception("unhandled_error", request_id=request_id, path=scope["path"])
+        except Exception as exc:
             if response_started:
+                log.exception("unhandled_error", request_id=request_id, path=scope["path"])
                 raise
-            await self._send_problem(send_wrapper, state, "internal_error")
+            await self._answer_failure(send_wrapper, state, exc, path=scope["path"])
         finally:
             self._record(scope, state, status, time.perf_counter() - started)
+
+    async def _answer_failure(self, send: Send, state: dict[str, object], error: Exception, *, path: str) -> None:
+        """503 with `Retry-After` when the database is out of reach (a warning, no traceback); else a logged 500."""
+        if is_database_unreachable(error):
+            log.warning("database_unavailable", request_id=state["request_id"], path=path, error=type(error).__name__)
+            retry = ((b"retry-after", b"%d" % RETRY_AFTER_SECONDS),)
+            await self._send_problem(send, state, "service_unavailable", headers=retry)
+            return
+        log.exception("unhandled_error", request_id=state["request_id"], path=path)
+        await self._send_problem(send, state, "internal_error")
 
     def _limited(self, receive: Receive) -> Receive:
         """Count streamed bodies too. (Starlette's own body limit answers in plain text, outside problem+json.)"""
@@ -146,7 +158,12 @@ class RequestContext:
         return limited_receive
 
     async def _send_problem(
-        self, send: Send, state: dict[str, object], code: str, invalid: FieldError | None = None
+        self,
+        send: Send,
+        state: dict[str, object],
+        code: str,
+        invalid: FieldError | None = None,
+        headers: Sequence[tuple[bytes, bytes]] = (),
     ) -> None:
         errors = () if invalid is None else (invalid,)
         detail = None if invalid is None else f"{invalid.field}: {invalid.message}"
@@ -157,6 +174,7 @@ class RequestContext:
             base_url=self.services.base_url,
             detail=detail,
             errors=errors,
+            headers=headers,
         )
 
     def _record(self, scope: Scope, state: dict[str, object], status: int, elapsed: float) -> None:

@@ -8,15 +8,17 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg  # type: ignore[import-untyped]
 import pytest
 from fastapi import APIRouter, FastAPI
 from httpx import ASGITransport, AsyncClient
 from redis import Redis as SyncRedis
 from redis.asyncio import Redis as AsyncRedis
 from redis.exceptions import RedisError
-from sqlalchemy import event, text
+from sqlalchemy import event, make_url, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.app import create_app
@@ -28,9 +30,11 @@ from compliance_api.migrate import upgrade
 from compliance_api.models import Base
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 from tests.factories import bearer, create_token
+from tests.proxy import TcpProxy, proxy_to
 
 SECRET = "test-secret-key-0123456789abcdef-0123456789"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+POSTGRES_SERVER = os.environ.get("TEST_POSTGRES_SERVER", "postgresql://postgres@127.0.0.1:5432")
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
 
 
@@ -199,6 +203,53 @@ async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[Limiter]:
     redis_limiter = RedisLimiter(AsyncRedis.from_url(url), prefix=f"test:{uuid.uuid4()}:")
     yield redis_limiter
     await redis_limiter.close()
+
+
+@dataclass(frozen=True, slots=True)
+class ProxiedPostgres:
+    """A migrated PostgreSQL database, reached directly (`sessionmaker`, for fixtures) and through `proxy` (`url`)."""
+
+    proxy: TcpProxy
+    url: str
+    sessionmaker: async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture
+async def proxied_postgres(
+    settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]
+) -> AsyncIterator[ProxiedPostgres]:
+    """PostgreSQL behind a proxy the test controls, in both CI runs: the suite's own database, or on the SQLite run
+    a migrated one made for the test (only PostgreSQL has a connection to lose)."""
+    if make_url(settings.resolved_database_url).get_backend_name() == "postgresql":
+        async with _proxied(settings.resolved_database_url, sessionmaker) as proxied:
+            yield proxied
+        return
+    name = f"outage_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    try:
+        admin = await asyncpg.connect(POSTGRES_SERVER + "/postgres")
+    except OSError:
+        require_service(False, "PostgreSQL at " + POSTGRES_SERVER)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        url = Settings(database_url=f"{POSTGRES_SERVER}/{name}").resolved_database_url
+        engine = create_engine(url)
+        try:
+            await upgrade(engine)
+            async with _proxied(url, create_sessionmaker(engine)) as proxied:
+                yield proxied
+        finally:
+            await engine.dispose()
+        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@asynccontextmanager
+async def _proxied(url: str, direct: async_sessionmaker[AsyncSession]) -> AsyncIterator[ProxiedPostgres]:
+    target = make_url(url)
+    with proxy_to(target.host or "127.0.0.1", target.port or 5432) as proxy:
+        via_proxy = target.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        yield ProxiedPostgres(proxy, via_proxy, direct)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from compliance_api.auth.cache import CachedToken, resolution
 from compliance_api.errors import send_problem
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.metrics import RATE_LIMITED
 from compliance_api.ratelimit.gcra import Decision
 from compliance_api.ratelimit.limiter import MemoryLimiter
@@ -34,6 +35,7 @@ log = structlog.get_logger()
 API_PATH = re.compile(r"^/(api/)?v1(/|$)")
 MAX_HEADER_LENGTH = 256
 REALM = 'Bearer realm="compliance-api"'
+RETRY_AFTER = (b"retry-after", b"%d" % RETRY_AFTER_SECONDS)
 
 
 class AuthFailure(Exception):
@@ -110,8 +112,10 @@ class ApiGateway:
             await self._problem(send, state, failure.code, failure.detail, extra)
             return
         except (SQLAlchemyError, OSError) as exc:  # asyncpg raises OSError when it cannot connect
+            if not is_database_unreachable(exc):
+                raise
             log.error("auth_database_unavailable", error=type(exc).__name__)
-            await self._problem(send, state, "service_unavailable", None, [(b"retry-after", b"5")])
+            await self._problem(send, state, "service_unavailable", None, [RETRY_AFTER])
             return
         caller = cached.caller
         assert caller is not None

@@ -9,11 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import asyncpg  # type: ignore[import-untyped]
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -32,6 +35,7 @@ from compliance_api.dashboard.web import (
     SignInRequired,
     render,
 )
+from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 
 if TYPE_CHECKING:
     from compliance_api.app import Services
@@ -42,6 +46,15 @@ CONTENT_SECURITY_POLICY = (
 )
 STATIC_DIR = Path(__file__).parent / "static"
 CSRF_COOKIE_MAX_AGE = 365 * 24 * 3600
+# The errors a lost database can raise (SQLAlchemy's, asyncpg's on our own pools, and the sockets' own).
+DATABASE_FAILURES: tuple[type[Exception], ...] = (
+    SQLAlchemyError,
+    OSError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+)
+
+log = structlog.get_logger()
 
 
 class DashboardHeaders:
@@ -89,6 +102,16 @@ async def _form_field_rejected(request: Request, exc: Exception) -> Response:
 TITLES = {400: "Bad request", 404: "Page not found", 405: "Method not allowed"}
 
 
+async def _database_unavailable(request: Request, exc: Exception) -> Response:
+    """A 503 page with `Retry-After` when the database is out of reach; any other error stays a 500."""
+    if not is_database_unreachable(exc):
+        raise exc
+    log.warning("database_unavailable", path=request.url.path, error=type(exc).__name__)
+    page = render(request, "unavailable.html", status_code=503)
+    page.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return page
+
+
 async def _error_page(request: Request, exc: Exception) -> Response:
     """HTML error pages; a malformed id in a path (a validation error) is a page that does not exist: 404."""
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 404
@@ -120,5 +143,7 @@ def create_dashboard(services: Services) -> FastAPI:
     dashboard.add_exception_handler(FormFieldRejected, _form_field_rejected)
     dashboard.add_exception_handler(StarletteHTTPException, _error_page)
     dashboard.add_exception_handler(RequestValidationError, _error_page)
+    for failure in DATABASE_FAILURES:
+        dashboard.add_exception_handler(failure, _database_unavailable)
     dashboard.add_middleware(DashboardHeaders)
     return dashboard

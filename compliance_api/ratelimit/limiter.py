@@ -8,14 +8,12 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Protocol
 
-import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from compliance_api.ratelimit.breaker import CircuitBreaker
 from compliance_api.ratelimit.gcra import Decision, decide
 from compliance_api.ratelimit.tiers import Tier
-
-log = structlog.get_logger()
 
 Clock = Callable[[], int]
 
@@ -68,11 +66,16 @@ class RedisLimiter:
     A Redis round trip per request costs more CPU in the Python client than the whole auth path,
     so checks that arrive while a script call is in flight are queued and sent together in the next call: one
     round trip per event-loop pass instead of per request, with every decision still made atomically in Redis in
-    arrival order (so the limit stays exact across processes). If Redis fails, decisions fall back to this
-    process's own buckets until it answers again, and the failure is logged.
+    arrival order (so the limit stays exact across processes).
+
+    If Redis fails or times out, a circuit breaker opens: decisions fall back to this process's own buckets at once,
+    without waiting for Redis, and one call every `breaker.cool_down` seconds probes whether it answers again (fail
+    open per process: with N processes a caller may get up to N times its limit meanwhile).
     """
 
-    def __init__(self, redis: Redis, *, prefix: str = "rl:", max_batch: int = 256) -> None:
+    def __init__(
+        self, redis: Redis, *, prefix: str = "rl:", max_batch: int = 256, breaker: CircuitBreaker | None = None
+    ) -> None:
         self._redis = redis
         self._prefix = prefix
         self._max_batch = max_batch
@@ -80,6 +83,7 @@ class RedisLimiter:
         self._pending: list[tuple[str, Tier, asyncio.Future[Decision]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._fallback = MemoryLimiter()
+        self.breaker = breaker or CircuitBreaker()
 
     async def consume(self, key: str, tier: Tier) -> Decision:
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
@@ -97,6 +101,9 @@ class RedisLimiter:
             self._flusher = None
 
     async def _decide(self, batch: list[tuple[str, Tier, asyncio.Future[Decision]]]) -> None:
+        if not self.breaker.allows():
+            self._decide_locally(batch)
+            return
         keys = [self._prefix + key for key, _, _ in batch]
         args: list[int] = []
         for _, tier, _ in batch:
@@ -104,15 +111,19 @@ class RedisLimiter:
         try:
             raw = await self._script(keys=keys, args=args)
         except (RedisError, OSError) as exc:
-            log.warning("ratelimit_redis_failed", error=str(exc), batch=len(batch))
-            for key, tier, future in batch:
-                if not future.done():
-                    future.set_result(self._fallback.consume_now(key, tier))
+            self.breaker.failed(exc)
+            self._decide_locally(batch)
             return
+        self.breaker.succeeded()
         for index, (_, tier, future) in enumerate(batch):
             allowed, remaining, reset_us, retry_us = raw[4 * index : 4 * index + 4]
             if not future.done():
                 future.set_result(Decision(bool(allowed), tier.burst, int(remaining), int(reset_us), int(retry_us)))
+
+    def _decide_locally(self, batch: list[tuple[str, Tier, asyncio.Future[Decision]]]) -> None:
+        for key, tier, future in batch:
+            if not future.done():
+                future.set_result(self._fallback.consume_now(key, tier))
 
     async def close(self) -> None:
         await self._redis.aclose()

@@ -26,6 +26,7 @@ from compliance_api.events.service import purge_expired as purge_expired_events
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.idempotency import purge_expired as purge_expired_idempotency
+from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
 from compliance_api.retention.service import purge_sandbox
 
 log = structlog.get_logger()
@@ -41,29 +42,56 @@ async def run_daily(
     interval: dt.timedelta = DAY,
     clock: Callable[[], dt.datetime] = utcnow,
 ) -> None:
-    """Purge now, then once per `interval` until `stop` is set; a failed run is logged and retried next time."""
+    """Purge now, then once per `interval` until `stop` is set; a failed run is logged and retried next time, a run
+    that found the database unreachable sooner (after 5 s, doubling up to 5 min)."""
+    outage = DatabaseOutage("retention", first_wait=5.0, max_wait=300.0)
     while True:
-        await run_once(sessionmaker, settings, now=clock())
+        await run_once(sessionmaker, settings, now=clock(), outage=outage)
+        wait = min(outage.next_wait, interval.total_seconds()) if outage.unreachable else interval.total_seconds()
         with suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=interval.total_seconds())
+            await asyncio.wait_for(stop.wait(), timeout=wait)
         if stop.is_set():
             return
 
 
-async def run_once(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, *, now: dt.datetime) -> bool:
-    """One round of the daily purges; logs what went (or why a purge failed) and says whether all succeeded."""
-    sandbox = await _purge_sandbox(sessionmaker, settings, now)
-    expired = await _purge_expired(sessionmaker, settings, now)
-    rescored = await _rescore_monitored(sessionmaker, settings, now)
+async def run_once(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    *,
+    now: dt.datetime,
+    outage: DatabaseOutage | None = None,
+) -> bool:
+    """One round of the daily purges; logs what went (or why a purge failed) and says whether all succeeded.
+
+    An unreachable database ends the round (the other jobs would fail the same way) and is told to `outage`, which
+    logs it once for as long as it lasts."""
+    outage = outage or DatabaseOutage("retention")
+    try:
+        sandbox = await _purge_sandbox(sessionmaker, settings, now)
+        expired = await _purge_expired(sessionmaker, settings, now)
+        rescored = await _rescore_monitored(sessionmaker, settings, now)
+    except Exception as exc:
+        if not is_database_unreachable(exc):
+            raise
+        outage.failed(exc)
+        return False
+    outage.succeeded()
     return sandbox and expired and rescored
+
+
+def _reported(job: str, exc: Exception) -> bool:
+    """Log a job's failure and go on with the next job; an unreachable database is raised to end the round."""
+    if is_database_unreachable(exc):
+        raise exc
+    log.warning(job, error=type(exc).__name__)
+    return False
 
 
 async def _purge_sandbox(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime) -> bool:
     try:
         report = await purge_sandbox(sessionmaker, settings, now=now)
     except (SQLAlchemyError, OSError) as exc:
-        log.warning("sandbox_purge_failed", error=type(exc).__name__)
-        return False
+        return _reported("sandbox_purge_failed", exc)
     log.info("sandbox_purged", cutoff=report.cutoff.isoformat(), total=report.total, **report.deleted)
     return True
 
@@ -77,8 +105,7 @@ async def _purge_expired(sessionmaker: async_sessionmaker[AsyncSession], setting
             keys = await purge_expired_idempotency(session, now)
             events = await purge_expired_events(session, now)
     except (SQLAlchemyError, OSError) as exc:
-        log.warning("expired_purge_failed", error=type(exc).__name__)
-        return False
+        return _reported("expired_purge_failed", exc)
     by_environment = {f"verdicts_{e.value}": n for e, n in verdicts.items()}
     log.info("expired_purged", idempotency_records=keys, events=events, **by_environment)
     return True
@@ -106,6 +133,5 @@ async def _rescore_monitored(
                 changed=len(report.changes),
             )
     except (SQLAlchemyError, OSError) as exc:
-        log.warning("rescore_failed", error=type(exc).__name__)
-        return False
+        return _reported("rescore_failed", exc)
     return True

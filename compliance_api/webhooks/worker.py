@@ -22,7 +22,8 @@ scheduled wait plus 24 hours. A 410 disables the endpoint; the last failed attem
 endpoint `failing`, and emits `webhook.endpoint.failing` to its owner; the next success makes it `active` again.
 
 `Worker.run` keeps `COMPLIANCE_WEBHOOKS_CONCURRENCY` senders busy from a small queue of claimed deliveries and
-records finished attempts in batches, so a receiver that hangs (up to the 15 s timeout) holds one sender only.
+records finished attempts in batches, so a receiver that hangs (up to the 15 s timeout) holds one sender only. While
+the database is unreachable the feeder waits 0.5 s, 1 s, 2 s … up to 30 s between claims and logs the outage once.
 `Worker.run_once` (tests, `worker --once`) does one dispatch-claim-send-record round of up to
 `COMPLIANCE_WEBHOOKS_BATCH_SIZE` deliveries.
 """
@@ -50,6 +51,7 @@ from compliance_api.events import service as events
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
 from compliance_api.metrics import WEBHOOK_ATTEMPTS, WEBHOOK_LATENCY
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
@@ -420,6 +422,7 @@ class Worker:
         self.sender = sender or Sender(settings)
         self.rng = random.Random()  # noqa: S311 (jitter, not a secret)
         self._next_dispatch = 0.0
+        self.outage = DatabaseOutage("webhook_worker")
 
     async def run_once(self) -> int:
         """Dispatch pending events, then deliver one batch of due deliveries; returns the number of attempts."""
@@ -494,21 +497,32 @@ class _Pipeline:
         await recorder
 
     async def _feed(self) -> None:
-        size = min(self.worker.settings.webhooks_batch_size, 3 * self.concurrency)
         while not self.stop.is_set():
             if self.queue.qsize() >= self.concurrency:
                 self.low.clear()
                 await _first(self.low.wait(), self.stop.wait())
                 continue
-            try:
-                jobs = await self.worker._claim_batch(size)
-            except Exception:  # the loop must outlive a database outage or a lock timeout
-                log.exception("webhook_worker_claim_failed")
-                jobs = []
-            for job in jobs:
-                self.queue.put_nowait(job)
-            if not jobs:
-                await _first(self.stop.wait(), asyncio.sleep(self.worker.settings.webhooks_poll_seconds))
+            wait = await self.feed_once()
+            if wait:
+                await _first(self.stop.wait(), asyncio.sleep(wait))
+
+    async def feed_once(self) -> float:
+        """Claim one batch into the queue; the seconds to wait before the next claim (0: claim again at once).
+
+        The loop must outlive any failure: a lost database waits longer and longer (`DatabaseOutage`, one log line
+        when it goes and one when it is back), anything else is logged and retried after the poll interval."""
+        poll = self.worker.settings.webhooks_poll_seconds
+        try:
+            jobs = await self.worker._claim_batch(min(self.worker.settings.webhooks_batch_size, 3 * self.concurrency))
+        except Exception as exc:
+            if is_database_unreachable(exc):
+                return max(poll, self.worker.outage.failed(exc))
+            log.exception("webhook_worker_claim_failed")
+            return poll
+        self.worker.outage.succeeded()
+        for job in jobs:
+            self.queue.put_nowait(job)
+        return 0.0 if jobs else poll
 
     async def _send(self) -> None:
         while (job := await self.queue.get()) is not None:
@@ -530,8 +544,11 @@ class _Pipeline:
             if taken:
                 try:
                     await self.worker._record(taken)
-                except Exception:  # unrecorded attempts are sent again when their leases end
-                    log.exception("webhook_worker_record_failed")
+                except Exception as exc:  # unrecorded attempts are sent again when their leases end
+                    if not is_database_unreachable(exc):
+                        log.exception("webhook_worker_record_failed")
+                    elif not self.worker.outage.unreachable:
+                        self.worker.outage.failed(exc)
 
 
 async def _first(*waits: Coroutine[Any, Any, Any]) -> None:

@@ -33,6 +33,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
 from compliance_api.metrics import WTTA_LOOKUP_READS, WTTA_REPLICA_ROWS
 from compliance_api.wtta.models import AdmissionStatus
 from compliance_api.wtta.service import REGISTER_CHANGED
@@ -202,6 +203,7 @@ class ReplicatedLookup:
         self._watch_task: asyncio.Task[None] | None = None
         self._loads: dict[Environment, asyncio.Task[None]] = {}
         self._failed_at: dict[Environment, float] = {}
+        self._outage = DatabaseOutage("wtta_replica", first_wait=retry_seconds, max_wait=max(retry_seconds, 60.0))
         _REPLICAS.add(self)
 
     def invalidate(self) -> None:
@@ -271,10 +273,14 @@ class ReplicatedLookup:
         started = time.perf_counter()
         try:
             snapshot = await self._source.snapshot(environment)
-        except Exception:
+        except Exception as exc:
             self._failed_at[environment] = time.monotonic()
-            log.exception("wtta.replica.load_failed", environment=environment.value)
+            if is_database_unreachable(exc):
+                self._outage.failed(exc)
+            else:
+                log.exception("wtta.replica.load_failed", environment=environment.value)
         else:
+            self._outage.succeeded()
             self._failed_at.pop(environment, None)
             self._snapshots[environment] = snapshot
             WTTA_REPLICA_ROWS.labels(environment.value).set(len(snapshot))
@@ -294,17 +300,25 @@ class ReplicatedLookup:
             self._watch_task = asyncio.create_task(self._watch())
 
     async def _watch(self) -> None:
+        """Listen for changes for as long as the process lives; a lost database is retried after longer and longer
+        waits and logged once (`DatabaseOutage`)."""
         while True:
+            wait = self._retry_seconds
             try:
                 await self._source.watch(self._changed)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.warning("wtta.replica.watch_lost", exc_info=True)
+            except Exception as exc:
+                if is_database_unreachable(exc):
+                    wait = self._outage.failed(exc)
+                else:
+                    log.warning("wtta.replica.watch_lost", exc_info=True)
             self._watching.clear()
-            await asyncio.sleep(self._retry_seconds)
+            await asyncio.sleep(wait)
 
     def _changed(self) -> None:
+        """Called when listening starts and on every change."""
+        self._outage.succeeded()
         self._watching.set()
         self.invalidate()
 

@@ -7,12 +7,15 @@ import datetime as dt
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from structlog.testing import capture_logs
 
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.kit.outage import DatabaseOutage
 from compliance_api.retention.jobs import run_daily, run_once
+from tests.conftest import ProxiedPostgres
 from tests.retention import families
 from tests.retention.conftest import counts, days_ahead
 
@@ -53,6 +56,29 @@ async def test_a_failed_run_is_reported_not_raised(settings: Settings, tmp_path:
     engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'unmigrated.db'}")  # no tables: the purge fails
     try:
         assert await run_once(create_sessionmaker(engine), settings, now=days_ahead(31)) is False
+    finally:
+        await engine.dispose()
+
+
+async def test_an_unreachable_database_is_logged_once_and_retried_sooner(
+    settings: Settings, proxied_postgres: ProxiedPostgres
+) -> None:
+    engine = create_engine(Settings(database_url=proxied_postgres.url).resolved_database_url)
+    outage = DatabaseOutage("retention", first_wait=5.0, max_wait=300.0)
+    try:
+        proxied_postgres.proxy.close()
+        with capture_logs() as logs:
+            rounds = [await run_once(create_sessionmaker(engine), settings, now=days_ahead(31), outage=outage)]
+            rounds += [await run_once(create_sessionmaker(engine), settings, now=days_ahead(31), outage=outage)]
+        assert rounds == [False, False]
+        assert [(e["event"], e["loop"]) for e in logs] == [("database_unreachable", "retention")]
+        assert outage.next_wait == 10.0
+
+        proxied_postgres.proxy.reopen()
+        with capture_logs() as logs:
+            assert await run_once(create_sessionmaker(engine), settings, now=days_ahead(31), outage=outage) is True
+        assert [e["event"] for e in logs if e["event"].startswith("database")] == ["database_reachable_again"]
+        assert not outage.unreachable
     finally:
         await engine.dispose()
 
