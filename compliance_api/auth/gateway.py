@@ -131,6 +131,7 @@ class ApiGateway:
             await self._problem(send, state, "rate_limited", None, headers)
             return
         state["response_headers"] = headers  # stamped by RequestContext on the response, whatever it is
+        state["limiter_key"] = cached.limiter_key  # for routes that cost more than one request (batches)
         await self.app(scope, receive, send)
 
     async def _authenticate(self, scope: Scope) -> CachedToken:

@@ -11,10 +11,14 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel
 
 from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
-from compliance_api.classify import examples, listing, service, views
+from compliance_api.auth.gateway import POLICY_HEADERS, rate_limit_headers
+from compliance_api.classify import batch, examples, listing, service, views
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
+    BatchRequest,
+    CrossBorderBatchResult,
+    ZelfstandigenwetBatchResult,
     ClassificationList,
     ClassificationRecord,
     ClassificationUpdate,
@@ -26,6 +30,7 @@ from compliance_api.classify.schemas import (
 )
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.db import DbSession
+from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.idempotency import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
@@ -99,6 +104,77 @@ async def classify_cross_border(body: CrossBorderRequest, request: Request) -> R
     """Scores the criteria against the country's ruleset; criteria left out count as false and are named in
     `advice`; an unknown name is a 400 listing the allowed ones. Honours Idempotency-Key."""
     return await _classify(request, body, service.classify_cross_border)
+
+
+async def _charge(request: Request, items: int) -> None:
+    """Take the rest of a batch's cost from the caller's bucket (the gateway took one token); the rate-limit
+    headers then show what is left. Short of tokens: 429, and nothing is classified."""
+    extra = batch.batch_cost(items) - 1
+    if extra <= 0:
+        return
+    services, caller, state = request.app.state.services, caller_of(request), request.scope["state"]
+    for _ in range(extra):
+        decision = await services.limiter.consume(state["limiter_key"], caller.tier)
+        state["response_headers"] = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
+        if not decision.allowed:
+            raise ApiError(
+                "rate_limited",
+                f"A batch of {items} items costs {batch.batch_cost(items)} requests; retry after `Retry-After` "
+                "seconds or send smaller batches.",
+            )
+
+
+async def _classify_batch(
+    request: Request, body: BatchRequest, model: type[BodyT], score: batch.Scorer[BodyT]
+) -> Response:
+    await _charge(request, len(body.items))
+    services, caller = request.app.state.services, caller_of(request)
+    base_url = str(services.settings.public_base_url).rstrip("/")
+
+    def run() -> Awaitable[dict[str, Any]]:
+        now = utcnow()
+        return batch.classify_batch(services.audit, caller, body.items, model, score, services.rulesets, now, base_url)
+
+    key = key_of(request)
+    if key is None:
+        return json_response(await run())
+    async with services.sessionmaker.begin() as session:
+        return await idempotent(request, caller, session, key, fingerprint("POST", request.url.path, body), run)
+
+
+BATCH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **IDEMPOTENCY_CONFLICT,
+    429: {"description": "Rate limit exceeded: a batch costs one request per started 100 items."},
+}
+
+
+@router.post(
+    "/classify/zelfstandigenwet/batch",
+    summary="Score up to 1000 engagements under the Dutch test",
+    operation_id="classify-zelfstandigenwet-batch",
+    response_model=ZelfstandigenwetBatchResult,
+    openapi_extra={**examples.batch_of(examples.ZELFSTANDIGENWET), "parameters": [IDEMPOTENCY_KEY_PARAMETER]},
+    responses=BATCH_RESPONSES,
+)
+async def classify_zelfstandigenwet_batch(body: BatchRequest, request: Request) -> Response:
+    """Each item is a `POST /v1/classify/zelfstandigenwet` body; the answer has each item's verdict (kept as an
+    audit record, like a single call) or its own problem naming the item's `index` and fields, in the order sent.
+    One bad item does not fail the others. A batch costs one request per started 100 items against the rate limit;
+    honours Idempotency-Key."""
+    return await _classify_batch(request, body, ZelfstandigenwetRequest, service.score_engagement)
+
+
+@router.post(
+    "/classify/cross-border/batch",
+    summary="Score up to 1000 engagements under the FR, DE or BE test",
+    operation_id="classify-cross-border-batch",
+    response_model=CrossBorderBatchResult,
+    openapi_extra={**examples.batch_of(examples.CROSS_BORDER), "parameters": [IDEMPOTENCY_KEY_PARAMETER]},
+    responses=BATCH_RESPONSES,
+)
+async def classify_cross_border_batch(body: BatchRequest, request: Request) -> Response:
+    """Each item is a `POST /v1/classify/cross-border` body (countries may differ); otherwise as the Dutch batch."""
+    return await _classify_batch(request, body, CrossBorderRequest, service.score_cross_border)
 
 
 @router.get(

@@ -10,7 +10,7 @@ import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
@@ -306,3 +306,39 @@ class ClassificationRecord(ResponseSchema):
     ruleset: RulesetRef
     request: dict[str, Any] = Field(description="The request body as received.")
     result: ZWVerdict | CrossBorderVerdict
+
+
+MAX_BATCH_ITEMS = 1000
+
+
+class BatchRequest(BaseModel):
+    """A batch of requests of the single endpoint's shape. Each item is validated on its own, so one bad item does
+    not fail the others (a plain model, not a RequestSchema: the NUL check too is per item)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    items: list[Any] = Field(
+        min_length=1,
+        max_length=MAX_BATCH_ITEMS,
+        description=f"1 to {MAX_BATCH_ITEMS} requests, each of the single endpoint's shape.",
+    )
+
+
+class ItemProblem(ResponseSchema):
+    """The problem of one batch item (RFC 9457 fields plus its index); the other items are classified anyway."""
+
+    index: int = Field(description="The item's position in `items`, from 0.")
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    errors: list[dict[str, str]] = Field(default_factory=list, description="Each offending field, as `items.N.…`.")
+
+
+class ZelfstandigenwetBatchResult(ResponseSchema):
+    data: list[ZWVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")
+
+
+class CrossBorderBatchResult(ResponseSchema):
+    data: list[CrossBorderVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")

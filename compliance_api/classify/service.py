@@ -7,7 +7,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,7 +21,7 @@ from compliance_api.errors import ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 CLASSIFICATION_CREATED = "classification.created"
 
@@ -44,26 +43,28 @@ class Retention:
             return now.replace(year=now.year - self.live_years, day=28)
 
 
-async def _keep(
-    audit: GroupCommit,
-    caller: Caller,
-    kind: ClassificationKind,
-    ruleset: RulesetHeader,
-    body: BaseModel,
-    verdict: dict[str, Any],
-    now: dt.datetime,
-) -> dict[str, Any]:
-    """Store the verdict with the request as received, and its `classification.created` event in the same
-    transaction; returns the verdict once both are committed."""
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A verdict and what it was scored from, before it is kept."""
+
+    kind: ClassificationKind
+    ruleset: RulesetHeader
+    body: ZelfstandigenwetRequest | CrossBorderRequest
+    verdict: dict[str, Any]
+
+
+def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableRow, TableRow]:
+    """The audit record of a verdict, with the request as received, and its `classification.created` event."""
+    verdict = scored.verdict
     classification = {
         "id": uuid.UUID(verdict["id"]),
         "environment": caller.environment,
         "user_id": caller.user_id,
         "token_id": caller.token_id,
-        "kind": kind,
-        "ruleset_id": ruleset.id,
-        "ruleset_version": ruleset.version.isoformat(),
-        "request": body.model_dump(mode="json", exclude_unset=True),
+        "kind": scored.kind,
+        "ruleset_id": scored.ruleset.id,
+        "ruleset_version": scored.ruleset.version.isoformat(),
+        "request": scored.body.model_dump(mode="json", exclude_unset=True),
         "result": verdict,
         "verdict": verdict["verdict"],
         "country": verdict.get("country"),
@@ -78,30 +79,25 @@ async def _keep(
         payload={
             "classification_id": verdict["id"],
             "user_id": str(caller.user_id),
-            "kind": kind.value,
+            "kind": scored.kind.value,
             "verdict": verdict["verdict"],
             "created_at": verdict["created_at"],
         },
         at=now,
     )
-    await audit.insert((Classification, classification), (OutboxEvent, event))
-    return verdict
+    return (Classification, classification), (OutboxEvent, event)
 
 
-async def classify_engagement(
-    audit: GroupCommit, caller: Caller, body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime
-) -> dict[str, Any]:
-    """Score under the Dutch ruleset and store the verdict with its input; returns the verdict as JSON."""
+def score_engagement(body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime) -> Scored:
+    """The verdict of the Dutch test."""
     ruleset = rulesets.dutch
     assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date())
     verdict = views.dutch_verdict(assessment, ruleset, id=uuid.uuid4(), created_at=now, tracked=body)
-    return await _keep(audit, caller, ClassificationKind.zelfstandigenwet, ruleset, body, verdict, now)
+    return Scored(ClassificationKind.zelfstandigenwet, ruleset, body, verdict)
 
 
-async def classify_cross_border(
-    audit: GroupCommit, caller: Caller, body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime
-) -> dict[str, Any]:
-    """Score under the country's ruleset and store the verdict; unknown criterion names are a 400."""
+def score_cross_border(body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime) -> Scored:
+    """The verdict of the country's test; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
     unknown = unknown_criteria(ruleset, body.criteria)
     if unknown:
@@ -116,7 +112,25 @@ async def classify_cross_border(
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date())
     verdict = views.cross_border_verdict(assessment, id=uuid.uuid4(), created_at=now, tracked=body)
-    return await _keep(audit, caller, ClassificationKind.cross_border, ruleset, body, verdict, now)
+    return Scored(ClassificationKind.cross_border, ruleset, body, verdict)
+
+
+async def classify_engagement(
+    audit: GroupCommit, caller: Caller, body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime
+) -> dict[str, Any]:
+    """Score under the Dutch ruleset and keep the verdict with its input; returns the verdict once committed."""
+    scored = score_engagement(body, rulesets, now)
+    await audit.insert(*audit_rows(caller, scored, now))
+    return scored.verdict
+
+
+async def classify_cross_border(
+    audit: GroupCommit, caller: Caller, body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime
+) -> dict[str, Any]:
+    """Score under the country's ruleset and keep the verdict with its input; returns it once committed."""
+    scored = score_cross_border(body, rulesets, now)
+    await audit.insert(*audit_rows(caller, scored, now))
+    return scored.verdict
 
 
 async def _own_record(
