@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import os
@@ -178,8 +179,9 @@ class Settings(BaseSettings):
         path = self.var_dir / "secret_key"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(secrets.token_urlsafe(48))
-            path.chmod(0o600)
+            with contextlib.suppress(FileExistsError):  # created owner-only from the start, and only once
+                with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+                    file.write(secrets.token_urlsafe(48))
         return path.read_text().strip().encode()
 
     def previous_secret_key_bytes(self) -> bytes | None:
