@@ -23,7 +23,7 @@ from compliance_api.api import API_ROUTERS
 from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
-from compliance_api.config import Deployment, Settings, unknown_settings_set
+from compliance_api.config import Deployment, Settings, unknown_settings_in_environment
 from compliance_api.dashboard.app import create_dashboard
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
@@ -155,7 +155,7 @@ def _start_webhook_worker(services: Services) -> EmbeddedWorker | None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     configure_logging(settings.log_level)
-    for name, likely in unknown_settings_set():  # a misspelt setting is otherwise silently ignored
+    for name, likely in unknown_settings_in_environment():  # a misspelt setting is otherwise silently ignored
         log.warning("unknown_setting", variable=name, did_you_mean=likely)
     services = build_services(settings)
 

@@ -238,7 +238,7 @@ def setting_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def unknown_settings_set() -> list[tuple[str, str | None]]:
+def unknown_settings_in_environment() -> list[tuple[str, str | None]]:
     """`unknown_settings` of this process's environment and `.env` file (both of which Settings reads)."""
     return unknown_settings([*os.environ, *dotenv_values(ENV_FILE)])
 

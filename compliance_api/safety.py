@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from compliance_api.config import Settings, secret_problem, unknown_settings_set
+from compliance_api.config import Settings, secret_problem, unknown_settings_in_environment
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import NoSigningKey, SigningKeys
 
@@ -91,7 +91,7 @@ def _signing_keys(settings: Settings, _: int) -> Iterator[Finding]:
 
 
 def _unknown_settings(_settings: Settings, _: int) -> Iterator[Finding]:
-    for name, likely in unknown_settings_set():
+    for name, likely in unknown_settings_in_environment():
         hint = f" (did you mean {likely}?)" if likely else ""
         yield Finding(
             Severity.warning,
