@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
 from compliance_api.classify import examples, listing, service, views
-from compliance_api.classify.language import DEFAULT_LANGUAGE, Language, negotiate
+from compliance_api.classify.language import DEFAULT_LANGUAGE, VARY, Language, negotiate
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
@@ -45,7 +45,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such clas
 BodyT = TypeVar("BodyT", bound=BaseModel)
 Classifier = Callable[[GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language], Awaitable[dict[str, Any]]]
 
-LANGUAGE_HEADERS = {language: {"Content-Language": language.code, "Vary": "Accept-Language"} for language in Language}
+LANGUAGE_HEADERS = {language: {"Content-Language": language.code, "Vary": VARY} for language in Language}
 """The headers of an answer in each language, built once."""
 
 
@@ -55,7 +55,7 @@ def _language_of(request: Request) -> Language:
 
 def _in_language(response: Response, language: Language) -> Response:
     response.headers["Content-Language"] = language.code
-    response.headers.add_vary_header("Accept-Language")
+    response.headers.add_vary_header(VARY)
     return response
 
 

@@ -27,6 +27,7 @@ LanguageCode = Literal["en", "nl", "fr", "de"]
 DEFAULT_LANGUAGE = Language.en
 CODES = {language.code: language for language in Language}
 VARY = "Accept-Language"
+"""The `Vary` value of a localised answer: caches must key it on the request's Accept-Language."""
 
 # One Accept-Language element: a language range (RFC 9110 §12.5.4, RFC 4647 §2.1) and an optional weight.
 _ELEMENT = re.compile(

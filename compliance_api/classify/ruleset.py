@@ -12,7 +12,7 @@ from decimal import Decimal
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, HttpUrl, ValidationError, model_validator
 
@@ -151,7 +151,7 @@ class DutchTexts(_Strict):
         _check_placeholders("unanswered_range", self.unanswered_range, best="", worst="")
         _check_placeholders("no_threshold", self.no_threshold, as_of="")
         _check_placeholders("threshold_used", self.threshold_used, amount="", valid_from="", status="", basis="")
-        if set(self.legal_status) != set(LegalStatus.__args__):  # type: ignore[attr-defined]
+        if set(self.legal_status) != set(get_args(LegalStatus)):
             raise ValueError("legal_status: one label per legal status")
         return self
 
