@@ -15,6 +15,7 @@ from compliance_api.auth.caller import Caller
 from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
 from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
@@ -52,9 +53,10 @@ async def _keep(
     body: BaseModel,
     verdict: dict[str, Any],
     now: dt.datetime,
+    language: Language,
 ) -> dict[str, Any]:
-    """Store the verdict with the request as received, and its `classification.created` event in the same
-    transaction; returns the verdict once both are committed."""
+    """Store the verdict with the request as received and the language it is written in, and its
+    `classification.created` event in the same transaction; returns the verdict once both are committed."""
     classification = {
         "id": uuid.UUID(verdict["id"]),
         "environment": caller.environment,
@@ -70,6 +72,7 @@ async def _keep(
         "reference": verdict["reference"],
         "client_metadata": verdict["metadata"] or None,
         "monitor": verdict["monitor"],
+        "language": language.code,
         "created_at": now,
     }
     event = outbox_row(
@@ -89,17 +92,27 @@ async def _keep(
 
 
 async def classify_engagement(
-    audit: GroupCommit, caller: Caller, body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime
+    audit: GroupCommit,
+    caller: Caller,
+    body: ZelfstandigenwetRequest,
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """Score under the Dutch ruleset and store the verdict with its input; returns the verdict as JSON."""
     ruleset = rulesets.dutch
-    assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date())
+    assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date(), language)
     verdict = views.dutch_verdict(assessment, ruleset, id=uuid.uuid4(), created_at=now, tracked=body)
-    return await _keep(audit, caller, ClassificationKind.zelfstandigenwet, ruleset, body, verdict, now)
+    return await _keep(audit, caller, ClassificationKind.zelfstandigenwet, ruleset, body, verdict, now, language)
 
 
 async def classify_cross_border(
-    audit: GroupCommit, caller: Caller, body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime
+    audit: GroupCommit,
+    caller: Caller,
+    body: CrossBorderRequest,
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """Score under the country's ruleset and store the verdict; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
@@ -114,9 +127,9 @@ async def classify_cross_border(
                 for name in unknown
             ],
         )
-    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date())
+    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language)
     verdict = views.cross_border_verdict(assessment, id=uuid.uuid4(), created_at=now, tracked=body)
-    return await _keep(audit, caller, ClassificationKind.cross_border, ruleset, body, verdict, now)
+    return await _keep(audit, caller, ClassificationKind.cross_border, ruleset, body, verdict, now, language)
 
 
 async def _own_record(
@@ -147,6 +160,7 @@ async def _record_view(session: AsyncSession, record: Classification) -> Classif
             "id": record.id,
             "kind": record.kind,
             "created_at": record.created_at,
+            "language": record.language,
             "reference": record.reference,
             "metadata": record.client_metadata or {},
             "monitor": record.monitor,
