@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
@@ -22,7 +23,7 @@ from compliance_api.api import API_ROUTERS
 from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
-from compliance_api.config import Deployment, Settings
+from compliance_api.config import Deployment, Settings, unknown_settings_in_environment
 from compliance_api.dashboard.app import create_dashboard
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import install_error_handlers
@@ -46,6 +47,7 @@ from compliance_api.webhooks.signing import SecretBox, secret_box
 from compliance_api.webhooks.worker import Worker
 from compliance_api.wtta.reader import LookupReader, lookup_reader_for
 
+log = structlog.get_logger()
 CORS_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 CORS_REQUEST_HEADERS = ("Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id")
 CORS_EXPOSED_HEADERS = (
@@ -158,6 +160,8 @@ def _start_webhook_worker(services: Services) -> EmbeddedWorker | None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     configure_logging(settings.log_level)
+    for name, likely in unknown_settings_in_environment():  # a misspelt setting is otherwise silently ignored
+        log.warning("unknown_setting", variable=name, did_you_mean=likely)
     services = build_services(settings)
 
     @asynccontextmanager

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import orjson
 from fastapi import Depends, Request
 from sqlalchemy import Enum, MetaData, Uuid, event
-from sqlalchemy.engine import URL, Dialect
+from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import DateTime, TypeDecorator
 
+PRIVATE_FILE_MODE = 0o600
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -67,6 +72,8 @@ def create_engine(url: str) -> AsyncEngine:
     """The application's engine. `hide_parameters`: a failed statement's error (and so its log line) never shows the
     bound values, which are user input, sealed secrets and token hashes."""
     if url.startswith("sqlite"):
+        if (path := sqlite_file(make_url(url))) is not None:
+            make_private(Path(path))
         engine = create_async_engine(
             url, pool_size=5, max_overflow=5, connect_args={"timeout": 30}, hide_parameters=True, **JSON_CODEC
         )
@@ -99,6 +106,21 @@ def sqlite_file(url: URL) -> str | None:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return None
     return url.database
+
+
+def make_private(database: Path) -> None:
+    """The SQLite file holds password hashes and TINs: create it owner-only (0600) before SQLite would create it 0644,
+    and narrow an existing one of ours (and its -wal and -shm files, which SQLite otherwise creates with the
+    database file's mode). A missing folder is left to SQLite to report, as before."""
+    if not database.parent.is_dir():
+        return
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+    for file in (database, database.with_name(database.name + "-wal"), database.with_name(database.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            found = file.stat()
+            if found.st_uid == os.getuid() and stat.S_IMODE(found.st_mode) & 0o077:  # group or others may read
+                file.chmod(PRIVATE_FILE_MODE)
 
 
 def asyncpg_dsn(url: URL) -> str | None:

@@ -6,7 +6,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from compliance_api.config import Settings, is_weak_secret
+from compliance_api.config import Settings, secret_problem, unknown_settings_in_environment
+from compliance_api.kit.environment import Environment
+from compliance_api.passport.signing import NoSigningKey, SigningKeys
 
 
 class Severity(StrEnum):
@@ -38,12 +40,8 @@ def _secret(settings: Settings, _: int) -> Iterator[Finding]:
             "COMPLIANCE_SECRET_KEY is not set (embedded mode generates one under the var directory; "
             "production needs one set, at least 32 random characters).",
         )
-    elif is_weak_secret(value):
-        yield Finding(
-            Severity.unsafe,
-            "secret_placeholder",
-            "COMPLIANCE_SECRET_KEY is a placeholder or shorter than 32 characters.",
-        )
+    elif (problem := secret_problem(value)) is not None:
+        yield Finding(Severity.unsafe, f"secret_{problem.kind}", f"COMPLIANCE_SECRET_KEY {problem.reason}.")
 
 
 def _previous_secret(settings: Settings, _: int) -> Iterator[Finding]:
@@ -56,17 +54,49 @@ def _previous_secret(settings: Settings, _: int) -> Iterator[Finding]:
             "secret_previous_equals_current",
             "COMPLIANCE_SECRET_KEY_PREVIOUS equals COMPLIANCE_SECRET_KEY: a rotation needs a new current key.",
         )
-    elif is_weak_secret(previous):
+    elif (problem := secret_problem(previous)) is not None:
         yield Finding(
-            Severity.unsafe,
-            "secret_previous_placeholder",
-            "COMPLIANCE_SECRET_KEY_PREVIOUS is a placeholder or shorter than 32 characters.",
+            Severity.unsafe, f"secret_previous_{problem.kind}", f"COMPLIANCE_SECRET_KEY_PREVIOUS {problem.reason}."
         )
     else:
         yield Finding(
             Severity.warning,
             "secret_rotation_in_progress",
             "COMPLIANCE_SECRET_KEY_PREVIOUS is set: unset it once the rotation's grace period is over.",
+        )
+
+
+def _signing_keys(settings: Settings, _: int) -> Iterator[Finding]:
+    """Production never generates passport signing keys (embedded mode does): without them the API cannot start."""
+    if not settings.is_production:
+        return
+    root = settings.resolved_signing_keys_dir
+    keys = SigningKeys(root, generate=False)
+    for environment in Environment:
+        try:
+            keys.keys(environment)
+        except NoSigningKey:
+            yield Finding(
+                Severity.unsafe,
+                "signing_keys_missing",
+                f"no {environment.value} passport signing key under {root} (COMPLIANCE_SIGNING_KEYS_DIR): "
+                f"create one with `compliance-api keys rotate --env {environment.value}`.",
+            )
+        except Exception as exc:  # whatever stops the API loading them: unreadable, not JSON, not a JWK
+            yield Finding(
+                Severity.unsafe,
+                "signing_keys_unreadable",
+                f"the {environment.value} passport signing keys under {root} cannot be loaded: {exc}",
+            )
+
+
+def _unknown_settings(_settings: Settings, _: int) -> Iterator[Finding]:
+    for name, likely in unknown_settings_in_environment():
+        hint = f" (did you mean {likely}?)" if likely else ""
+        yield Finding(
+            Severity.warning,
+            "unknown_setting",
+            f"{name} is set but no setting has that name, so it is ignored{hint}.",
         )
 
 
@@ -155,7 +185,17 @@ def _mail(settings: Settings, _: int) -> Iterator[Finding]:
         )
 
 
-CHECKS: tuple[Check, ...] = (_secret, _previous_secret, _database, _redis, _network, _webhooks, _mail)
+CHECKS: tuple[Check, ...] = (
+    _secret,
+    _previous_secret,
+    _signing_keys,
+    _database,
+    _redis,
+    _network,
+    _webhooks,
+    _mail,
+    _unknown_settings,
+)
 
 
 def findings(settings: Settings, *, workers: int = 1) -> list[Finding]:

@@ -6,6 +6,8 @@ import pytest
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.app import create_app
+from compliance_api.config import Settings
 from tests.factories import bearer, create_token
 
 
@@ -42,3 +44,18 @@ async def test_metrics_count_requests_and_rate_limit_rejections(
     assert 'compliance_requests_total{method="GET",route="/v1/health",status="200"}' in text
     assert "compliance_request_duration_seconds_bucket" in text
     assert "compliance_rate_limited_total" in text
+
+
+def test_the_app_logs_each_unknown_compliance_variable_at_start(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "false")
+    capfd.readouterr()
+    create_app(settings)
+    lines = [json.loads(line) for line in capfd.readouterr().out.splitlines() if line.startswith("{")]
+    assert {
+        "event": "unknown_setting",
+        "level": "warning",
+        "variable": "COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+        "did_you_mean": "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS",
+    } in [{k: v for k, v in line.items() if k != "timestamp"} for line in lines]

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from compliance_api.config import Deployment, Settings
+from compliance_api.config import Deployment, Settings, estimated_entropy_bits
+from compliance_api.kit.environment import Environment
+from compliance_api.passport.signing import add_key
 from compliance_api.safety import Severity, findings, unsafe
 from tests.conftest import SECRET
 
 PG = "postgresql://app@db.internal/compliance"
+
+
+@pytest.fixture(scope="module")
+def signing_keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("keys")
+    for environment in Environment:
+        add_key(root, environment)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _production_has_signing_keys(signing_keys: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPLIANCE_SIGNING_KEYS_DIR", str(signing_keys))
 
 
 def _production(**changes: Any) -> Settings:
@@ -109,7 +126,7 @@ def test_secret_keys_lists_the_current_secret_first_and_validates_the_previous_o
     previous = "the-retired-secret-key-0123456789abcdef"
     assert _production().secret_keys() == (SECRET.encode(),)
     assert _production(secret_key_previous=previous).secret_keys() == (SECRET.encode(), previous.encode())
-    with pytest.raises(ValueError, match="COMPLIANCE_SECRET_KEY_PREVIOUS must be at least 32 characters"):
+    with pytest.raises(ValueError, match="COMPLIANCE_SECRET_KEY_PREVIOUS is shorter than 32 characters"):
         _production(secret_key_previous="too-short").secret_keys()
 
 
@@ -124,3 +141,76 @@ def test_private_webhook_targets_are_fine_in_embedded_mode() -> None:
 
 def test_the_embedded_webhook_worker_in_production_is_a_warning() -> None:
     assert _codes(_production(webhooks_embedded_worker=True)) == {"webhooks_embedded_worker": Severity.warning}
+
+
+LOW_ENTROPY = ["a" * 32, "ab" * 16, "abc" * 11, "0" * 31 + "1", "Aa" * 20]
+
+
+@pytest.mark.parametrize("secret", LOW_ENTROPY)
+def test_a_long_secret_with_too_little_entropy_is_unsafe_and_refused_at_start(secret: str) -> None:
+    assert _codes(_production(secret_key=secret)) == {"secret_low_entropy": Severity.unsafe}
+    with pytest.raises(ValueError, match="COMPLIANCE_SECRET_KEY has too little entropy"):
+        _production(secret_key=secret).secret_key_bytes()
+
+
+def test_a_previous_secret_with_too_little_entropy_is_unsafe() -> None:
+    assert _codes(_production(secret_key_previous="z" * 40)) == {"secret_previous_low_entropy": Severity.unsafe}
+
+
+def test_generated_secrets_of_every_usual_kind_pass() -> None:
+    for secret in (secrets.token_hex(16), secrets.token_hex(32), secrets.token_urlsafe(24), secrets.token_urlsafe(48)):
+        assert _codes(_production(secret_key=secret)) == {}, secret
+
+
+def test_the_entropy_estimate_counts_character_frequencies() -> None:
+    assert estimated_entropy_bits("a" * 32) == 0
+    assert estimated_entropy_bits("ab" * 16) == 32
+    assert estimated_entropy_bits("0123456789abcdef" * 2) == 128
+
+
+def test_production_without_passport_signing_keys_is_unsafe_per_environment(tmp_path: Path) -> None:
+    add_key(tmp_path, Environment.live)
+    found = findings(_production(signing_keys_dir=tmp_path))
+    assert [(f.code, f.severity) for f in found] == [("signing_keys_missing", Severity.unsafe)]
+    assert "compliance-api keys rotate --env test" in found[0].message
+    assert "\n" not in found[0].message
+
+
+def test_unreadable_passport_signing_keys_are_unsafe(tmp_path: Path) -> None:
+    add_key(tmp_path, Environment.live)
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "0001.jwk.json").write_text("{not json")
+    assert _codes(_production(signing_keys_dir=tmp_path)) == {"signing_keys_unreadable": Severity.unsafe}
+
+
+def test_embedded_mode_makes_its_own_signing_keys(tmp_path: Path) -> None:
+    embedded = _production(deployment=Deployment.embedded, signing_keys_dir=tmp_path / "none")
+    assert "signing_keys_missing" not in _codes(embedded)
+
+
+def test_an_unknown_compliance_variable_is_a_warning_naming_the_likely_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "false")
+    monkeypatch.setenv("compliance_nothing_like_any_setting", "1")
+    found = {f.message: f.severity for f in findings(_production())}
+    assert found == {
+        "COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS is set but no setting has that name, so it is ignored "
+        "(did you mean COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS?).": Severity.warning,
+        "compliance_nothing_like_any_setting is set but no setting has that name, so it is ignored.": Severity.warning,
+    }
+
+
+def test_settings_in_another_case_are_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings reads variable names in any case, so `compliance_log_level` is a setting, not a typo."""
+    monkeypatch.setenv("compliance_log_level", "info")
+    assert "unknown_setting" not in _codes(_production())
+
+
+def test_unknown_variables_in_the_env_file_are_found_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".env").write_text("COMPLIANCE_SECRET_KEYS=whatever\n")
+    monkeypatch.chdir(tmp_path)
+    [finding] = findings(_production())
+    assert finding.code == "unknown_setting"
+    assert "COMPLIANCE_SECRET_KEYS" in finding.message
+    assert "did you mean COMPLIANCE_SECRET_KEY?" in finding.message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,6 +17,16 @@ def normalise_email(email: str) -> str:
         return validate_email(email.strip(), check_deliverability=False).normalized.lower()
     except EmailNotValidError as exc:
         raise InvalidEmail(email, str(exc)) from exc
+
+
+def email_identity(email: str) -> str:
+    """The one spelling of an address that per-account limits key on: the normalised address (as accounts are found
+    by), so `V@ＥＸＡＭＰＬＥ。com` and `v@example.com` share one bucket; an address that does not validate matches
+    no account, and gets its NFKC case-folded form so that its spellings still share one."""
+    try:
+        return normalise_email(email)
+    except InvalidEmail:
+        return unicodedata.normalize("NFKC", email.strip()).casefold()
 
 
 async def get_by_email(session: AsyncSession, *, email: str) -> User | None:

@@ -12,13 +12,14 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
 from compliance_api.auth.caller import Caller
+from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.service import Scored, audit_rows
 from compliance_api.errors import ERROR_CATALOGUE, ApiError, FieldError, validation_errors
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
-Scorer = Callable[[BodyT, Rulesets, dt.datetime], Scored]
+Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language], Scored]
 
 ITEMS_PER_TOKEN = 100
 """A batch costs one rate-limit token per started 100 items (one for the request itself, the rest on top)."""
@@ -41,7 +42,7 @@ def item_problem(index: int, code: str, detail: str, errors: Sequence[FieldError
     }
 
 
-def _invalid(index: int, exc: ValidationError, base_url: str) -> dict[str, Any]:
+def invalid_item(index: int, exc: ValidationError, base_url: str) -> dict[str, Any]:
     located = [{**error, "loc": ("body", "items", index, *error["loc"])} for error in exc.errors()]
     errors = validation_errors(RequestValidationError(located))
     detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
@@ -61,6 +62,7 @@ async def classify_batch(
     score: Scorer[BodyT],
     rulesets: Rulesets,
     now: dt.datetime,
+    language: Language,
     base_url: str,
 ) -> dict[str, Any]:
     """`{"data": [...]}`: each item's verdict (kept in the audit trail) or its problem, in the order sent."""
@@ -68,9 +70,9 @@ async def classify_batch(
     rows: list[TableRow] = []
     for index, item in enumerate(items):
         try:
-            scored = score(model.model_validate_json(orjson.dumps(item)), rulesets, now)
+            scored = score(model.model_validate_json(orjson.dumps(item)), rulesets, now, language)
         except ValidationError as exc:
-            data.append(_invalid(index, exc, base_url))
+            data.append(invalid_item(index, exc, base_url))
             continue
         except ApiError as exc:
             data.append(_refused(index, exc, base_url))

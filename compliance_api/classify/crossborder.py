@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
 from compliance_api.classify.ruleset import CrossBorderRule, CrossBorderRuleset, CrossBorderTariefgrens
 from compliance_api.classify.verdict import Verdict, guarded, worst
 
@@ -23,6 +24,7 @@ class CrossBorderAssessment:
     not_provided: tuple[str, ...]
     fired: tuple[CrossBorderRule, ...]
     advice: str
+    language: Language
 
 
 def unknown_criteria(ruleset: CrossBorderRuleset, names: Iterable[str]) -> list[str]:
@@ -56,20 +58,30 @@ def _advice(
     met: tuple[str, ...],
     not_provided: tuple[str, ...],
     bounds: tuple[Verdict, Verdict],
+    language: Language,
 ) -> str:
-    sentences = [ruleset.advice[verdict]]
-    sentences += [f"Rule applied: {rule.reason}." for rule in fired if rule.verdict is verdict]
-    sentences += [criterion.advice for criterion in ruleset.criteria if criterion.name in met]
+    texts = ruleset.texts
+    sentences = [ruleset.advice[verdict][language]]
+    sentences += [
+        texts.rule_applied[language].format(reason=rule.reason[language]) for rule in fired if rule.verdict is verdict
+    ]
+    sentences += [criterion.advice[language] for criterion in ruleset.criteria if criterion.name in met]
     if not_provided:
-        sentences.append(ruleset.unanswered_advice.format(fields=", ".join(not_provided)))
+        sentences.append(texts.unanswered[language].format(fields=", ".join(not_provided)))
         if bounds[0] is not bounds[1]:
-            sentences.append(ruleset.unanswered_range_advice.format(best=bounds[0].value, worst=bounds[1].value))
+            sentences.append(texts.unanswered_range[language].format(best=bounds[0].value, worst=bounds[1].value))
     return " ".join(sentences)
 
 
-def assess_criteria(ruleset: CrossBorderRuleset, criteria: Mapping[str, bool], as_of: dt.date) -> CrossBorderAssessment:
-    """Score the criteria; names must be the ruleset's (see `unknown_criteria`), missing ones count as not met, but
-    the verdict is never safe while meeting them could make it unsafe (`guarded`, as the Dutch test)."""
+def assess_criteria(
+    ruleset: CrossBorderRuleset,
+    criteria: Mapping[str, bool],
+    as_of: dt.date,
+    language: Language = DEFAULT_LANGUAGE,
+) -> CrossBorderAssessment:
+    """Score the criteria, advising in `language`; names must be the ruleset's (see `unknown_criteria`), missing
+    ones count as not met, but the verdict is never safe while meeting them could make it unsafe (`guarded`, as the
+    Dutch test)."""
     met = tuple(name for name in ruleset.criterion_names if criteria.get(name) is True)
     not_provided = tuple(name for name in ruleset.criterion_names if name not in criteria)
     weights = {criterion.name: criterion.weight for criterion in ruleset.criteria}
@@ -88,5 +100,6 @@ def assess_criteria(ruleset: CrossBorderRuleset, criteria: Mapping[str, bool], a
         met=met,
         not_provided=not_provided,
         fired=fired,
-        advice=_advice(ruleset, verdict, fired, met, not_provided, (scored, worst_case)),
+        advice=_advice(ruleset, verdict, fired, met, not_provided, (scored, worst_case), language),
+        language=language,
     )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
+from compliance_api.classify.language import DEFAULT_LANGUAGE, Language, decimal
 from compliance_api.classify.ruleset import DutchCriterion, DutchRuleset, DutchTariefgrens
 from compliance_api.classify.verdict import Verdict, guarded, worst
 
@@ -31,6 +32,7 @@ class DutchAssessment:
     presumption_of_employment: bool
     results: tuple[DutchCriterionResult, ...]
     advice: str
+    language: Language
 
     @property
     def ratio(self) -> float:
@@ -102,29 +104,38 @@ def _advice(
     as_of: dt.date,
     tariefgrens: DutchTariefgrens | None,
     bounds: tuple[Verdict, Verdict],
+    language: Language,
 ) -> str:
-    sentences = [result.criterion.advice for result in assessment_parts if result.hit]
+    texts = ruleset.texts
+    sentences = [result.criterion.advice[language] for result in assessment_parts if result.hit]
     if tariefgrens is None:
-        sentences.append(f"No hourly-rate threshold applies on {as_of.isoformat()}.")
+        sentences.append(texts.no_threshold[language].format(as_of=as_of.isoformat()))
     elif any(result.hit and result.criterion.presumption for result in assessment_parts):
-        status = tariefgrens.legal_status.replace("_", " ")
         sentences.append(
-            f"Threshold used: EUR {tariefgrens.amount_eur} excl. VAT from {tariefgrens.valid_from.isoformat()} "
-            f"({status}: {tariefgrens.basis})."
+            texts.threshold_used[language].format(
+                amount=decimal(tariefgrens.amount_eur, language),
+                valid_from=tariefgrens.valid_from.isoformat(),
+                status=texts.legal_status[tariefgrens.legal_status][language],
+                basis=tariefgrens.basis[language],
+            )
         )
     unanswered = [result.criterion.input for result in assessment_parts if not result.answered]
     if unanswered:
-        sentences.append(ruleset.unanswered_advice.format(fields=", ".join(unanswered)))
+        sentences.append(texts.unanswered[language].format(fields=", ".join(unanswered)))
         if bounds[0] is not bounds[1]:
-            sentences.append(ruleset.unanswered_range_advice.format(best=bounds[0].value, worst=bounds[1].value))
-    sentences.append(ruleset.not_assessed)
+            sentences.append(texts.unanswered_range[language].format(best=bounds[0].value, worst=bounds[1].value))
+    sentences.append(texts.not_assessed[language])
     return " ".join(sentences)
 
 
 def assess_engagement(
-    ruleset: DutchRuleset, engagement: Mapping[str, EngagementValue], as_of: dt.date
+    ruleset: DutchRuleset,
+    engagement: Mapping[str, EngagementValue],
+    as_of: dt.date,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> DutchAssessment:
-    """Score the engagement; a field that is missing (or null) is unanswered and counts as not hit."""
+    """Score the engagement, advising in `language`; a field that is missing (or null) is unanswered and counts as
+    not hit."""
     tariefgrens = ruleset.tariefgrens_on(as_of)
     results = tuple(
         DutchCriterionResult(
@@ -144,5 +155,6 @@ def assess_engagement(
         tariefgrens=tariefgrens,
         presumption_of_employment=any(result.hit and result.criterion.presumption for result in results),
         results=results,
-        advice=_advice(ruleset, results, as_of, tariefgrens, (scored, worst_case)),
+        advice=_advice(ruleset, results, as_of, tariefgrens, (scored, worst_case), language),
+        language=language,
     )

@@ -7,24 +7,26 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
+import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel
 
 from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
 from compliance_api.auth.gateway import POLICY_HEADERS, rate_limit_headers
 from compliance_api.classify import batch, examples, listing, service, views
+from compliance_api.classify.language import DEFAULT_LANGUAGE, VARY, Language, negotiate
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
     BatchRequest,
-    CrossBorderBatchResult,
-    ZelfstandigenwetBatchResult,
     ClassificationList,
     ClassificationRecord,
     ClassificationUpdate,
     CriteriaCatalogue,
+    CrossBorderBatchResult,
     CrossBorderRequest,
     CrossBorderVerdict,
+    ZelfstandigenwetBatchResult,
     ZelfstandigenwetRequest,
     ZWVerdict,
 )
@@ -35,7 +37,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.idempotency import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
-from compliance_api.kit.schemas import IsoDateTime, json_response
+from compliance_api.kit.schemas import IsoDateTime
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
@@ -46,26 +48,52 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such clas
 
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
-Classifier = Callable[[GroupCommit, Caller, BodyT, Rulesets, dt.datetime], Awaitable[dict[str, Any]]]
+Classifier = Callable[[GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language], Awaitable[dict[str, Any]]]
+
+LANGUAGE_HEADERS = {language: {"Content-Language": language.code, "Vary": VARY} for language in Language}
+"""The headers of an answer in each language, built once."""
+
+
+def _language_of(request: Request) -> Language:
+    return negotiate(request.headers.get("accept-language"))
+
+
+def _in_language(response: Response, language: Language) -> Response:
+    response.headers["Content-Language"] = language.code
+    response.headers.add_vary_header(VARY)
+    return response
+
+
+def _fingerprinted_path(request: Request, language: Language) -> str:
+    """What the idempotency fingerprint calls the path: a replay must be in the language the first answer was
+    written in, so another language is another request. English keeps the plain path (the fingerprint of keys made
+    before languages existed)."""
+    path = request.url.path
+    return path if language is DEFAULT_LANGUAGE else f"{path};language={language.code}"
 
 
 async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) -> Response:
-    """Classify, or with an Idempotency-Key replay the first verdict (no session is opened without a key).
+    """Classify in the negotiated language, or with an Idempotency-Key replay the first verdict (no session is opened
+    without a key).
 
-    The hot path reads the caller and the header itself: as FastAPI parameters they cost a fifth of the endpoint's
-    time (bench/RESULTS.md); the header is documented through `IDEMPOTENCY_KEY_PARAMETER`.
+    The hot path reads the caller and the headers itself: as FastAPI parameters they cost a fifth of the endpoint's
+    time (bench/RESULTS.md); the headers are documented through `IDEMPOTENCY_KEY_PARAMETER` and
+    `ACCEPT_LANGUAGE_PARAMETER`.
     """
     services = request.app.state.services
     caller = caller_of(request)
+    language = _language_of(request)
 
     def run() -> Awaitable[dict[str, Any]]:
-        return classify(services.audit, caller, body, services.rulesets, utcnow())
+        return classify(services.audit, caller, body, services.rulesets, utcnow(), language)
 
     key = key_of(request)
     if key is None:
-        return json_response(await run())
+        return Response(orjson.dumps(await run()), media_type="application/json", headers=LANGUAGE_HEADERS[language])
     async with services.sessionmaker.begin() as session:
-        return await idempotent(request, caller, session, key, fingerprint("POST", request.url.path, body), run)
+        path = _fingerprinted_path(request, language)
+        replayed = await idempotent(request, caller, session, key, fingerprint("POST", path, body), run)
+    return _in_language(replayed, language)
 
 
 def _rulesets(request: Request) -> Rulesets:
@@ -83,12 +111,16 @@ def _retention(request: Request) -> service.Retention:
     summary="Score an engagement under the Dutch 5+4 test",
     operation_id="classify-zelfstandigenwet",
     response_model=ZWVerdict,
-    openapi_extra={**examples.ZELFSTANDIGENWET, "parameters": [IDEMPOTENCY_KEY_PARAMETER]},
+    openapi_extra={
+        **examples.ZELFSTANDIGENWET,
+        "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
+    },
     responses=IDEMPOTENCY_CONFLICT,
 )
 async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, request: Request) -> Response:
     """Scores the engagement against the `nl-zw` ruleset (Zelfstandigenwet 5+4 criteria anchored in Deliveroo,
-    with the hourly-rate presumption) and keeps the verdict as an audit record; honours Idempotency-Key."""
+    with the hourly-rate presumption) and keeps the verdict as an audit record; the advice is in the language
+    negotiated from `Accept-Language` (en, nl, fr or de; `Content-Language` says which). Honours Idempotency-Key."""
     return await _classify(request, body, service.classify_engagement)
 
 
@@ -97,12 +129,16 @@ async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, request: Requ
     summary="Score an engagement under the FR, DE or BE test",
     operation_id="classify-cross-border",
     response_model=CrossBorderVerdict,
-    openapi_extra={**examples.CROSS_BORDER, "parameters": [IDEMPOTENCY_KEY_PARAMETER]},
+    openapi_extra={
+        **examples.CROSS_BORDER,
+        "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
+    },
     responses=IDEMPOTENCY_CONFLICT,
 )
 async def classify_cross_border(body: CrossBorderRequest, request: Request) -> Response:
     """Scores the criteria against the country's ruleset; criteria left out count as false and are named in
-    `advice`; an unknown name is a 400 listing the allowed ones. Honours Idempotency-Key."""
+    `advice`; an unknown name is a 400 listing the allowed ones. Advice and rule reasons are in the language
+    negotiated from `Accept-Language` (en, nl, fr or de; `Content-Language` says which). Honours Idempotency-Key."""
     return await _classify(request, body, service.classify_cross_border)
 
 
@@ -128,18 +164,21 @@ async def _classify_batch(
     request: Request, body: BatchRequest, model: type[BodyT], score: batch.Scorer[BodyT]
 ) -> Response:
     await _charge(request, len(body.items))
-    services, caller = request.app.state.services, caller_of(request)
+    services, caller, language = request.app.state.services, caller_of(request), _language_of(request)
     base_url = str(services.settings.public_base_url).rstrip("/")
 
     def run() -> Awaitable[dict[str, Any]]:
-        now = utcnow()
-        return batch.classify_batch(services.audit, caller, body.items, model, score, services.rulesets, now, base_url)
+        return batch.classify_batch(
+            services.audit, caller, body.items, model, score, services.rulesets, utcnow(), language, base_url
+        )
 
     key = key_of(request)
     if key is None:
-        return json_response(await run())
+        return Response(orjson.dumps(await run()), media_type="application/json", headers=LANGUAGE_HEADERS[language])
     async with services.sessionmaker.begin() as session:
-        return await idempotent(request, caller, session, key, fingerprint("POST", request.url.path, body), run)
+        path = _fingerprinted_path(request, language)
+        replayed = await idempotent(request, caller, session, key, fingerprint("POST", path, body), run)
+    return _in_language(replayed, language)
 
 
 BATCH_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -153,7 +192,10 @@ BATCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     summary="Score up to 1000 engagements under the Dutch test",
     operation_id="classify-zelfstandigenwet-batch",
     response_model=ZelfstandigenwetBatchResult,
-    openapi_extra={**examples.batch_of(examples.ZELFSTANDIGENWET), "parameters": [IDEMPOTENCY_KEY_PARAMETER]},
+    openapi_extra={
+        **examples.ZELFSTANDIGENWET_BATCH,
+        "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
+    },
     responses=BATCH_RESPONSES,
 )
 async def classify_zelfstandigenwet_batch(body: BatchRequest, request: Request) -> Response:
@@ -169,7 +211,10 @@ async def classify_zelfstandigenwet_batch(body: BatchRequest, request: Request) 
     summary="Score up to 1000 engagements under the FR, DE or BE test",
     operation_id="classify-cross-border-batch",
     response_model=CrossBorderBatchResult,
-    openapi_extra={**examples.batch_of(examples.CROSS_BORDER), "parameters": [IDEMPOTENCY_KEY_PARAMETER]},
+    openapi_extra={
+        **examples.CROSS_BORDER_BATCH,
+        "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
+    },
     responses=BATCH_RESPONSES,
 )
 async def classify_cross_border_batch(body: BatchRequest, request: Request) -> Response:
@@ -182,13 +227,18 @@ async def classify_cross_border_batch(body: BatchRequest, request: Request) -> R
     summary="The criteria catalogue of a country's test",
     operation_id="classify-cross-border-criteria",
     response_model=CriteriaCatalogue,
-    openapi_extra=examples.CRITERIA,
+    openapi_extra={**examples.CRITERIA, "parameters": [examples.ACCEPT_LANGUAGE_PARAMETER]},
 )
 async def cross_border_criteria(
-    country: Annotated[Country, Query(description="FR, DE or BE.", examples=["BE"])], request: Request
+    country: Annotated[Country, Query(description="FR, DE or BE.", examples=["BE"])],
+    request: Request,
+    response: Response,
 ) -> CriteriaCatalogue:
-    """Each criterion's name, description, weight and legal basis, the scoring rules and the dated tariefgrens."""
-    return views.criteria_catalogue(_rulesets(request).cross_border[country])
+    """Each criterion's name, description, weight and legal basis, the scoring rules and the dated tariefgrens;
+    descriptions and rule reasons in the language negotiated from `Accept-Language`."""
+    language = _language_of(request)
+    _in_language(response, language)
+    return views.criteria_catalogue(_rulesets(request).cross_border[country], language)
 
 
 @router.get(

@@ -6,9 +6,13 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from compliance_api.classify import views
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from compliance_api.classify import batch, views
 from compliance_api.classify.crossborder import assess_criteria
 from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.verdict import Country
@@ -31,17 +35,70 @@ _ENGAGEMENT: dict[str, Any] = {
 _CRITERIA = {"client_gives_orders": True, "client_controls_execution": True, "client_can_sanction": True}
 
 
-def _operation(request: dict[str, Any], response: dict[str, Any], summary: str) -> dict[str, Any]:
+ACCEPT_LANGUAGE_PARAMETER: dict[str, Any] = {
+    "name": "Accept-Language",
+    "in": "header",
+    "required": False,
+    "description": "The language of the advice, rule reasons and criterion descriptions: `en`, `nl`, `fr` or `de`, "
+    "chosen by q-value (`fr;q=0.5, de;q=0.9` is German; `nl-BE` is Dutch; `q=0` refuses a language). Anything "
+    "else, `*` or no header: English. Legal terms stay in the language of the law.",
+    "schema": {"type": "string", "maxLength": 1000, "examples": ["nl", "fr-BE, fr;q=0.9, en;q=0.5"]},
+}
+"""The header as a contract parameter, for routes that read it with `negotiate` (see `IDEMPOTENCY_KEY_PARAMETER`)."""
+
+LANGUAGE_RESPONSE_HEADERS: dict[str, Any] = {
+    "Content-Language": {
+        "description": "The language the texts are written in: `en`, `nl`, `fr` or `de`.",
+        "schema": {"type": "string", "enum": [language.code for language in Language]},
+    },
+    "Vary": {
+        "description": "`Accept-Language`: the answer depends on it.",
+        "schema": {"type": "string", "examples": ["Accept-Language"]},
+    },
+}
+_LANGUAGE_NAMES = {Language.en: "English", Language.nl: "Dutch", Language.fr: "French", Language.de: "German"}
+
+
+def _localised(responses: dict[Language, Any], summary: str) -> dict[str, Any]:
+    """The 200 answer in each language, with the headers that name it."""
+    return {
+        "200": {
+            "headers": LANGUAGE_RESPONSE_HEADERS,
+            "content": {
+                "application/json": {
+                    "examples": {
+                        language.code: {
+                            "summary": f"{summary} ({_LANGUAGE_NAMES[language]}, `Accept-Language: {language.code}`)",
+                            "value": response,
+                        }
+                        for language, response in responses.items()
+                    }
+                }
+            },
+        }
+    }
+
+
+def _operation(request: dict[str, Any], responses: dict[Language, Any], summary: str) -> dict[str, Any]:
     return {
         "requestBody": {
             "content": {"application/json": {"examples": {"example": {"summary": summary, "value": request}}}}
         },
-        "responses": {"200": {"content": {"application/json": {"example": response}}}},
+        "responses": _localised(responses, summary),
     }
 
 
 def _get_operation(response: dict[str, Any]) -> dict[str, Any]:
     return {"responses": {"200": {"content": {"application/json": {"example": response}}}}}
+
+
+def _update_operation(request: dict[str, Any], response: dict[str, Any], summary: str) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "content": {"application/json": {"examples": {"example": {"summary": summary, "value": request}}}}
+        },
+        **_get_operation(response),
+    }
 
 
 def _examples() -> tuple[
@@ -56,23 +113,37 @@ def _examples() -> tuple[
         "monitor": True,
     }
     cross_border_request = {"country": "FR", "criteria": _CRITERIA, "as_of": _AS_OF.isoformat()}
-    dutch = views.dutch_verdict(
-        assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF),
-        rulesets.dutch,
-        id=_ID,
-        created_at=_CREATED_AT,
-        tracked=ZelfstandigenwetRequest.model_validate(dutch_request, strict=False),
-    )
-    cross_border = views.cross_border_verdict(
-        assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF),
-        id=_ID,
-        created_at=_CREATED_AT,
-        tracked=CrossBorderRequest.model_validate(cross_border_request, strict=False),
-    )
+    dutch_tracked = ZelfstandigenwetRequest.model_validate(dutch_request, strict=False)
+    cross_border_tracked = CrossBorderRequest.model_validate(cross_border_request, strict=False)
+    dutch_verdicts = {
+        language: views.dutch_verdict(
+            assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF, language),
+            rulesets.dutch,
+            id=_ID,
+            created_at=_CREATED_AT,
+            tracked=dutch_tracked,
+        )
+        for language in Language
+    }
+    cross_border_verdicts = {
+        language: views.cross_border_verdict(
+            assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF, language),
+            id=_ID,
+            created_at=_CREATED_AT,
+            tracked=cross_border_tracked,
+        )
+        for language in Language
+    }
+    catalogues = {
+        language: views.criteria_catalogue(rulesets.cross_border[Country.BE], language).model_dump(mode="json")
+        for language in Language
+    }
+    dutch = dutch_verdicts[Language.nl]
     record = {
         "id": str(_ID),
         "kind": "zelfstandigenwet",
         "created_at": dutch["created_at"],
+        "language": Language.nl.code,
         "reference": dutch["reference"],
         "metadata": dutch["metadata"],
         "monitor": dutch["monitor"],
@@ -85,17 +156,17 @@ def _examples() -> tuple[
     return (
         _operation(
             dutch_request,
-            dutch,
+            dutch_verdicts,
             "A single-client IT contractor at EUR 95/h, full time for a year",
         ),
         _operation(
             cross_border_request,
-            cross_border,
+            cross_border_verdicts,
             "Orders, control and sanction (Société Générale triad)",
         ),
-        _get_operation(views.criteria_catalogue(rulesets.cross_border[Country.BE]).model_dump(mode="json")),
+        {"responses": _localised(catalogues, "The Belgian criteria")},
         _get_operation(record),
-        _operation({"monitor": False}, {**record, "monitor": False}, "Stop re-scoring this classification"),
+        _update_operation({"monitor": False}, {**record, "monitor": False}, "Stop re-scoring this classification"),
         _get_operation(
             {
                 "data": [
@@ -120,3 +191,37 @@ def _examples() -> tuple[
 
 
 ZELFSTANDIGENWET, CROSS_BORDER, CRITERIA, CLASSIFICATION, CLASSIFICATION_UPDATE, CLASSIFICATION_LIST = _examples()
+
+
+def _batch_of(single: dict[str, Any], bad_item: dict[str, Any], model: type[BaseModel], summary: str) -> dict[str, Any]:
+    """A batch operation's examples from its single operation's: the example item and a bad one, answered by the
+    example verdict (in each language) and the bad item's problem."""
+    item = single["requestBody"]["content"]["application/json"]["examples"]["example"]["value"]
+    answers = single["responses"]["200"]["content"]["application/json"]["examples"]
+    try:
+        model.model_validate_json(orjson.dumps(bad_item))
+    except ValidationError as exc:
+        problem = batch.invalid_item(1, exc, _BASE_URL)
+    else:
+        raise AssertionError("the bad example item of a batch must fail validation")
+    verdicts = {language: answers[language.code]["value"] for language in Language}
+    return _operation(
+        {"items": [item, bad_item]},
+        {language: {"data": [verdict, problem]} for language, verdict in verdicts.items()},
+        summary,
+    )
+
+
+_BASE_URL = "https://api.example.com"
+ZELFSTANDIGENWET_BATCH = _batch_of(
+    ZELFSTANDIGENWET,
+    {"engagement": {**_ENGAGEMENT, "hourly_rate_eur": -5}},
+    ZelfstandigenwetRequest,
+    "Two engagements, the second with a negative rate",
+)
+CROSS_BORDER_BATCH = _batch_of(
+    CROSS_BORDER,
+    {"country": "DE", "criteria": {"client_gives_orders": "yes"}},
+    CrossBorderRequest,
+    "Two engagements, the second with a criterion that is not a boolean",
+)

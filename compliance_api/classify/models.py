@@ -22,7 +22,8 @@ class ClassificationKind(StrEnum):
 
 class Classification(EnvironmentOwned, Base):
     """One verdict as answered (`request`, `result` never change); `verdict` is the current one, which re-scoring
-    moves (its history is in `classification_verdict`), and `country` the cross-border test's country."""
+    moves (its history is in `classification_verdict`), `country` the cross-border test's country and `language` the
+    one its texts were written in (re-scores keep it)."""
 
     __tablename__ = "classification"
     __table_args__ = (
@@ -45,6 +46,7 @@ class Classification(EnvironmentOwned, Base):
     reference: Mapped[str | None] = mapped_column(String(200), default=None)
     client_metadata: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)
     monitor: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    language: Mapped[str] = mapped_column(String(2), default="en", server_default="en")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

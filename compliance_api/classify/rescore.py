@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria
 from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.language import Language
 from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict, RescoreRun
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
@@ -86,16 +87,21 @@ def rulesets_signature(rulesets: Rulesets) -> str:
 
 
 def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: dt.datetime) -> dict[str, Any]:
-    """The record's request judged as of `as_of` with the loaded rulesets, as a verdict body with the record's id."""
+    """The record's request judged as of `as_of` with the loaded rulesets, as a verdict body with the record's id,
+    written in the record's language (so its rule reasons compare with the ones it had)."""
     raw = orjson.dumps(record.request)
+    language = Language[record.language]
     if record.kind is ClassificationKind.zelfstandigenwet:
         dutch = ZelfstandigenwetRequest.model_validate_json(raw)
-        assessment = assess_engagement(rulesets.dutch, dutch.engagement.model_dump(), as_of)
+        assessment = assess_engagement(rulesets.dutch, dutch.engagement.model_dump(), as_of, language)
         return views.dutch_verdict(assessment, rulesets.dutch, id=record.id, created_at=now, tracked=dutch)
     cross_border = CrossBorderRequest.model_validate_json(raw)
     ruleset = rulesets.cross_border[cross_border.country]
     return views.cross_border_verdict(
-        assess_criteria(ruleset, cross_border.criteria, as_of), id=record.id, created_at=now, tracked=cross_border
+        assess_criteria(ruleset, cross_border.criteria, as_of, language),
+        id=record.id,
+        created_at=now,
+        tracked=cross_border,
     )
 
 
@@ -151,6 +157,9 @@ class Scorable(Protocol):
     @property
     def request(self) -> dict[str, Any]: ...
 
+    @property
+    def language(self) -> str: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Latest:
@@ -165,6 +174,7 @@ RECORD_COLUMNS = (
     Classification.id,
     Classification.kind,
     Classification.request,
+    Classification.language,
     Classification.result,
     Classification.user_id,
     Classification.reference,

@@ -12,10 +12,11 @@ from decimal import Decimal
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, HttpUrl, ValidationError, model_validator
 
+from compliance_api.classify.language import CODES, Language
 from compliance_api.classify.verdict import Country, Verdict
 
 RULESET_PACKAGE = "compliance_api.classify"
@@ -39,6 +40,36 @@ ENGAGEMENT_FIELDS = (
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{1,62}$")]
 Text = Annotated[str, Field(min_length=1, max_length=2000)]
+LegalStatus = Literal["consultation_draft", "draft_bill", "bill", "adopted_not_in_force", "in_force"]
+
+
+def _one_per_language(value: object) -> object:
+    """`{"en": ..., "nl": ..., "fr": ..., "de": ...}` as a tuple indexed by `Language`; a missing language is named."""
+    if not isinstance(value, dict):
+        raise ValueError(f"one text per language ({', '.join(CODES)})")  # pydantic wants ValueError
+    missing = [code for code in CODES if code not in value]
+    if missing:
+        raise ValueError(f"missing translation: {', '.join(missing)}")
+    unknown = sorted(set(value) - set(CODES))
+    if unknown:
+        raise ValueError(f"unknown language: {', '.join(unknown)} (allowed: {', '.join(CODES)})")
+    return tuple(value[code] for code in CODES)
+
+
+Translated = Annotated[tuple[Text, Text, Text, Text], BeforeValidator(_one_per_language)]
+"""A text in every language of `Language`, read as `text[language]` (an index, so no lookup per request)."""
+
+
+def _check_placeholders(field: str, texts: tuple[str, ...], **values: object) -> None:
+    """Each translation of a template must fill with exactly these names (a typo would fail a request instead)."""
+    for language, text in zip(Language, texts, strict=True):
+        try:
+            text.format(**values)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"{field}.{language.code}: placeholders must be {', '.join(values)} ({exc})") from exc
+        absent = [name for name in values if "{" + name + "}" not in text]
+        if absent:
+            raise ValueError(f"{field}.{language.code}: placeholder {{{absent[0]}}} is missing")
 
 
 class RulesetError(Exception):
@@ -93,15 +124,36 @@ class DutchCriterion(_Strict):
     presumption: bool = False
     basis: Text
     source_url: HttpUrl
-    advice: Text
+    advice: Translated
 
 
 class DutchTariefgrens(_Strict):
     amount_eur: Annotated[Decimal, Field(gt=0, max_digits=7, decimal_places=2)]
     valid_from: dt.date
-    legal_status: Literal["consultation_draft", "draft_bill", "bill", "adopted_not_in_force", "in_force"]
-    basis: Text
+    legal_status: LegalStatus
+    basis: Translated = Field(description="Quoted in the advice, so written in every language.")
     source_url: HttpUrl
+
+
+class DutchTexts(_Strict):
+    """The Dutch advice's fixed sentences, each a template in every language."""
+
+    not_assessed: Translated
+    unanswered: Translated
+    unanswered_range: Translated
+    no_threshold: Translated
+    threshold_used: Translated
+    legal_status: dict[LegalStatus, Translated]
+
+    @model_validator(mode="after")
+    def _templates(self) -> DutchTexts:
+        _check_placeholders("unanswered", self.unanswered, fields="")
+        _check_placeholders("unanswered_range", self.unanswered_range, best="", worst="")
+        _check_placeholders("no_threshold", self.no_threshold, as_of="")
+        _check_placeholders("threshold_used", self.threshold_used, amount="", valid_from="", status="", basis="")
+        if set(self.legal_status) != set(get_args(LegalStatus)):
+            raise ValueError("legal_status: one label per legal status")
+        return self
 
 
 class DutchScoring(_Strict):
@@ -125,9 +177,7 @@ class DutchRuleset(RulesetHeader):
     tariefgrens: Annotated[tuple[DutchTariefgrens, ...], Field(min_length=1)]
     criteria: Annotated[tuple[DutchCriterion, ...], Field(min_length=1)]
     scoring: DutchScoring
-    not_assessed: Text
-    unanswered_advice: Annotated[str, Field(pattern=r"\{fields\}")]
-    unanswered_range_advice: Annotated[str, Field(pattern=r"\{best\}[\s\S]*\{worst\}|\{worst\}[\s\S]*\{best\}")]
+    texts: DutchTexts
 
     @model_validator(mode="after")
     def _consistent(self) -> DutchRuleset:
@@ -156,17 +206,17 @@ class CrossBorderCriterion(_Strict):
     name: Identifier
     group: Identifier
     weight: Annotated[int, Field(ge=0, le=100)]
-    description: Text
+    description: Translated
     basis: Text
     source_url: HttpUrl
-    advice: Text
+    advice: Translated
 
 
 class CrossBorderRule(_Strict):
     """A rule fires when all of its conditions hold; the verdict is the worst of the rules that fire."""
 
     verdict: Verdict
-    reason: Text
+    reason: Translated
     all_of: tuple[Identifier, ...] = ()
     at_least: Annotated[int, Field(ge=1)] | None = None
     of: tuple[Identifier, ...] = ()
@@ -191,17 +241,31 @@ class CrossBorderTariefgrens(_Strict):
     source_url: HttpUrl
 
 
+class CrossBorderTexts(_Strict):
+    """The cross-border advice's fixed sentences, each a template in every language."""
+
+    rule_applied: Translated
+    unanswered: Translated
+    unanswered_range: Translated
+
+    @model_validator(mode="after")
+    def _templates(self) -> CrossBorderTexts:
+        _check_placeholders("rule_applied", self.rule_applied, reason="")
+        _check_placeholders("unanswered", self.unanswered, fields="")
+        _check_placeholders("unanswered_range", self.unanswered_range, best="", worst="")
+        return self
+
+
 class CrossBorderRuleset(RulesetHeader):
     country: Country
     criteria: Annotated[tuple[CrossBorderCriterion, ...], Field(min_length=1)]
     rules: Annotated[tuple[CrossBorderRule, ...], Field(min_length=1)]
     tariefgrens: Annotated[tuple[CrossBorderTariefgrens, ...], Field(min_length=1)]
-    advice: dict[Verdict, Text]
+    advice: dict[Verdict, Translated]
     unanswered_floor: Verdict = Field(
         description="The least safe verdict when counting the unanswered criteria as met would give unsafe."
     )
-    unanswered_advice: Annotated[str, Field(pattern=r"\{fields\}")]
-    unanswered_range_advice: Annotated[str, Field(pattern=r"\{best\}[\s\S]*\{worst\}|\{worst\}[\s\S]*\{best\}")]
+    texts: CrossBorderTexts
 
     @model_validator(mode="after")
     def _consistent(self) -> CrossBorderRuleset:

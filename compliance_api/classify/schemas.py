@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
+from compliance_api.classify.language import Language, LanguageCode
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
@@ -106,7 +107,9 @@ def _per_country_schema(schema: dict[str, Any]) -> None:
                 "criteria": {
                     "type": "object",
                     "description": f"{country} criteria: true marks an employment indicator; left out counts as false.",
-                    "properties": {c.name: {"type": "boolean", "description": c.description} for c in ruleset.criteria},
+                    "properties": {
+                        c.name: {"type": "boolean", "description": c.description[Language.en]} for c in ruleset.criteria
+                    },
                     "additionalProperties": False,
                 },
                 **shared,
@@ -296,6 +299,10 @@ class ClassificationRecord(ResponseSchema):
     id: uuid.UUID
     kind: ClassificationKind
     created_at: dt.datetime
+    language: LanguageCode = Field(
+        description="The language the verdict's texts are written in (negotiated from `Accept-Language`; re-scores "
+        "keep it). Records made before languages existed are `en`."
+    )
     reference: str | None
     metadata: dict[str, str]
     monitor: bool = Field(description="Re-scored when the law changes; switch it with PATCH.")

@@ -14,6 +14,7 @@ from compliance_api.auth.caller import Caller
 from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
 from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
@@ -45,16 +46,18 @@ class Retention:
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    """A verdict and what it was scored from, before it is kept."""
+    """A verdict, what it was scored from and the language it is written in, before it is kept."""
 
     kind: ClassificationKind
     ruleset: RulesetHeader
     body: ZelfstandigenwetRequest | CrossBorderRequest
     verdict: dict[str, Any]
+    language: Language
 
 
 def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableRow, TableRow]:
-    """The audit record of a verdict, with the request as received, and its `classification.created` event."""
+    """The audit record of a verdict, with the request as received and its language, and its
+    `classification.created` event."""
     verdict = scored.verdict
     classification = {
         "id": uuid.UUID(verdict["id"]),
@@ -71,6 +74,7 @@ def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableR
         "reference": verdict["reference"],
         "client_metadata": verdict["metadata"] or None,
         "monitor": verdict["monitor"],
+        "language": scored.language.code,
         "created_at": now,
     }
     event = outbox_row(
@@ -88,15 +92,19 @@ def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableR
     return (Classification, classification), (OutboxEvent, event)
 
 
-def score_engagement(body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime) -> Scored:
+def score_engagement(
+    body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime, language: Language = DEFAULT_LANGUAGE
+) -> Scored:
     """The verdict of the Dutch test."""
     ruleset = rulesets.dutch
-    assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date())
+    assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date(), language)
     verdict = views.dutch_verdict(assessment, ruleset, id=uuid.uuid4(), created_at=now, tracked=body)
-    return Scored(ClassificationKind.zelfstandigenwet, ruleset, body, verdict)
+    return Scored(ClassificationKind.zelfstandigenwet, ruleset, body, verdict, language)
 
 
-def score_cross_border(body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime) -> Scored:
+def score_cross_border(
+    body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime, language: Language = DEFAULT_LANGUAGE
+) -> Scored:
     """The verdict of the country's test; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
     unknown = unknown_criteria(ruleset, body.criteria)
@@ -110,25 +118,35 @@ def score_cross_border(body: CrossBorderRequest, rulesets: Rulesets, now: dt.dat
                 for name in unknown
             ],
         )
-    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date())
+    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language)
     verdict = views.cross_border_verdict(assessment, id=uuid.uuid4(), created_at=now, tracked=body)
-    return Scored(ClassificationKind.cross_border, ruleset, body, verdict)
+    return Scored(ClassificationKind.cross_border, ruleset, body, verdict, language)
 
 
 async def classify_engagement(
-    audit: GroupCommit, caller: Caller, body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime
+    audit: GroupCommit,
+    caller: Caller,
+    body: ZelfstandigenwetRequest,
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """Score under the Dutch ruleset and keep the verdict with its input; returns the verdict once committed."""
-    scored = score_engagement(body, rulesets, now)
+    scored = score_engagement(body, rulesets, now, language)
     await audit.insert(*audit_rows(caller, scored, now))
     return scored.verdict
 
 
 async def classify_cross_border(
-    audit: GroupCommit, caller: Caller, body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime
+    audit: GroupCommit,
+    caller: Caller,
+    body: CrossBorderRequest,
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """Score under the country's ruleset and keep the verdict with its input; returns it once committed."""
-    scored = score_cross_border(body, rulesets, now)
+    scored = score_cross_border(body, rulesets, now, language)
     await audit.insert(*audit_rows(caller, scored, now))
     return scored.verdict
 
@@ -161,6 +179,7 @@ async def _record_view(session: AsyncSession, record: Classification) -> Classif
             "id": record.id,
             "kind": record.kind,
             "created_at": record.created_at,
+            "language": record.language,
             "reference": record.reference,
             "metadata": record.client_metadata or {},
             "monitor": record.monitor,

@@ -9,6 +9,7 @@ from typing import Any, TypeVar, cast
 
 from compliance_api.classify.crossborder import CrossBorderAssessment
 from compliance_api.classify.dutch import DutchAssessment
+from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import (
     CrossBorderCriterion,
     CrossBorderRuleset,
@@ -71,14 +72,18 @@ def _dutch_criterion_json(criterion: DutchCriterion) -> dict[str, Any]:
     }
 
 
-def _dutch_tariefgrens_json(entry: DutchTariefgrens) -> dict[str, Any]:
-    return {
-        "amount_eur": float(entry.amount_eur),
-        "valid_from": entry.valid_from.isoformat(),
-        "legal_status": entry.legal_status,
-        "basis": entry.basis,
-        "source_url": str(entry.source_url),
-    }
+def _dutch_tariefgrens_json(entry: DutchTariefgrens) -> tuple[dict[str, Any], ...]:
+    """The threshold in each language, indexed by `Language` (its basis is translated)."""
+    return tuple(
+        {
+            "amount_eur": float(entry.amount_eur),
+            "valid_from": entry.valid_from.isoformat(),
+            "legal_status": entry.legal_status,
+            "basis": entry.basis[language],
+            "source_url": str(entry.source_url),
+        }
+        for language in Language
+    )
 
 
 def _tracking(tracked: Tracked) -> dict[str, Any]:
@@ -99,7 +104,7 @@ def dutch_verdict(
         "presumption_of_employment": assessment.presumption_of_employment,
         "tariefgrens": None
         if assessment.tariefgrens is None
-        else _fragment(_dutch_tariefgrens_json, assessment.tariefgrens),
+        else _fragment(_dutch_tariefgrens_json, assessment.tariefgrens)[assessment.language],
         "as_of": assessment.as_of.isoformat(),
         "ruleset": _fragment(_ruleset_json, ruleset),
         "criteria": [
@@ -154,7 +159,9 @@ def cross_border_verdict(
         "criteria_met": list(assessment.met),
         "criteria_not_provided": list(assessment.not_provided),
         "unanswered": list(assessment.not_provided),
-        "rules_applied": [{"verdict": rule.verdict.value, "reason": rule.reason} for rule in assessment.fired],
+        "rules_applied": [
+            {"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]} for rule in assessment.fired
+        ],
         "tariefgrens": None if threshold is None else _fragment(_cross_border_tariefgrens_json, threshold),
         "as_of": assessment.as_of.isoformat(),
         "ruleset": _fragment(_ruleset_json, ruleset),
@@ -171,7 +178,8 @@ def cross_border_verdict(
     }
 
 
-def criteria_catalogue(ruleset: CrossBorderRuleset) -> CriteriaCatalogue:
+def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> CriteriaCatalogue:
+    """The catalogue with its descriptions and rule reasons in `language`."""
     return CriteriaCatalogue(
         country=ruleset.country,
         law=ruleset.law,
@@ -182,7 +190,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset) -> CriteriaCatalogue:
                 name=criterion.name,
                 group=criterion.group,
                 weight=criterion.weight,
-                description=criterion.description,
+                description=criterion.description[language],
                 legal_basis=LegalBasis(text=criterion.basis, source_url=str(criterion.source_url)),
             )
             for criterion in ruleset.criteria
@@ -190,7 +198,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset) -> CriteriaCatalogue:
         rules=[
             CatalogueRule(
                 verdict=rule.verdict,
-                reason=rule.reason,
+                reason=rule.reason[language],
                 all_of=list(rule.all_of),
                 at_least=rule.at_least,
                 of=list(rule.of),

@@ -10,7 +10,7 @@ import typer
 from compliance_api.classify import service
 from compliance_api.classify.rescore import RescoreReport, count_monitored, rescore
 from compliance_api.classify.ruleset import packaged_rulesets
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, progress, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, progress, refuse_unsafe, run, transaction
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -23,6 +23,7 @@ def purge(as_json: JsonOption = False) -> None:
     """Delete verdicts older than COMPLIANCE_CLASSIFICATION_RETENTION_YEARS (production) or
     COMPLIANCE_SANDBOX_RETENTION_DAYS (sandbox); run it daily, e.g. from cron."""
     settings = Settings()
+    refuse_unsafe(settings)
     retention = service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
 
     async def work() -> None:
@@ -55,6 +56,7 @@ def rescore_command(
     the date; a changed verdict is stored as a new verdict and sent as `classification.verdict_changed`. The worker
     runs this daily."""
     settings = Settings()
+    refuse_unsafe(settings)
     retention = service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
     now = utcnow()
     day = as_of.date() if as_of is not None else now.date()

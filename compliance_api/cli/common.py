@@ -19,6 +19,7 @@ from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
+from compliance_api.safety import findings, unsafe
 
 T = TypeVar("T")
 
@@ -43,6 +44,24 @@ async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSe
     """One session in one transaction: committed when the block ends, rolled back on any error."""
     async with sessions(settings) as sessionmaker, sessionmaker.begin() as session:
         yield session
+
+
+def refuse_unsafe(settings: Settings, *, workers: int = 1) -> None:
+    """What every long-running or scheduled command (`serve`, `worker`, the daily purges and re-score) runs first:
+    `compliance-api check`. Unknown `COMPLIANCE_*` variables are named on stderr; in production, any unsafe finding
+    stops the command (exit 2), naming each."""
+    found = findings(settings, workers=workers)
+    for finding in found:
+        if finding.code == "unknown_setting":
+            typer.echo(f"warning: {finding.code}: {finding.message}", err=True)
+    blocking = unsafe(found)
+    if settings.is_production and blocking:
+        typer.echo(
+            "error: refusing to start in production with unsafe settings (see `compliance-api check`):", err=True
+        )
+        for finding in blocking:
+            typer.echo(f"  {finding.code}: {finding.message}", err=True)
+        raise typer.Exit(2)
 
 
 def read_input(path: Path) -> bytes:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from compliance_api.cli.common import JsonOption, print_json, run, transaction
+from compliance_api.cli.common import JsonOption, print_json, refuse_unsafe, run, transaction
+from compliance_api.config import Settings
 from compliance_api.kit import idempotency
 from compliance_api.kit.clock import utcnow
 
@@ -14,9 +15,11 @@ app = typer.Typer(no_args_is_help=True, help="Manage stored Idempotency-Key resu
 @app.command("purge")
 def purge(as_json: JsonOption = False) -> None:
     """Delete expired records (reads ignore them already); run it daily, e.g. from cron."""
+    settings = Settings()
+    refuse_unsafe(settings)
 
     async def work() -> int:
-        async with transaction() as session:
+        async with transaction(settings) as session:
             return await idempotency.purge_expired(session, utcnow())
 
     removed = run(work)

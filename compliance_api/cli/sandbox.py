@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.cli.common import JsonOption, print_json, run, sessions
+from compliance_api.cli.common import JsonOption, print_json, refuse_unsafe, run, sessions
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.retention.service import PurgeReport, purge_sandbox
@@ -30,6 +30,7 @@ def purge_sandbox_command(
     """Delete sandbox rows last written more than the retention period ago (production is never touched); the
     fixtures of `compliance-api demo` stay. Prints the rows deleted per table; run it daily."""
     settings = Settings()
+    refuse_unsafe(settings)
 
     async def work() -> PurgeReport:
         async with sessions(settings) as sessionmaker:

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 import uvicorn
 
+from compliance_api.cli.common import refuse_unsafe
 from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
-from compliance_api.safety import findings, unsafe
 from compliance_api.server import uvicorn_options
 
 
@@ -27,15 +27,14 @@ def serve(
             err=True,
         )
         raise typer.Exit(2)
-    blocking = unsafe(findings(settings, workers=workers))
-    if settings.is_production and blocking:
-        typer.echo("error: refusing to start in production with unsafe settings:", err=True)
-        for finding in blocking:
-            typer.echo(f"  {finding.code}: {finding.message}", err=True)
-        raise typer.Exit(2)
+    refuse_unsafe(settings, workers=workers)
     if settings.is_sqlite:
         asyncio.run(migrate_database(settings))
-    settings.secret_key_bytes()  # fail before forking, and create the embedded secret once
+    try:
+        settings.secret_key_bytes()  # fail before forking, and create the embedded secret once
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     # The webhook worker runs inside `serve` unless COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER says otherwise; the workers
     # build their settings from the environment, so that is where the default goes (only once we really serve).
     os.environ.setdefault("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")

@@ -11,7 +11,7 @@ from prometheus_client import start_http_server
 from sqlalchemy import select
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, sessions, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, refuse_unsafe, run, sessions, transaction
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -132,8 +132,9 @@ def worker(
     metrics_host: Annotated[str, typer.Option(help="Address the metrics port binds.")] = "127.0.0.1",
 ) -> None:
     """Deliver webhooks and run the daily purges until SIGTERM/SIGINT; run as many as you like on PostgreSQL (one
-    on SQLite)."""
+    on SQLite); in production, only when `compliance-api check` finds nothing unsafe."""
     settings = Settings()
+    refuse_unsafe(settings)
 
     async def work() -> None:
         if metrics_port is not None and settings.metrics_enabled:

@@ -1,13 +1,16 @@
 """Throttles for account forms, on the API's rate limiter (memory or Redis): one bucket per account, one per address.
 
 Buckets are GCRA tiers like the API's: `burst` attempts at once, then `per_minute` more each minute. The account
-bucket is keyed by a hash of the normalised e-mail, known or not, so throttling tells nothing about which exist.
+bucket is keyed by a hash of the normalised e-mail (`email_identity`: every spelling the account lookup accepts for an
+address, fullwidth letters or an ideographic full stop included, shares the bucket), known or not, so throttling
+tells nothing about which exist.
 """
 
 from __future__ import annotations
 
 import hashlib
 
+from compliance_api.accounts.service import email_identity
 from compliance_api.ratelimit.limiter import Limiter
 from compliance_api.ratelimit.tiers import Tier
 
@@ -19,7 +22,7 @@ RESET_PER_ADDRESS = Tier("reset_address", per_minute=2, burst=10)
 
 
 def account_key(purpose: str, email: str) -> str:
-    return f"dash:{purpose}:acct:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+    return f"dash:{purpose}:acct:" + hashlib.sha256(email_identity(email).encode()).hexdigest()[:32]
 
 
 def address_key(purpose: str, address: str) -> str:

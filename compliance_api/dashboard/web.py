@@ -176,6 +176,16 @@ def field(form: FormData, name: str) -> str:
     return value[:MAX_FIELD_LENGTH]
 
 
+def int_field(form: FormData, name: str, *, minimum: int, maximum: int) -> int | None:
+    """A whole number field in ASCII digits (spaces around allowed) from `minimum` to `maximum`, else None. Never
+    `str.isdigit` and `int` alone: they take "²" (then `int` raises), "٣" and "１"."""
+    value = field(form, name).strip()
+    if not (value.isascii() and value.isdigit()):
+        return None
+    number = int(value)
+    return number if minimum <= number <= maximum else None
+
+
 CurrentAccount = Annotated[User, Depends(_account)]
 CheckedForm = Annotated[FormData, Depends(_checked_form)]
 

@@ -6,12 +6,14 @@ import datetime as dt
 import uuid
 from typing import Any
 
+import orjson
 import pytest
 from httpx import AsyncClient
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.classify import examples, service
+from compliance_api.classify.language import Language
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
@@ -315,16 +317,25 @@ async def test_verdict_bodies_match_their_response_models(client: AsyncClient, a
         assert model.model_validate(body).model_dump(mode="json") == body
 
 
+def localised_examples(operation: dict[str, Any]) -> dict[str, Any]:
+    """An operation's 200 examples by language code."""
+    found = operation["responses"]["200"]["content"]["application/json"]["examples"]
+    return {code: example["value"] for code, example in found.items()}
+
+
 def test_contract_examples_match_their_response_models() -> None:
-    assert ZWVerdict.model_validate(
-        examples.ZELFSTANDIGENWET["responses"]["200"]["content"]["application/json"]["example"]
-    )
     for operation, model in (
+        (examples.ZELFSTANDIGENWET, ZWVerdict),
         (examples.CROSS_BORDER, CrossBorderVerdict),
-        (examples.CLASSIFICATION, ClassificationRecord),
+        (examples.CRITERIA, CriteriaCatalogue),
     ):
-        body = operation["responses"]["200"]["content"]["application/json"]["example"]
-        assert model.model_validate(body).model_dump(mode="json") == body
+        answers = localised_examples(operation)
+        assert list(answers) == [language.code for language in Language]
+        for body in answers.values():
+            assert model.model_validate(body).model_dump(mode="json") == body
+        assert len({orjson.dumps(body) for body in answers.values()}) == len(Language), "one text per language"
+    record = examples.CLASSIFICATION["responses"]["200"]["content"]["application/json"]["example"]
+    assert ClassificationRecord.model_validate(record).model_dump(mode="json") == record
 
 
 async def test_idempotency_key_replays_the_first_verdict(
@@ -410,12 +421,14 @@ async def test_dutch_advice_has_one_sentence_per_criterion_hit(
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["criteria_hit"] == ["no_own_tools", "client_sets_hours", "personal_service_only"]
-    sentences = {criterion.id: criterion.advice for criterion in rulesets.dutch.criteria}
+    sentences = {criterion.id: criterion.advice[Language.en] for criterion in rulesets.dutch.criteria}
     for criterion_id, sentence in sentences.items():
         assert body["advice"].count(sentence) == (1 if criterion_id in body["criteria_hit"] else 0), criterion_id
-    assert body["advice"].count(rulesets.dutch.not_assessed) == 1
-    assert body["advice"].endswith(rulesets.dutch.not_assessed)
-    expected = [sentences[criterion_id] for criterion_id in body["criteria_hit"]] + [rulesets.dutch.not_assessed]
+    assert body["advice"].count(rulesets.dutch.texts.not_assessed[Language.en]) == 1
+    assert body["advice"].endswith(rulesets.dutch.texts.not_assessed[Language.en])
+    expected = [sentences[criterion_id] for criterion_id in body["criteria_hit"]] + [
+        rulesets.dutch.texts.not_assessed[Language.en]
+    ]
     assert body["advice"] == " ".join(expected), "nothing unanswered and no presumption: no other sentence"
 
 
@@ -430,8 +443,9 @@ async def test_cross_border_advice_has_one_sentence_per_criterion_met(
     body = response.json()
     assert body["criteria_met"] == list(met)
     for criterion in ruleset.criteria:
-        assert body["advice"].count(criterion.advice) == (1 if criterion.name in met else 0), criterion.name
-    assert body["advice"].startswith(ruleset.advice[Verdict(body["verdict"])])
+        expected = 1 if criterion.name in met else 0
+        assert body["advice"].count(criterion.advice[Language.en]) == expected, criterion.name
+    assert body["advice"].startswith(ruleset.advice[Verdict(body["verdict"])][Language.en])
 
 
 def test_contract_request_and_catalogue_examples_match_their_models() -> None:
@@ -444,5 +458,3 @@ def test_contract_request_and_catalogue_examples_match_their_models() -> None:
             assert (
                 model.model_validate(example["value"]).model_dump(mode="json", exclude_unset=True) == example["value"]
             )
-    catalogue = examples.CRITERIA["responses"]["200"]["content"]["application/json"]["example"]
-    assert CriteriaCatalogue.model_validate(catalogue).model_dump(mode="json") == catalogue

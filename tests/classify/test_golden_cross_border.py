@@ -14,6 +14,7 @@ import pytest
 from httpx import AsyncClient
 
 from compliance_api.classify.crossborder import assess_criteria
+from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.verdict import Country
 from tests.classify.conftest import Account
@@ -122,7 +123,7 @@ def test_de_herrenberg_2022_is_unsafe() -> None:
     }
     assessment = assess_criteria(RULESETS.cross_border[Country.DE], facts, AS_OF)
     assert assessment.verdict.value == "unsafe"
-    assert any("Herrenberg" in rule.reason for rule in assessment.fired)
+    assert any("Herrenberg" in rule.reason[Language.en] for rule in assessment.fired)
 
 
 def test_de_instructions_or_integration_alone_is_not_unsafe() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from compliance_api.classify.dutch import assess_engagement
+from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import packaged_rulesets
 
 RULESET = packaged_rulesets().dutch
@@ -183,8 +184,8 @@ def test_every_hit_has_its_own_advice_sentence() -> None:
     assessment = assess_engagement(RULESET, {name: None for name in FREE} | {"profit_risk": False}, AS_OF)
     hits = [criterion for criterion in RULESET.criteria if criterion.id in assessment.criteria_hit]
     assert [criterion.id for criterion in hits] == ["no_profit_risk"]
-    assert hits[0].advice in assessment.advice
-    assert RULESET.not_assessed in assessment.advice
+    assert hits[0].advice[Language.en] in assessment.advice
+    assert RULESET.texts.not_assessed[Language.en] in assessment.advice
 
 
 def test_deliveroo_couriers_are_unsafe() -> None:

@@ -136,3 +136,48 @@ async def test_0013_fills_verdict_and_country_from_answers_and_history(fresh_eng
         found = await connection.execute(sa.text("SELECT id, verdict, country FROM classification"))
         by_id = {uuid.UUID(str(row.id)): (row.verdict, row.country) for row in found}
     assert by_id == {dutch: ("risky", None), german: ("risky", "DE")}
+
+
+async def test_0016_marks_earlier_verdicts_as_english(fresh_engine: AsyncEngine) -> None:
+    """Every verdict before languages was written in English; the column says so for the old rows."""
+    await upgrade(fresh_engine, "0015")
+    user, old = uuid.uuid4(), uuid.uuid4()
+    async with fresh_engine.begin() as connection:
+        await connection.execute(
+            sa.table(
+                "user_account",
+                sa.column("id", sa.Uuid()),
+                *(sa.column(c) for c in ("email", "kind", "plan")),
+                sa.column("created_at", UTCDateTime()),
+            ).insert(),
+            [{"id": user, "email": "l@example.com", "kind": "business", "plan": "free", "created_at": NOW}],
+        )
+        columns = ("id", "environment", "user_id", "token_id", "kind", "ruleset_id", "ruleset_version", "verdict")
+        await connection.execute(
+            sa.table(
+                "classification",
+                *(sa.column(c, sa.Uuid() if c.endswith("id") and c != "ruleset_id" else None) for c in columns),
+                sa.column("created_at", UTCDateTime()),
+                sa.column("request", sa.JSON()),
+                sa.column("result", sa.JSON()),
+            ).insert(),
+            [
+                {
+                    "id": old,
+                    "environment": "live",
+                    "user_id": user,
+                    "token_id": uuid.uuid4(),
+                    "kind": "zelfstandigenwet",
+                    "ruleset_id": "nl-zw",
+                    "ruleset_version": "2026-07-09",
+                    "verdict": "safe",
+                    "created_at": NOW,
+                    "request": {"engagement": {}},
+                    "result": {"verdict": "safe"},
+                }
+            ],
+        )
+    await upgrade(fresh_engine)
+    async with fresh_engine.connect() as connection:
+        [(language,)] = (await connection.execute(sa.text("SELECT language FROM classification"))).all()
+    assert language == "en"

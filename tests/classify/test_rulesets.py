@@ -151,3 +151,80 @@ async def test_a_broken_file_stops_the_app_from_starting_naming_file_and_field(
         async with running_app(settings):
             pytest.fail("the app started with a broken ruleset file")
     assert str(raised.value).startswith(f"ruleset {name}: {field}: ")
+
+
+def _drop(path: str) -> Edit:
+    def change(data: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = data
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        del node[last]
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "field", "message"),
+    [
+        (DUTCH_FILE, _drop("criteria.0.advice.fr"), "criteria.0.advice", "missing translation: fr"),
+        (DUTCH_FILE, _drop("texts.not_assessed.de"), "texts.not_assessed", "missing translation: de"),
+        (DUTCH_FILE, _drop("tariefgrens.2.basis.nl"), "tariefgrens.2.basis", "missing translation: nl"),
+        (DUTCH_FILE, _drop("texts.legal_status.bill.en"), "texts.legal_status.bill", "missing translation: en"),
+        (CROSS_BORDER_FILES[Country.FR], _drop("rules.0.reason.de"), "rules.0.reason", "missing translation: de"),
+        (
+            CROSS_BORDER_FILES[Country.DE],
+            _drop("criteria.3.description.nl"),
+            "criteria.3.description",
+            "missing translation: nl",
+        ),
+        (CROSS_BORDER_FILES[Country.BE], _drop("advice.safe.fr"), "advice.safe", "missing translation: fr"),
+        (
+            CROSS_BORDER_FILES[Country.BE],
+            _set("texts.rule_applied.es", "Regla aplicada: {reason}."),
+            "texts.rule_applied",
+            "unknown language: es",
+        ),
+        (
+            CROSS_BORDER_FILES[Country.FR],
+            _set("texts.unanswered.fr", "Non renseignés : {champs}."),
+            "texts",
+            "unanswered.fr: placeholders must be fields",
+        ),
+        (
+            DUTCH_FILE,
+            _set("texts.threshold_used.nl", "Gebruikte tariefgrens: EUR {amount} vanaf {valid_from} ({status})."),
+            "texts",
+            "threshold_used.nl: placeholder {basis} is missing",
+        ),
+    ],
+)
+async def test_a_missing_translation_stops_the_start_naming_file_field_and_language(
+    settings: Settings,
+    engine: object,
+    packaged_from_ruleset_dir: Path,
+    name: str,
+    change: Edit,
+    field: str,
+    message: str,
+) -> None:
+    """Each text is given in en, nl, fr and de; a gap (or a template a language fills differently) is found when the
+    service starts, not when a caller first asks in that language."""
+    edit(packaged_from_ruleset_dir, name, change)
+    with pytest.raises(RulesetError) as raised:
+        async with running_app(settings):
+            pytest.fail("the app started with a missing translation")
+    assert str(raised.value).startswith(f"ruleset {name}: {field}: ")
+    assert message in str(raised.value)
+
+
+def test_every_text_is_translated_and_differs_from_english(ruleset_dir: Path) -> None:
+    """No translation was left as a copy of the English text (legal terms stay, whole sentences do not)."""
+    rulesets = load_rulesets(ruleset_dir)
+    texts: list[tuple[str, ...]] = [c.advice for c in rulesets.dutch.criteria]
+    texts += [rulesets.dutch.texts.not_assessed, *(entry.basis for entry in rulesets.dutch.tariefgrens)]
+    for ruleset in rulesets.cross_border.values():
+        texts += [c.advice for c in ruleset.criteria] + [c.description for c in ruleset.criteria]
+        texts += [r.reason for r in ruleset.rules] + list(ruleset.advice.values())
+    for translations in texts:
+        assert len(set(translations)) == 4, translations

@@ -9,7 +9,7 @@ import pytest
 import uvicorn
 
 from compliance_api.server import GuardedHttpToolsProtocol
-from tests.cli.conftest import invoke
+from tests.cli.conftest import invoke, with_signing_keys
 
 
 @pytest.fixture
@@ -87,7 +87,8 @@ def test_serve_starts_embedded_despite_findings_and_production_when_only_warning
 ) -> None:
     code, _, err = invoke({**cli_env, "COMPLIANCE_SECRET_KEY": ""}, "serve")  # embedded: generates a secret
     assert code == 0, err
-    code, _, err = invoke({**cli_env, "COMPLIANCE_DEPLOYMENT": "production"}, "serve")  # warnings only
+    production = with_signing_keys({**cli_env, "COMPLIANCE_DEPLOYMENT": "production"})
+    code, _, err = invoke(production, "serve")  # warnings only
     assert code == 0, err
     assert len(started) == 2
 
@@ -104,3 +105,74 @@ def test_serve_hardens_uvicorn(cli_env: dict[str, str], started: list[dict[str, 
     assert options["proxy_headers"] is True
     assert options["forwarded_allow_ips"] == "10.0.0.2"
     assert options["timeout_keep_alive"] == 7
+
+
+PRIVATE_TARGETS = {"COMPLIANCE_DEPLOYMENT": "production", "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true"}
+SCHEDULED = [
+    ["worker", "--once"],
+    ["classifications", "purge"],
+    ["classifications", "rescore", "--dry-run"],
+    ["idempotency", "purge"],
+    ["purge-sandbox", "--dry-run"],
+]
+
+
+@pytest.mark.parametrize("command", SCHEDULED, ids=" ".join)
+def test_the_worker_and_scheduled_jobs_refuse_production_with_unsafe_settings(
+    cli_env: dict[str, str], command: list[str]
+) -> None:
+    code, out, err = invoke(with_signing_keys({**cli_env, **PRIVATE_TARGETS}), *command)
+    assert code == 2, out + err
+    assert "refusing to start in production" in err
+    assert "webhooks_private_targets" in err
+    assert out == ""
+
+
+@pytest.mark.parametrize("command", SCHEDULED, ids=" ".join)
+def test_the_worker_and_scheduled_jobs_run_in_production_when_only_warnings_remain(
+    cli_env: dict[str, str], command: list[str]
+) -> None:
+    code, out, err = invoke(with_signing_keys({**cli_env, "COMPLIANCE_DEPLOYMENT": "production"}), *command)
+    assert code == 0, out + err
+
+
+def test_check_names_missing_signing_keys_in_one_line_each_and_serve_refuses_cleanly(
+    cli_env: dict[str, str], started: list[dict[str, Any]]
+) -> None:
+    env = {**cli_env, "COMPLIANCE_DEPLOYMENT": "production"}
+    code, out, _ = invoke(env, "check")
+    assert code == 1
+    missing = [line for line in out.splitlines() if "signing_keys_missing" in line]
+    assert [line.split()[0] for line in missing] == ["unsafe", "unsafe"]
+    assert "keys rotate --env live" in missing[0]
+    code, _, err = invoke(env, "serve")
+    assert code == 2
+    assert "signing_keys_missing" in err
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 3  # the refusal and one line per environment
+    assert started == []
+
+
+def test_serve_refuses_a_low_entropy_secret_cleanly_even_in_embedded_mode(
+    cli_env: dict[str, str], started: list[dict[str, Any]]
+) -> None:
+    code, _, err = invoke({**cli_env, "COMPLIANCE_SECRET_KEY": "a" * 32}, "serve")
+    assert code == 2
+    assert err.splitlines()[-1].startswith("error: COMPLIANCE_SECRET_KEY has too little entropy")
+    assert started == []
+
+
+def test_check_and_every_long_running_command_name_an_unknown_setting(
+    cli_env: dict[str, str], started: list[dict[str, Any]]
+) -> None:
+    env = {**cli_env, "COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS": "false"}
+    code, out, _ = invoke(env, "check")
+    assert code == 0
+    assert (
+        "warning  unknown_setting: COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS is set but no setting has that name, so "
+        "it is ignored (did you mean COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS?)." in out.splitlines()
+    )
+    for command in (["serve"], ["worker", "--once"]):
+        code, _, err = invoke(env, *command)
+        assert code == 0, err
+        assert "warning: unknown_setting: COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS" in err

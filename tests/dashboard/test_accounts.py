@@ -206,6 +206,32 @@ async def test_sign_in_is_throttled_per_account_with_a_clear_message(
     assert (await sign_in(other_browser, "bystander@example.com")).status_code == 303
 
 
+SPELLINGS = ("v@example.com", "V@EXAMPLE.COM", "v@ｅｘａｍｐｌｅ.ｃｏｍ", "v@example。com", "v@ＥＸＡＭＰＬＥ。ｃｏｍ")
+
+
+async def test_every_spelling_of_an_address_shares_its_sign_in_throttle(
+    browser: AsyncClient, other_browser: AsyncClient
+) -> None:
+    """Fullwidth letters and the ideographic full stop reach the same account, so they count against its bucket."""
+    await sign_up(browser, "v@example.com")
+    for attempt in range(throttle.SIGN_IN_PER_ACCOUNT.burst):
+        wrong = await sign_in(other_browser, SPELLINGS[attempt % len(SPELLINGS)], "guess guess guess")
+        assert wrong.status_code == 400
+    for spelling in SPELLINGS:
+        assert (await sign_in(other_browser, spelling, PASSWORD)).status_code == 429, spelling
+
+
+async def test_every_spelling_of_an_address_shares_its_reset_throttle(
+    browser: AsyncClient, mailer: RecordingMailer
+) -> None:
+    for attempt in range(throttle.RESET_PER_ACCOUNT.burst):
+        email = SPELLINGS[attempt % len(SPELLINGS)]
+        assert (await post_form(browser, "/freelancer/reset-password", {"email": email})).status_code == 200
+    for spelling in SPELLINGS:
+        blocked = await post_form(browser, "/freelancer/reset-password", {"email": spelling})
+        assert blocked.status_code == 429, spelling
+
+
 async def test_sign_in_is_throttled_per_address(browser: AsyncClient) -> None:
     for index in range(throttle.SIGN_IN_PER_ADDRESS.burst):
         response = await sign_in(browser, f"spray-{index}@example.com", "guess guess guess")

@@ -116,15 +116,16 @@ async def test_bad_share_input_is_explained(
 ) -> None:
     user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await give_passport(sessionmaker, user, Environment.live)
-    for ttl in ("0", "366", "soon"):
+    for ttl in ("0", "366", "soon", "²", "٣", "１", "+7", "-1", "7.0", "1e2", "9" * 1000):
         response = await post_form(
             browser,
             "/freelancer/passport/shares",
             {"environment": "live", "ttl_days": ttl},
             page="/freelancer/passport",
         )
-        assert response.status_code == 400
+        assert response.status_code == 400, ttl
         assert "Choose a lifetime of 1 to 365 days" in response.text
+    assert await _share(browser, Environment.live, " 30 ")
 
 
 async def test_a_business_account_is_told_passports_are_for_freelancers(

@@ -34,3 +34,22 @@ def test_account_keys_name_no_address() -> None:
     key = throttle.account_key("sign_in", "Someone@Example.com")
     assert "someone" not in key.lower()
     assert key == throttle.account_key("sign_in", " someone@example.com")
+
+
+def test_account_keys_are_the_same_for_every_spelling_the_account_lookup_accepts() -> None:
+    keys = {
+        throttle.account_key("sign_in", email)
+        for email in (
+            "v@example.com",
+            "V@Example.COM ",
+            "v@ｅｘａｍｐｌｅ.ｃｏｍ",
+            "v@example。com",
+            "v@ＥＸＡＭＰＬＥ。ｃｏｍ",
+        )
+    }
+    assert len(keys) == 1
+    assert throttle.account_key("sign_in", "w@example.com") not in keys
+
+
+def test_addresses_that_do_not_validate_still_share_a_key_across_case_and_width() -> None:
+    assert throttle.account_key("reset", "not an address") == throttle.account_key("reset", "ＮＯＴ ａｎ address")

@@ -59,6 +59,7 @@ def classification_row(user_id: uuid.UUID) -> dict[str, Any]:
         "reference": "contract-1",
         "client_metadata": {"cost_centre": "IT"},
         "monitor": True,
+        "language": "nl",
         "created_at": utcnow(),
     }
 

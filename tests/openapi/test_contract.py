@@ -150,8 +150,9 @@ async def test_criterion_ids_verdicts_and_countries_are_enums_of_the_rulesets(ap
     for listed in ("criteria_met", "criteria_not_provided"):
         assert cross_border[listed]["items"] == _ref("CrossBorderCriterionName")
     assert schemas["CatalogueCriterion"]["properties"]["name"] == _ref("CrossBorderCriterionName")
-    [country] = _operations(contract)["classify-cross-border-criteria"]["parameters"]
+    country, accept_language = _operations(contract)["classify-cross-border-criteria"]["parameters"]
     assert country["schema"]["$ref"] == _ref("Country")["$ref"]
+    assert (accept_language["name"], accept_language["in"]) == ("Accept-Language", "header")
 
     def resolve(node: dict[str, Any]) -> dict[str, Any]:
         resolved: dict[str, Any] = schemas[node["$ref"].rsplit("/", 1)[1]]
@@ -183,7 +184,10 @@ async def test_every_classify_operation_has_request_and_response_examples_valid_
     contract = app.openapi()
     operation = _operations(contract)[op_id]
     response = operation["responses"]["200"]["content"]["application/json"]
-    requests: list[tuple[dict[str, Any], Any]] = [(response["schema"], response["example"])]
+    answers = [example["value"] for example in response["examples"].values()] if "examples" in response else []
+    requests: list[tuple[dict[str, Any], Any]] = [
+        (response["schema"], answer) for answer in answers or [response["example"]]
+    ]
     if "requestBody" in operation:
         content = operation["requestBody"]["content"]["application/json"]
         requests += [(content["schema"], example["value"]) for example in content["examples"].values()]
@@ -201,14 +205,13 @@ async def test_the_examples_validation_refuses_values_outside_the_enums(app: Fas
     request = operation["requestBody"]["content"]["application/json"]
     response = operation["responses"]["200"]["content"]["application/json"]
     example = request["examples"]["example"]["value"]
+    answer = response["examples"]["en"]["value"]
     assert not _validator(contract, request["schema"]).is_valid({**example, "country": "NL"})
     assert not _validator(contract, request["schema"]).is_valid(
         {**example, "criteria": {"subject_to_instructions": True}}
     )
-    assert not _validator(contract, response["schema"]).is_valid({**response["example"], "verdict": "maybe"})
-    assert not _validator(contract, response["schema"]).is_valid(
-        {**response["example"], "criteria_met": ["client_sets_hours"]}
-    )
+    assert not _validator(contract, response["schema"]).is_valid({**answer, "verdict": "maybe"})
+    assert not _validator(contract, response["schema"]).is_valid({**answer, "criteria_met": ["client_sets_hours"]})
 
 
 async def test_the_classify_examples_are_what_the_api_answers(
@@ -218,13 +221,20 @@ async def test_the_classify_examples_are_what_the_api_answers(
     operations = _operations(app.openapi())
     for op_id, path in (("classify-zelfstandigenwet", ZW), ("classify-cross-border", CB)):
         content = operations[op_id]["requestBody"]["content"]["application/json"]
-        answer = await client.post(path, json=content["examples"]["example"]["value"], headers=account.live)
-        assert answer.status_code == 200, answer.text
-        example = operations[op_id]["responses"]["200"]["content"]["application/json"]["example"]
-        per_call = {"id", "created_at"}
-        assert {k: v for k, v in answer.json().items() if k not in per_call} == {
-            k: v for k, v in example.items() if k not in per_call
-        }
+        localised = operations[op_id]["responses"]["200"]["content"]["application/json"]["examples"]
+        assert list(localised) == ["en", "nl", "fr", "de"]
+        for language, example in localised.items():
+            answer = await client.post(
+                path,
+                json=content["examples"]["example"]["value"],
+                headers={**account.live, "Accept-Language": language},
+            )
+            assert answer.status_code == 200, answer.text
+            assert answer.headers["Content-Language"] == language
+            per_call = {"id", "created_at"}
+            assert {k: v for k, v in answer.json().items() if k not in per_call} == {
+                k: v for k, v in example["value"].items() if k not in per_call
+            }
 
 
 async def test_the_catalogue_example_is_what_the_api_answers(
@@ -233,9 +243,13 @@ async def test_the_catalogue_example_is_what_the_api_answers(
     account = await make_account(sessionmaker, pepper)
     catalogue = _operations(app.openapi())["classify-cross-border-criteria"]
     [country] = catalogue["parameters"][0]["schema"]["examples"]
-    answer = await client.get(CRITERIA, params={"country": country}, headers=account.live)
-    assert answer.status_code == 200, answer.text
-    assert answer.json() == catalogue["responses"]["200"]["content"]["application/json"]["example"]
+    for language, example in catalogue["responses"]["200"]["content"]["application/json"]["examples"].items():
+        answer = await client.get(
+            CRITERIA, params={"country": country}, headers={**account.live, "Accept-Language": language}
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["Content-Language"] == language
+        assert answer.json() == example["value"]
 
 
 def _inline_variants(node: Any, path: str = "#") -> list[str]:

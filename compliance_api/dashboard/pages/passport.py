@@ -15,7 +15,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render, state_of
+from compliance_api.dashboard.web import (
+    CheckedForm,
+    CurrentAccount,
+    field,
+    int_field,
+    not_found,
+    redirect,
+    render,
+    state_of,
+)
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -77,15 +86,16 @@ def _environment(form_value: str) -> Environment | None:
 
 @router.post("/passport/shares", include_in_schema=False)
 async def create_share(request: Request, account: CurrentAccount, form: CheckedForm, session: DbSession) -> Response:
-    environment, ttl = _environment(field(form, "environment")), field(form, "ttl_days").strip()
-    if environment is None or not ttl.isdigit() or not 1 <= int(ttl) <= MAX_TTL_DAYS:
+    environment = _environment(field(form, "environment"))
+    ttl_days = int_field(form, "ttl_days", minimum=1, maximum=MAX_TTL_DAYS)
+    if environment is None or ttl_days is None:
         error = f"Choose a lifetime of 1 to {MAX_TTL_DAYS} days."
         return await _page(request, account, session, status_code=400, error=error)
     try:
         created = await passport_service.create_share(
             session,
             Acting.of(account, environment),
-            ttl_days=int(ttl),
+            ttl_days=ttl_days,
             pepper=state_of(request).pepper,
             now=utcnow(),
         )
