@@ -181,12 +181,6 @@ async def _classify_batch(
     return _in_language(replayed, language)
 
 
-BATCH_RESPONSES: dict[int | str, dict[str, Any]] = {
-    **IDEMPOTENCY_CONFLICT,
-    429: {"description": "Rate limit exceeded: a batch costs one request per started 100 items."},
-}
-
-
 @router.post(
     "/classify/zelfstandigenwet/batch",
     summary="Score up to 1000 engagements under the Dutch test",
@@ -196,7 +190,7 @@ BATCH_RESPONSES: dict[int | str, dict[str, Any]] = {
         **examples.ZELFSTANDIGENWET_BATCH,
         "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
     },
-    responses=BATCH_RESPONSES,
+    responses=IDEMPOTENCY_CONFLICT,
 )
 async def classify_zelfstandigenwet_batch(body: BatchRequest, request: Request) -> Response:
     """Each item is a `POST /v1/classify/zelfstandigenwet` body; the answer has each item's verdict (kept as an
@@ -215,7 +209,7 @@ async def classify_zelfstandigenwet_batch(body: BatchRequest, request: Request) 
         **examples.CROSS_BORDER_BATCH,
         "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
     },
-    responses=BATCH_RESPONSES,
+    responses=IDEMPOTENCY_CONFLICT,
 )
 async def classify_cross_border_batch(body: BatchRequest, request: Request) -> Response:
     """Each item is a `POST /v1/classify/cross-border` body (countries may differ); otherwise as the Dutch batch."""

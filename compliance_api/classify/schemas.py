@@ -327,7 +327,9 @@ class BatchRequest(BaseModel):
     items: list[Any] = Field(
         min_length=1,
         max_length=MAX_BATCH_ITEMS,
-        description=f"1 to {MAX_BATCH_ITEMS} requests, each of the single endpoint's shape.",
+        description=f"1 to {MAX_BATCH_ITEMS} requests, each of the single endpoint's request shape "
+        "(`ZelfstandigenwetRequest` or `CrossBorderRequest`). Each is validated on its own: an invalid item is "
+        "answered by its own problem in `data`, not by a 400 for the batch.",
     )
 
 

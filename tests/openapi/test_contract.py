@@ -105,6 +105,8 @@ async def test_every_frozen_contract_stays_served_at_its_date(client: AsyncClien
 CLASSIFY_OPERATIONS = (
     "classify-zelfstandigenwet",
     "classify-cross-border",
+    "classify-zelfstandigenwet-batch",
+    "classify-cross-border-batch",
     "classify-cross-border-criteria",
     "classification-get",
     "classification-update",

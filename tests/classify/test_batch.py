@@ -1,0 +1,151 @@
+"""Batch classification: up to 1000 items, each answered by its verdict (kept in the audit trail) or its own
+problem, in the order sent; one bad item never fails the others."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from httpx import AsyncClient
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.classify.models import Classification
+from compliance_api.events.models import OutboxEvent
+from tests.classify.conftest import Account
+
+ZW_BATCH = "/v1/classify/zelfstandigenwet/batch"
+CB_BATCH = "/v1/classify/cross-border/batch"
+ENGAGEMENT = {
+    "hourly_rate_eur": 95,
+    "months_duration": 12,
+    "days_per_week": 5,
+    "other_clients_count": 0,
+    "own_tools": True,
+    "own_liability": True,
+    "sets_own_hours": False,
+    "can_delegate": False,
+    "profit_risk": False,
+}
+
+
+async def _stored(sessionmaker: async_sessionmaker[AsyncSession]) -> tuple[int, int]:
+    async with sessionmaker() as session:
+        records = await session.scalar(select(func.count()).select_from(Classification))
+        events = await session.scalar(
+            select(func.count()).select_from(OutboxEvent).where(OutboxEvent.type == "classification.created")
+        )
+    return int(records or 0), int(events or 0)
+
+
+async def test_each_item_gets_its_verdict_or_its_own_problem_in_order(
+    client: AsyncClient, account: Account, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    items: list[Any] = [
+        {"engagement": ENGAGEMENT, "reference": "first"},
+        {"engagement": {**ENGAGEMENT, "hourly_rate_eur": -5}},
+        "not an object",
+        {"engagement": ENGAGEMENT, "reference": "bad\u0000ref"},
+        {"engagement": {**ENGAGEMENT, "hourly_rate_eur": 20}, "reference": "last"},
+    ]
+    response = await client.post(ZW_BATCH, json={"items": items}, headers=account.live)
+    assert response.status_code == 200
+    data = response.json()["data"]
+    assert [entry.get("index") for entry in data] == [None, 1, 2, 3, None]
+    assert (data[0]["reference"], data[4]["reference"]) == ("first", "last")
+    assert data[4]["verdict"] == "unsafe"
+    assert [e["field"] for e in data[1]["errors"]] == ["items.1.engagement.hourly_rate_eur"]
+    assert data[2]["errors"][0]["field"] == "items.2"
+    assert [e["field"] for e in data[3]["errors"]] == ["items.3.reference"]
+    assert {problem["code"] for problem in data[1:4]} == {"validation_failed"}
+    assert all(problem["status"] == 400 for problem in data[1:4])
+    assert await _stored(sessionmaker) == (2, 2)
+    kept = await client.get(f"/v1/classifications/{data[0]['id']}", headers=account.live)
+    assert kept.json()["result"] == data[0]
+
+
+async def test_cross_border_items_may_be_of_different_countries_and_unknown_criteria_are_an_items_problem(
+    client: AsyncClient, account: Account
+) -> None:
+    items = [
+        {"country": "FR", "criteria": {"client_gives_orders": True}},
+        {"country": "DE", "criteria": {"no_such_thing": True}},
+        {"country": "BE", "criteria": {}},
+        {"country": "XX", "criteria": {}},
+    ]
+    data = (await client.post(CB_BATCH, json={"items": items}, headers=account.live)).json()["data"]
+    assert [entry.get("country") for entry in data[::2]] == ["FR", "BE"]
+    assert data[1]["index"] == 1
+    assert [e["field"] for e in data[1]["errors"]] == ["items.1.criteria.no_such_thing"]
+    assert data[3]["index"] == 3
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({"items": []}, "items"), ({"items": [{}] * 1001}, "items"), ({"items": {}}, "items"), ({}, "items")],
+)
+async def test_a_batch_of_no_or_over_1000_items_is_refused_whole(
+    client: AsyncClient,
+    account: Account,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    body: dict[str, Any],
+    field: str,
+) -> None:
+    response = await client.post(ZW_BATCH, json=body, headers=account.live)
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == [field]
+    assert await _stored(sessionmaker) == (0, 0)
+
+
+async def test_a_batch_is_answered_in_the_requested_language(client: AsyncClient, account: Account) -> None:
+    body = {"items": [{"engagement": ENGAGEMENT}]}
+    response = await client.post(ZW_BATCH, json=body, headers={**account.live, "Accept-Language": "fr-BE"})
+    assert response.headers["content-language"] == "fr"
+    single = await client.post(
+        "/v1/classify/zelfstandigenwet", json=body["items"][0], headers={**account.live, "Accept-Language": "fr"}
+    )
+    assert response.json()["data"][0]["advice"] == single.json()["advice"]
+
+
+async def test_an_idempotent_batch_is_replayed_not_classified_again(
+    client: AsyncClient, account: Account, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    body = {"items": [{"engagement": ENGAGEMENT}, {"engagement": ENGAGEMENT}]}
+    headers = {**account.live, "Idempotency-Key": "payroll-2026-11"}
+    first = await client.post(ZW_BATCH, json=body, headers=headers)
+    again = await client.post(ZW_BATCH, json=body, headers=headers)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == first.json()
+    assert await _stored(sessionmaker) == (2, 2)
+    other = await client.post(ZW_BATCH, json={"items": body["items"][:1]}, headers=headers)
+    assert other.json()["code"] == "idempotency_mismatch"
+
+
+@pytest.mark.parametrize("items", [100, 101, 250, 1000])
+async def test_a_batch_costs_one_request_per_started_100_items(
+    client: AsyncClient, auth: dict[str, str], items: int
+) -> None:
+    """On the free plan (one request a second refills): the answer's remaining count shows the whole cost, give or
+    take the one request that may have refilled meanwhile."""
+    before = int((await client.get("/v1/health", headers=auth)).headers["x-ratelimit-remaining"])
+    body = {"items": [{"engagement": ENGAGEMENT}] * items}
+    response = await client.post(ZW_BATCH, json=body, headers=auth)
+    assert response.status_code == 200
+    cost = math.ceil(items / 100)
+    assert cost - 1 <= before - int(response.headers["x-ratelimit-remaining"]) <= cost
+
+
+async def test_a_batch_the_bucket_cannot_pay_for_is_429_and_classifies_nothing(
+    client: AsyncClient, auth: dict[str, str], sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """The free plan's burst is 120 requests: thirteen batches of 1000 items (10 each) cannot all pass."""
+    body = {"items": [{"engagement": ENGAGEMENT}] * 1000}
+    answers = [await client.post(ZW_BATCH, json=body, headers=auth) for _ in range(13)]
+    refused = [a for a in answers if a.status_code == 429]
+    assert refused
+    assert refused[0].json()["code"] == "rate_limited"
+    assert int(refused[0].headers["retry-after"]) >= 1
+    assert refused[0].headers["x-ratelimit-remaining"] == "0"
+    accepted = sum(1 for a in answers if a.status_code == 200)
+    assert await _stored(sessionmaker) == (1000 * accepted, 1000 * accepted)
