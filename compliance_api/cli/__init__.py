@@ -7,6 +7,7 @@ import typer
 from compliance_api.cli import (
     check,
     classifications,
+    classify,
     dac7,
     demo,
     idempotency,
@@ -34,6 +35,7 @@ app.add_typer(openapi.app, name="openapi")
 app.command("worker")(webhooks.worker)
 app.add_typer(users.app, name="users")
 app.add_typer(tokens.app, name="tokens")
+app.add_typer(classify.app, name="classify")
 app.add_typer(classifications.app, name="classifications")
 app.add_typer(rulesets.app, name="rulesets")
 app.add_typer(wtta.app, name="wtta")
