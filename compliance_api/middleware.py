@@ -120,7 +120,7 @@ class RequestContext:
         try:
             if invalid is not None:
                 await self._send_problem(send_wrapper, state, "validation_failed", invalid)
-            elif length is not None and length.isdigit() and int(length) > self.max_body:
+            elif length is not None and length.isascii() and length.isdigit() and int(length) > self.max_body:
                 await self._send_problem(send_wrapper, state, "payload_too_large")
             else:
                 await self.app(scope, self._limited(receive), send_wrapper)

@@ -35,7 +35,12 @@ async def dated_contract(version: str) -> JSONResponse:
 
 
 def _is_date(value: str) -> bool:
-    return len(value) == 10 and value[4] == value[7] == "-" and (value[:4] + value[5:7] + value[8:]).isdigit()
+    return (
+        len(value) == 10
+        and value[4] == value[7] == "-"
+        and (value[:4] + value[5:7] + value[8:]).isascii()
+        and (value[:4] + value[5:7] + value[8:]).isdigit()
+    )
 
 
 @router.get("/docs")

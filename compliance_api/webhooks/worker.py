@@ -112,11 +112,17 @@ def next_delay(attempts: int, retry_after: timedelta | None, rng: random.Random)
     return scheduled
 
 
+MAX_RETRY_AFTER = timedelta(days=30)
+"""Where a receiver's `Retry-After` in seconds is cut before `next_delay` caps it (more would overflow a date)."""
+
+
 def _retry_after(value: str | None, now: datetime) -> timedelta | None:
+    """A receiver's `Retry-After`: seconds in ASCII digits ("²" is a digit to `str.isdigit`) or an HTTP date."""
     if not value:
         return None
-    if value.strip().isdigit():
-        return timedelta(seconds=int(value.strip()))
+    seconds = value.strip()
+    if seconds.isascii() and seconds.isdigit():
+        return timedelta(seconds=min(int(seconds), int(MAX_RETRY_AFTER.total_seconds())))
     try:
         return parsedate_to_datetime(value) - now
     except (TypeError, ValueError):

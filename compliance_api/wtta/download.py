@@ -58,7 +58,7 @@ def fetch(
                     raise DownloadError(f"{url} answered {response.status_code} {response.reason_phrase}")
                 else:
                     length = response.headers.get("Content-Length")
-                    on_total(int(length) if length and length.isdigit() else None)
+                    on_total(int(length) if length and length.isascii() and length.isdigit() else None)
                     with target.open("wb") as file:
                         for chunk in response.iter_bytes(CHUNK_BYTES):
                             file.write(chunk)

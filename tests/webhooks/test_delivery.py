@@ -173,6 +173,35 @@ async def test_retry_after_postpones_the_next_attempt(
     assert due >= utcnow() + timedelta(minutes=59)
 
 
+@pytest.mark.parametrize(
+    ("retry_after", "at_least", "at_most"),
+    [
+        ("\u00b2", timedelta(0), timedelta(minutes=1)),  # a superscript two: a digit to `str.isdigit`, not a number
+        ("99999999999999999999999", timedelta(hours=24), timedelta(hours=24, minutes=1)),  # capped as any long one
+        ("soon", timedelta(0), timedelta(minutes=1)),
+    ],
+    ids=["superscript digit", "huge", "words"],
+)
+async def test_a_strange_retry_after_never_stops_the_worker(
+    client: AsyncClient,
+    make_account: MakeAccount,
+    receiver: Receiver,
+    worker: Worker,
+    retry_after: str,
+    at_least: timedelta,
+    at_most: timedelta,
+) -> None:
+    anna = await make_account()
+    endpoint = await _endpoint(client, anna, receiver.url, ["*"])
+    receiver.answers.append(Response(status_code=503, headers={"retry-after": retry_after}))
+    await client.post(f"/v1/webhook-endpoints/{endpoint['id']}/test", headers=anna.live)
+    await worker.run_once()
+    [logged] = await _deliveries(client, anna, endpoint["id"])
+    assert (logged["status"], logged["last_status_code"]) == ("pending", 503)
+    due = dt.datetime.fromisoformat(str(logged["next_attempt_at"])) - utcnow()
+    assert at_least <= due <= at_most
+
+
 def test_the_schedule_spans_at_most_three_days_with_jitter() -> None:
     rng = random.Random(7)
     waits = [next_delay(n, None, rng) for n in range(1, len(SCHEDULE) + 2)]
