@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from fastapi import FastAPI, Request
@@ -20,15 +20,54 @@ PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
 
+ErrorCode = Literal[
+    "validation_failed",
+    "malformed_body",
+    "malformed_request",
+    "missing_token",
+    "malformed_token",
+    "invalid_token",
+    "revoked_token",
+    "wrong_environment",
+    "forbidden",
+    "freelancer_only",
+    "seller_only",
+    "not_found",
+    "grantee_not_found",
+    "grant_not_found",
+    "webhook_url_forbidden",
+    "webhook_endpoint_not_found",
+    "webhook_delivery_not_found",
+    "event_not_found",
+    "not_in_cache",
+    "no_passport",
+    "share_not_found",
+    "unknown_sector",
+    "insufficient_data",
+    "method_not_allowed",
+    "idempotency_mismatch",
+    "idempotency_in_progress",
+    "webhook_endpoint_limit",
+    "request_timeout",
+    "payload_too_large",
+    "headers_too_large",
+    "unsupported_media_type",
+    "rate_limited",
+    "internal_error",
+    "service_unavailable",
+]
+"""Every stable error code: `ApiError` and the problem renderers take only these, so mypy refuses a misspelt one."""
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorSpec:
-    code: str
+    code: ErrorCode
     status: int
     title: str
     description: str
 
 
-ERROR_CATALOGUE: dict[str, ErrorSpec] = {
+ERROR_CATALOGUE: dict[ErrorCode, ErrorSpec] = {
     spec.code: spec
     for spec in (
         ErrorSpec(
@@ -212,7 +251,7 @@ class ApiError(StarletteHTTPException):
 
     def __init__(
         self,
-        code: str,
+        code: ErrorCode,
         detail: str | None = None,
         *,
         errors: Sequence[FieldError] = (),
@@ -225,7 +264,7 @@ class ApiError(StarletteHTTPException):
 
 
 def problem_body(
-    code: str,
+    code: ErrorCode,
     *,
     request_id: str,
     base_url: str,
@@ -247,7 +286,7 @@ def problem_body(
 
 
 def problem_response(
-    code: str,
+    code: ErrorCode,
     *,
     request_id: str,
     base_url: str,
@@ -265,7 +304,7 @@ def problem_response(
 
 async def send_problem(
     send: Send,
-    code: str,
+    code: ErrorCode,
     *,
     request_id: str,
     base_url: str,
@@ -312,7 +351,7 @@ def validation_errors(exc: RequestValidationError) -> list[FieldError]:
     return found
 
 
-def _body_problem(request: Request, exc: RequestValidationError) -> tuple[str, str] | None:
+def _body_problem(request: Request, exc: RequestValidationError) -> tuple[ErrorCode, str] | None:
     """The code and detail when the body as a whole is unusable: not JSON at all (415), unparsable or absent (400)."""
     if any(error.get("type") == "json_invalid" for error in exc.errors()):
         return "malformed_body", "The body is not valid JSON."
@@ -352,9 +391,18 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(allowed)
 
 
+STATUS_CODES: dict[int, ErrorCode] = {
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+"""The code of a plain HTTP error Starlette raises (no route, wrong method, body too large)."""
+
+
 async def _handle_http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
-    code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large", 415: "unsupported_media_type"}.get(
+    code: ErrorCode = STATUS_CODES.get(
         exc.status_code, "validation_failed" if 400 <= exc.status_code < 500 else "internal_error"
     )
     detail = exc.detail if isinstance(exc.detail, str) and exc.status_code not in (404, 405) else None

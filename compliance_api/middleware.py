@@ -14,7 +14,7 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
-from compliance_api.errors import ApiError, FieldError, send_problem
+from compliance_api.errors import ApiError, ErrorCode, FieldError, send_problem
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
@@ -161,7 +161,7 @@ class RequestContext:
         self,
         send: Send,
         state: dict[str, object],
-        code: str,
+        code: ErrorCode,
         invalid: FieldError | None = None,
         headers: Sequence[tuple[bytes, bytes]] = (),
     ) -> None:

@@ -22,7 +22,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from compliance_api.config import Settings
-from compliance_api.errors import PROBLEM_JSON, problem_body
+from compliance_api.errors import PROBLEM_JSON, ErrorCode, problem_body
 from compliance_api.middleware import SECURITY_HEADERS
 
 
@@ -33,14 +33,14 @@ def _limits() -> tuple[float, int, str]:
     return settings.request_read_timeout_seconds, settings.max_header_bytes, settings.public_base_url.rstrip("/")
 
 
-STATUS_LINES = {
+STATUS_LINES: dict[ErrorCode, bytes] = {
     "malformed_request": b"HTTP/1.1 400 Bad Request",
     "request_timeout": b"HTTP/1.1 408 Request Timeout",
     "headers_too_large": b"HTTP/1.1 431 Request Header Fields Too Large",
 }
 
 
-def closing_problem(code: str, base_url: str) -> bytes:
+def closing_problem(code: ErrorCode, base_url: str) -> bytes:
     """A whole problem+json response, with the security headers, that ends the connection (no request reached the
     application, so no request id was offered: a fresh one names this answer)."""
     request_id = "req_" + secrets.token_hex(12)
@@ -128,7 +128,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.read_deadline.cancel()
             self.read_deadline = None
 
-    def _refuse(self, code: str) -> None:
+    def _refuse(self, code: ErrorCode) -> None:
         """Answer with the problem `code` (unless the application already answered) and close the connection."""
         self._disarm()
         if self.transport.is_closing():

@@ -15,7 +15,7 @@ from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.config import Settings
 from compliance_api.db import DbSession
-from compliance_api.errors import ERROR_CATALOGUE
+from compliance_api.errors import ERROR_CATALOGUE, ErrorCode
 from compliance_api.kit.schemas import RequestSchema
 from tests.conftest import running_app
 from tests.factories import bearer, create_token
@@ -87,7 +87,7 @@ async def http(test_app: FastAPI) -> AsyncIterator[AsyncClient]:
         yield c
 
 
-def assert_problem(response_status: int, body: dict[str, object], headers: dict[str, str], code: str) -> None:
+def assert_problem(response_status: int, body: dict[str, object], headers: dict[str, str], code: ErrorCode) -> None:
     assert response_status == ERROR_CATALOGUE[code].status
     assert headers["content-type"] == "application/problem+json"
     assert body["code"] == code

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.cache import CachedToken, resolution
-from compliance_api.errors import send_problem
+from compliance_api.errors import ErrorCode, send_problem
 from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
@@ -39,7 +39,7 @@ RETRY_AFTER = (b"retry-after", b"%d" % RETRY_AFTER_SECONDS)
 
 
 class AuthFailure(Exception):
-    def __init__(self, code: str, detail: str) -> None:
+    def __init__(self, code: ErrorCode, detail: str) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail
@@ -190,7 +190,12 @@ class ApiGateway:
         return cached
 
     async def _problem(
-        self, send: Send, state: dict[str, object], code: str, detail: str | None, headers: list[tuple[bytes, bytes]]
+        self,
+        send: Send,
+        state: dict[str, object],
+        code: ErrorCode,
+        detail: str | None,
+        headers: list[tuple[bytes, bytes]],
     ) -> None:
         await send_problem(
             send,

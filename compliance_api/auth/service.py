@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.auth.models import ApiToken
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit import tokens
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, scoped
@@ -47,11 +48,11 @@ async def create(
     )
     session.add(row)
     await session.flush()
-    await _emit(session, "api_token.created", row, "created_at")
+    await _emit(session, EventName.API_TOKEN_CREATED, row, "created_at")
     return row, secret
 
 
-async def _emit(session: AsyncSession, type: str, row: ApiToken, stamp: str) -> None:
+async def _emit(session: AsyncSession, type: EventName, row: ApiToken, stamp: str) -> None:
     """`api_token.created` / `api_token.revoked` to the outbox, in the change's transaction (never the token)."""
     at = getattr(row, stamp)
     await events.emit(
@@ -92,7 +93,7 @@ async def revoke(session: AsyncSession, *, token_id: uuid.UUID) -> ApiToken:
     if row.revoked_at is None:
         row.revoked_at = utcnow()
         await session.flush()
-        await _emit(session, "api_token.revoked", row, "revoked_at")
+        await _emit(session, EventName.API_TOKEN_REVOKED, row, "revoked_at")
     return row
 
 

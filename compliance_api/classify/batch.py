@@ -15,7 +15,7 @@ from compliance_api.auth.caller import Caller
 from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.service import Scored, audit_rows
-from compliance_api.errors import ERROR_CATALOGUE, ApiError, FieldError, validation_errors
+from compliance_api.errors import ERROR_CATALOGUE, ApiError, ErrorCode, FieldError, validation_errors
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
@@ -29,7 +29,9 @@ def batch_cost(items: int) -> int:
     return -(-items // ITEMS_PER_TOKEN)
 
 
-def item_problem(index: int, code: str, detail: str, errors: Sequence[FieldError], base_url: str) -> dict[str, Any]:
+def item_problem(
+    index: int, code: ErrorCode, detail: str, errors: Sequence[FieldError], base_url: str
+) -> dict[str, Any]:
     spec = ERROR_CATALOGUE[code]
     return {
         "index": index,

@@ -26,9 +26,10 @@ from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
+from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 
-VERDICT_CHANGED = "classification.verdict_changed"
+VERDICT_CHANGED = EventName.CLASSIFICATION_VERDICT_CHANGED
 PAGE = 2000
 
 

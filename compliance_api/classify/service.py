@@ -21,10 +21,11 @@ from compliance_api.classify.schemas import ClassificationRecord, CrossBorderReq
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
+from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
-CLASSIFICATION_CREATED = "classification.created"
+CLASSIFICATION_CREATED = EventName.CLASSIFICATION_CREATED
 
 
 @dataclass(frozen=True, slots=True)

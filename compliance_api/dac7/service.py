@@ -25,10 +25,11 @@ from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantList
 from compliance_api.dac7.tin import check_tin
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import created_key, paginate
 
-SNAPSHOT_EVENT = "dac7.snapshot.updated"
+SNAPSHOT_EVENT = EventName.DAC7_SNAPSHOT_UPDATED
 FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
 
 

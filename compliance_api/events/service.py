@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.errors import ApiError
 from compliance_api.events.models import OutboxEvent
-from compliance_api.events.types import ENVIRONMENT_WIDE, owner_of
+from compliance_api.events.types import ENVIRONMENT_WIDE, EventName, owner_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import Paged, created_key, paginate
@@ -21,11 +21,13 @@ from compliance_api.kit.pagination import Paged, created_key, paginate
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    type: str
+    type: EventName
     payload: dict[str, Any]
 
 
-async def emit(session: AsyncSession, *, environment: Environment, type: str, payload: dict[str, Any]) -> uuid.UUID:
+async def emit(
+    session: AsyncSession, *, environment: Environment, type: EventName, payload: dict[str, Any]
+) -> uuid.UUID:
     """Add one event to the outbox; it is committed (or rolled back) with the caller's transaction."""
     event_id = uuid.uuid4()
     await emit_many(session, environment=environment, events=[Event(type, payload)], ids=[event_id])
@@ -33,7 +35,7 @@ async def emit(session: AsyncSession, *, environment: Environment, type: str, pa
 
 
 def outbox_row(
-    *, environment: Environment, type: str, payload: dict[str, Any], at: datetime, id: uuid.UUID | None = None
+    *, environment: Environment, type: EventName, payload: dict[str, Any], at: datetime, id: uuid.UUID | None = None
 ) -> dict[str, Any]:
     """An `outbox_event` row, for writers that insert it themselves (`emit_many`, the audit trail's group commit)."""
     return {

@@ -67,7 +67,7 @@ async def error_index() -> HTMLResponse:
 
 @router.get("/errors/{code}")
 async def error_page(code: str) -> HTMLResponse:
-    spec = ERROR_CATALOGUE.get(code)
+    spec = next((spec for known, spec in ERROR_CATALOGUE.items() if known == code), None)
     if spec is None:
         raise ApiError("not_found", f"No error code {code!r}; see /errors.")
     body = f"<p><code>{spec.code}</code> · HTTP {spec.status}</p><p>{html.escape(spec.description)}</p>"

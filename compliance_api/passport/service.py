@@ -13,6 +13,7 @@ from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor, Caller
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import Key, created_key, paginate
 from compliance_api.passport import share_tokens
@@ -115,7 +116,7 @@ async def _emit_updated(session: AsyncSession, passport: Passport, details: dict
     await events.emit(
         session,
         environment=passport.environment,
-        type="passport.updated",
+        type=EventName.PASSPORT_UPDATED,
         payload={"freelancer_id": str(passport.user_id), "updated_at": passport.updated_at.isoformat(), **details},
     )
 
@@ -409,7 +410,7 @@ async def verify_share(
     await events.emit(
         session,
         environment=share.environment,
-        type="passport.share.viewed",
+        type=EventName.PASSPORT_SHARE_VIEWED,
         payload={
             "freelancer_id": str(passport.user_id),
             "share_id": str(share.id),

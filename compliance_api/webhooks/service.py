@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.auth.caller import Actor
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import Paged, created_key, paginate
 from compliance_api.webhooks import ssrf
@@ -32,7 +33,7 @@ from compliance_api.webhooks.signing import SecretBox, new_secret
 
 MAX_ENDPOINTS = 20
 ROTATION_OVERLAP = timedelta(hours=24)
-TEST_EVENT = "webhook.test"
+TEST_EVENT = EventName.WEBHOOK_TEST
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.config import Settings
 from compliance_api.events import service as events
 from compliance_api.events.models import OutboxEvent
+from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
@@ -398,7 +399,7 @@ async def _mark_failing(session: AsyncSession, endpoint: WebhookEndpoint, error:
     await events.emit(
         session,
         environment=endpoint.environment,
-        type="webhook.endpoint.failing",
+        type=EventName.WEBHOOK_ENDPOINT_FAILING,
         payload={
             "user_id": str(endpoint.user_id),
             "endpoint_id": str(endpoint.id),

@@ -37,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.db import UTCDateTime
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.wtta.models import (
@@ -48,7 +49,7 @@ from compliance_api.wtta.models import (
 )
 from compliance_api.wtta.register_file import RegisterFileError, Row
 
-ADMISSION_UPDATED = "wtta.admission.updated"
+ADMISSION_UPDATED = EventName.WTTA_ADMISSION_UPDATED
 BATCH_ROWS = 10_000
 REGISTER_CHANNEL = "wtta_register"  # PostgreSQL NOTIFY channel: an environment's cached register changed
 REGISTER_CHANGED = "wtta_register_changed"  # Session.info flag read by the replicas' commit hook

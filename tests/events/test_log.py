@@ -44,7 +44,7 @@ async def _emit(
     at: dt.datetime | None = None,
 ) -> str:
     async with sessionmaker.begin() as session:
-        event_id = await events.emit(session, environment=environment, type=type, payload=payload)
+        event_id = await events.emit(session, environment=environment, type=EventName(type), payload=payload)
         if at is not None:
             (await session.get_one(OutboxEvent, event_id)).created_at = at
     return str(event_id)

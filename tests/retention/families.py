@@ -16,6 +16,7 @@ from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7.models import ActivityType
 from compliance_api.dac7.reader import ActivityRow
 from compliance_api.events import service as events_service
+from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
@@ -47,7 +48,9 @@ async def classifications(
 async def events(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
     async with sessionmaker.begin() as session:
         for environment in Environment:
-            await events_service.emit(session, environment=environment, type="wtta.admission.updated", payload={})
+            await events_service.emit(
+                session, environment=environment, type=EventName.WTTA_ADMISSION_UPDATED, payload={}
+            )
 
 
 async def wtta(sessionmaker: async_sessionmaker[AsyncSession], kvk: str = "12345678") -> None:

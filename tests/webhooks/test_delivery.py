@@ -17,6 +17,7 @@ from standardwebhooks.webhooks import Webhook
 from starlette.responses import Response
 
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks.models import WebhookDelivery
@@ -36,7 +37,7 @@ async def _endpoint(client: AsyncClient, account: Account, url: str, events_: li
 
 async def _emit(sessionmaker: async_sessionmaker[AsyncSession], type: str, payload: dict[str, object]) -> str:
     async with sessionmaker.begin() as session:
-        return str(await events.emit(session, environment=Environment.live, type=type, payload=payload))
+        return str(await events.emit(session, environment=Environment.live, type=EventName(type), payload=payload))
 
 
 async def _make_due(sessionmaker: async_sessionmaker[AsyncSession]) -> None:

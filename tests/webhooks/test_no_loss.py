@@ -22,6 +22,7 @@ from starlette.responses import Response
 
 from compliance_api.config import Settings
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service, ssrf
@@ -92,7 +93,7 @@ async def test_a_killed_worker_loses_nothing(
         await events.emit_many(
             session,
             environment=Environment.live,
-            events=[events.Event("wtta.admission.updated", {"kvk_number": f"{n:08d}"}) for n in range(EVENTS)],
+            events=[events.Event(EventName.WTTA_ADMISSION_UPDATED, {"kvk_number": f"{n:08d}"}) for n in range(EVENTS)],
         )
     count = 1 if settings.is_sqlite else 2
     workers = [await _worker(settings, var_dir) for _ in range(count)]
