@@ -7,7 +7,7 @@ from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7
 from compliance_api.dashboard.models import AccountPassword, DashboardSession, PasswordReset
 from compliance_api.db import Base
 from compliance_api.events.models import OutboxEvent
-from compliance_api.kit.idempotency import IdempotencyRecord
+from compliance_api.idempotency.models import IdempotencyRecord
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
 from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint

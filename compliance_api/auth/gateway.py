@@ -17,9 +17,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compliance_api.auth import service as auth_service
+from compliance_api.auth import tokens
 from compliance_api.auth.cache import CachedToken, resolution
 from compliance_api.errors import ErrorCode, send_problem
-from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.metrics import RATE_LIMITED

@@ -9,10 +9,10 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import Plan, User, UserKind
+from compliance_api.auth import tokens
 from compliance_api.auth.models import ApiToken
 from compliance_api.events import service as events
 from compliance_api.events.types import EventName
-from compliance_api.kit import tokens
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, scoped
 

@@ -33,9 +33,9 @@ from compliance_api.classify.schemas import (
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
+from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.idempotency import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
 

@@ -6,7 +6,7 @@ import typer
 
 from compliance_api.cli.common import JsonOption, print_json, refuse_unsafe, run, transaction
 from compliance_api.config import Settings
-from compliance_api.kit import idempotency
+from compliance_api.idempotency import service as idempotency
 from compliance_api.kit.clock import utcnow
 
 app = typer.Typer(no_args_is_help=True, help="Manage stored Idempotency-Key results.")

@@ -12,8 +12,8 @@ from compliance_api.auth.caller import CurrentCaller
 from compliance_api.dac7 import service
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, GrantList
 from compliance_api.db import DbSession
+from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 
 router = APIRouter(tags=["dac7"])

@@ -16,9 +16,9 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, iter_route_contexts
 
 from compliance_api import CONTRACT_VERSION
+from compliance_api.auth.tokens import TOKEN_PATTERN
 from compliance_api.errors import ERROR_CATALOGUE
 from compliance_api.kit.deprecation import OPENAPI_KEY as DEPRECATION_KEY
-from compliance_api.kit.tokens import TOKEN_PATTERN
 from compliance_api.wtta.fixtures import SANDBOX_TABLE
 
 TITLE = "Compliance API"

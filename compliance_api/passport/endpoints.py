@@ -10,8 +10,8 @@ from fastapi.responses import JSONResponse, Response
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
+from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.passport import service
 from compliance_api.passport.catalogue import packaged_catalogue

@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import secrets
 
-from compliance_api.kit.tokens import BASE62
+from compliance_api.auth.tokens import BASE62
 
 PREFIX = "pst_"
 BODY_LENGTH = 32

@@ -23,9 +23,9 @@ from compliance_api.classify.service import Retention
 from compliance_api.classify.service import purge_expired as purge_expired_classifications
 from compliance_api.config import Settings
 from compliance_api.events.service import purge_expired as purge_expired_events
+from compliance_api.idempotency.service import purge_expired as purge_expired_idempotency
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.idempotency import purge_expired as purge_expired_idempotency
 from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
 from compliance_api.retention.service import purge_sandbox
 

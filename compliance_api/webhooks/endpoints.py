@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.db import DbSession
+from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.idempotency import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint

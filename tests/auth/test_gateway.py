@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import Plan
 from compliance_api.auth import service as auth_service
-from compliance_api.kit import tokens
+from compliance_api.auth import tokens
 from compliance_api.kit.environment import Environment
 from tests.conftest import executed_statements
 from tests.factories import bearer, create_token

@@ -10,9 +10,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.auth import service as auth_service
+from compliance_api.auth import tokens
 from compliance_api.auth.models import ApiToken
 from compliance_api.config import Settings
-from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
 from tests.auth.rotation import NEW_SECRET, SECRET, serving
 from tests.conftest import executed_statements

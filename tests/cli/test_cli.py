@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compliance_api.kit import tokens
+from compliance_api.auth import tokens
 from tests.cli.conftest import invoke
 from tests.conftest import require_service
 from tests.servers import free_port, server

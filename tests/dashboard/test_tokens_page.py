@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.auth import service as auth_service
-from compliance_api.kit import tokens
+from compliance_api.auth import tokens
 from compliance_api.kit.environment import Environment
 from tests.dashboard.conftest import PASSWORD, csrf_of, post_form, sign_up, signed_up_user
 from tests.factories import bearer, create_token

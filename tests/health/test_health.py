@@ -11,10 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api import __version__
 from compliance_api.app import create_app
 from compliance_api.auth import service as auth_service
+from compliance_api.auth import tokens
 from compliance_api.auth.cache import resolution
 from compliance_api.config import Settings
 from compliance_api.health.probe import Check, HealthStatus, assess
-from compliance_api.kit import tokens
 from compliance_api.kit.environment import Environment
 from tests.factories import bearer, create_token
 

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.models import ApiToken
+from compliance_api.auth.tokens import PREFIXES
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import (
     CheckedForm,
@@ -28,7 +29,6 @@ from compliance_api.dashboard.web import (
 )
 from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.tokens import PREFIXES
 
 log = structlog.get_logger()
 router = APIRouter()

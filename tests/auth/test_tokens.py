@@ -5,7 +5,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compliance_api.kit import tokens
+from compliance_api.auth import tokens
 from compliance_api.kit.environment import Environment
 
 

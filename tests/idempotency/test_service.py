@@ -17,10 +17,11 @@ from starlette.responses import Response
 from compliance_api.accounts.models import User
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError
-from compliance_api.kit import idempotency
+from compliance_api.idempotency import service as idempotency
+from compliance_api.idempotency.models import IdempotencyRecord
+from compliance_api.idempotency.service import check_key, fingerprint, idempotent
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.idempotency import IdempotencyRecord, check_key, fingerprint, idempotent
 from compliance_api.ratelimit.tiers import tier_for
 from tests.factories import create_user
 

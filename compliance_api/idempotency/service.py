@@ -34,16 +34,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
-from sqlalchemy import ForeignKey, LargeBinary, String, UniqueConstraint, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.auth.caller import Caller
-from compliance_api.db import Base
 from compliance_api.errors import ApiError, FieldError
+from compliance_api.idempotency.models import IdempotencyRecord
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import EnvironmentOwned
 from compliance_api.kit.patterns import described
 
 RETENTION = dt.timedelta(hours=24)
@@ -82,20 +80,6 @@ parameter (a FastAPI parameter costs ~40 µs a request on the classify hot path;
 def key_of(request: Request) -> str | None:
     """The Idempotency-Key header, if sent (validated by `idempotent`)."""
     return request.headers.get("idempotency-key")
-
-
-class IdempotencyRecord(EnvironmentOwned, Base):
-    __tablename__ = "idempotency_record"
-    __table_args__ = (UniqueConstraint("user_id", "environment", "key_hash", name="uq_idempotency_record_key"),)
-
-    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
-    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))
-    key_hash: Mapped[str] = mapped_column(String(64))
-    fingerprint: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    expires_at: Mapped[dt.datetime] = mapped_column(index=True)
-    response_status: Mapped[int | None] = mapped_column(default=None)
-    response_body: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
 
 
 def fingerprint(method: str, path: str, body: BaseModel | None) -> str:
