@@ -13,7 +13,6 @@ import structlog
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -22,7 +21,7 @@ from compliance_api import CONTRACT_VERSION, __version__
 from compliance_api.api import API_ROUTERS
 from compliance_api.auth.cache import TokenCache
 from compliance_api.auth.gateway import ApiGateway
-from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
+from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.config import Deployment, Settings, unknown_settings_in_environment
 from compliance_api.dashboard.app import create_dashboard
 from compliance_api.db import create_engine, create_sessionmaker
@@ -41,11 +40,13 @@ from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.breaker import CircuitBreaker
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.rates.cache import BenchmarkCache
 from compliance_api.retention.jobs import run_daily
+from compliance_api.services import Services
 from compliance_api.webhooks.catalogue import register_webhooks
-from compliance_api.webhooks.signing import SecretBox, secret_box
+from compliance_api.webhooks.signing import secret_box
 from compliance_api.webhooks.worker import Worker
-from compliance_api.wtta.reader import LookupReader, lookup_reader_for
+from compliance_api.wtta.reader import lookup_reader_for
 
 log = structlog.get_logger()
 CORS_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -62,27 +63,6 @@ CORS_EXPOSED_HEADERS = (
     "Sunset",
     "Link",
 )
-
-
-@dataclass(slots=True)
-class Services:
-    """Long-lived collaborators shared by middleware and endpoints (one per app instance)."""
-
-    settings: Settings
-    engine: AsyncEngine
-    sessionmaker: async_sessionmaker[AsyncSession]
-    redis: Redis | None
-    limiter: Limiter
-    token_cache: TokenCache
-    health: HealthProbe
-    pepper: bytes
-    previous_pepper: bytes | None  # set only while COMPLIANCE_SECRET_KEY is being rotated
-    base_url: str
-    rulesets: Rulesets
-    audit: GroupCommit
-    signing_keys: SigningKeys
-    wtta_reader: LookupReader | None
-    webhook_secrets: SecretBox
 
 
 def build_services(settings: Settings) -> Services:
@@ -118,6 +98,7 @@ def build_services(settings: Settings) -> Services:
             replica=settings.wtta_replica,
         ),
         webhook_secrets=secret_box(settings),
+        rate_benchmarks=BenchmarkCache(settings.rates_cache_seconds),
     )
 
 
@@ -196,7 +177,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # trailing slash answers a problem+json 404 instead (the guide redirects /guide itself, relatively).
         redirect_slashes=False,
     )
-    app.state.settings = settings
     app.state.services = services
     install_error_handlers(app)
     for router in API_ROUTERS:

@@ -20,6 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import DateTime, TypeDecorator
 
+from compliance_api.services import services_of
+
 PRIVATE_FILE_MODE = 0o600
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -136,7 +138,7 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
 
 async def _request_session(request: Request) -> AsyncIterator[AsyncSession]:
     """One session per request; committed once after the endpoint returns, rolled back on any error."""
-    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.services.sessionmaker
+    sessionmaker: async_sessionmaker[AsyncSession] = services_of(request).sessionmaker
     async with sessionmaker() as session:  # closing without a commit rolls back
         yield session
         await session.commit()

@@ -15,6 +15,7 @@ from starlette.routing import Match
 from starlette.types import Send
 
 from compliance_api.kit.patterns import pattern_message
+from compliance_api.services import settings_of
 
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
@@ -324,7 +325,7 @@ def _request_id(request: Request) -> str:
 
 
 def _base_url(request: Request) -> str:
-    return str(request.app.state.settings.public_base_url).rstrip("/")
+    return str(settings_of(request).public_base_url).rstrip("/")
 
 
 def _field_path(location: Sequence[int | str]) -> str:

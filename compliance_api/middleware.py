@@ -21,7 +21,7 @@ from compliance_api.kit.schemas import NUL, NUL_MESSAGE
 from compliance_api.metrics import LATENCY, REQUESTS
 
 if TYPE_CHECKING:
-    from compliance_api.app import Services
+    from compliance_api.services import Services
 
 log = structlog.get_logger()
 access_log = structlog.get_logger("access")

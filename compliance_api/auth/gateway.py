@@ -28,7 +28,7 @@ from compliance_api.ratelimit.limiter import MemoryLimiter
 from compliance_api.ratelimit.tiers import TIERS
 
 if TYPE_CHECKING:
-    from compliance_api.app import Services
+    from compliance_api.services import Services
 
 log = structlog.get_logger()
 

@@ -38,6 +38,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
+from compliance_api.services import services_of
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
@@ -80,7 +81,7 @@ async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) 
     time (bench/RESULTS.md); the headers are documented through `IDEMPOTENCY_KEY_PARAMETER` and
     `ACCEPT_LANGUAGE_PARAMETER`.
     """
-    services = request.app.state.services
+    services = services_of(request)
     caller = caller_of(request)
     language = _language_of(request)
 
@@ -97,12 +98,12 @@ async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) 
 
 
 def _rulesets(request: Request) -> Rulesets:
-    rulesets: Rulesets = request.app.state.services.rulesets
+    rulesets: Rulesets = services_of(request).rulesets
     return rulesets
 
 
 def _retention(request: Request) -> service.Retention:
-    settings = request.app.state.services.settings
+    settings = services_of(request).settings
     return service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
 
 
@@ -148,7 +149,7 @@ async def _charge(request: Request, items: int) -> None:
     extra = batch.batch_cost(items) - 1
     if extra <= 0:
         return
-    services, caller, state = request.app.state.services, caller_of(request), request.scope["state"]
+    services, caller, state = services_of(request), caller_of(request), request.scope["state"]
     for _ in range(extra):
         decision = await services.limiter.consume(state["limiter_key"], caller.tier)
         state["response_headers"] = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
@@ -164,7 +165,7 @@ async def _classify_batch(
     request: Request, body: BatchRequest, model: type[BodyT], score: batch.Scorer[BodyT]
 ) -> Response:
     await _charge(request, len(body.items))
-    services, caller, language = request.app.state.services, caller_of(request), _language_of(request)
+    services, caller, language = services_of(request), caller_of(request), _language_of(request)
     base_url = str(services.settings.public_base_url).rstrip("/")
 
     def run() -> Awaitable[dict[str, Any]]:

@@ -38,7 +38,7 @@ from compliance_api.dashboard.web import (
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 
 if TYPE_CHECKING:
-    from compliance_api.app import Services
+    from compliance_api.services import Services
 
 CONTENT_SECURITY_POLICY = (
     b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "

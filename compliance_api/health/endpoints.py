@@ -7,6 +7,7 @@ from fastapi import APIRouter, Request, Response
 from compliance_api import __version__
 from compliance_api.health.probe import HealthStatus
 from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut
+from compliance_api.services import services_of
 
 router = APIRouter(prefix="/v1", tags=["health"])
 probes = APIRouter(tags=["operations"], include_in_schema=False)
@@ -21,7 +22,7 @@ probes = APIRouter(tags=["operations"], include_in_schema=False)
 )
 async def get_health(request: Request) -> HealthOut | Response:
     """The status of the service as last probed (every few seconds): `ok`, `degraded` or `down`."""
-    services = request.app.state.services
+    services = services_of(request)
     health = HealthOut(status=services.health.status, region=services.settings.region, version=__version__)
     if health.status is HealthStatus.down:
         return Response(health.model_dump_json(), status_code=503, media_type="application/json")
@@ -37,7 +38,7 @@ async def livez() -> LiveOut:
 @probes.get("/readyz")
 async def readyz(request: Request, response: Response) -> ReadyOut:
     """Checks the database and Redis now; 503 when the service cannot serve."""
-    health = request.app.state.services.health
+    health = services_of(request).health
     status = await health.probe_once()
     if status is HealthStatus.down:
         response.status_code = 503

@@ -43,6 +43,7 @@ from compliance_api.errors import ApiError, FieldError
 from compliance_api.idempotency.models import IdempotencyRecord
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.patterns import described
+from compliance_api.services import services_of
 
 RETENTION = dt.timedelta(hours=24)
 CLAIM_LEASE = dt.timedelta(minutes=5)
@@ -167,7 +168,7 @@ async def idempotent(
     if key is None:
         return JSONResponse(_json_ready(await run()), status_code=status_code)
     check_key(key)
-    services = request.app.state.services
+    services = services_of(request)
     key_hash = _derive(services.pepper, b"idempotency-key:", caller, key).hex()
     secret = _derive(services.pepper, b"idempotency-seal:", caller, key)
     try:

@@ -25,6 +25,7 @@ from compliance_api.passport.schemas import (
     ShareViewList,
 )
 from compliance_api.passport.signing import SigningKeys
+from compliance_api.services import services_of
 
 router = APIRouter(tags=["passport"])
 jwks_router = APIRouter(include_in_schema=False)
@@ -42,7 +43,7 @@ SHARE_ID = Annotated[uuid.UUID, Path(examples=["6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b
 
 
 def _keys(request: Request) -> SigningKeys:
-    keys: SigningKeys = request.app.state.services.signing_keys
+    keys: SigningKeys = services_of(request).signing_keys
     return keys
 
 
@@ -91,7 +92,7 @@ async def create_share(
         idempotency_key,
         fingerprint("POST", request.url.path, wanted),
         lambda: service.create_share(
-            session, caller, ttl_days=wanted.ttl_days, pepper=request.app.state.services.pepper, now=utcnow()
+            session, caller, ttl_days=wanted.ttl_days, pepper=services_of(request).pepper, now=utcnow()
         ),
         status_code=201,
     )
@@ -156,8 +157,8 @@ async def verify(
         session,
         caller,
         token,
-        pepper=request.app.state.services.pepper,
-        previous_pepper=request.app.state.services.previous_pepper,
+        pepper=services_of(request).pepper,
+        previous_pepper=services_of(request).previous_pepper,
         keys=_keys(request),
         catalogue=packaged_catalogue(),
         now=utcnow(),

@@ -11,10 +11,11 @@ from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.patterns import described
 from compliance_api.rates import service
-from compliance_api.rates.cache import BenchmarkCache, Entry, Key
+from compliance_api.rates.cache import Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.models import RateBenchmark
 from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
+from compliance_api.services import services_of, settings_of
 
 router = APIRouter(prefix="/v1/rates", tags=["rates"])
 
@@ -44,7 +45,7 @@ async def get_benchmark(
     if sector not in SECTORS:
         raise ApiError("unknown_sector", f"{sector!r} is not a sector; GET /v1/rates/sectors lists them")
     entry = await _lookup(request, (caller.environment, sector, region))
-    min_sample = request.app.state.settings.rates_min_sample
+    min_sample = settings_of(request).rates_min_sample
     if entry.benchmark is None or entry.sample_size < min_sample:
         raise ApiError(
             "insufficient_data",
@@ -57,14 +58,12 @@ async def get_benchmark(
 
 async def _lookup(request: Request, key: Key) -> Entry:
     """From this worker's cache, else one indexed read of the precomputed row (no session unless needed)."""
-    state = request.app.state
-    cache: BenchmarkCache | None = getattr(state, "rate_benchmark_cache", None)
-    if cache is None:
-        cache = state.rate_benchmark_cache = BenchmarkCache(state.settings.rates_cache_seconds)
+    services = services_of(request)
+    cache = services.rate_benchmarks
 
     async def read() -> Entry:
         environment, sector, region = key
-        async with state.services.sessionmaker() as session:
+        async with services.sessionmaker() as session:
             row = await service.get_benchmark(session, environment=environment, sector=sector, region=region)
         return Entry(_benchmark_out(row), row.sample_size) if row else Entry(None, 0)
 
@@ -98,7 +97,7 @@ def _benchmark_out(row: RateBenchmark) -> RateBenchmarkOut:
 )
 async def get_sectors(request: Request, caller: CurrentCaller, session: DbSession) -> RateSectorsOut:
     """Every sector slug of the catalogue, with the regions whose benchmark can be published now."""
-    min_sample = request.app.state.settings.rates_min_sample
+    min_sample = settings_of(request).rates_min_sample
     published = await service.publishable_regions(session, environment=caller.environment, min_sample=min_sample)
     return RateSectorsOut(
         sectors=[

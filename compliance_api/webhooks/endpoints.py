@@ -16,6 +16,7 @@ from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idem
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.services import settings_of
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from compliance_api.webhooks.schemas import (
@@ -45,7 +46,7 @@ DELIVERY_ID = Annotated[uuid.UUID, Path(examples=["5d2c3b4a-1f0e-4d9c-8b7a-6f5e4
 
 
 def _policy(request: Request, caller: CurrentCaller) -> ssrf.Policy:
-    return ssrf.policy_for(request.app.state.settings, caller.environment)
+    return ssrf.policy_for(settings_of(request), caller.environment)
 
 
 def view(row: WebhookEndpoint) -> Endpoint:

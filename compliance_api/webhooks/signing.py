@@ -24,6 +24,7 @@ from fastapi import Request
 from standardwebhooks.webhooks import Webhook
 
 from compliance_api.config import Settings
+from compliance_api.services import services_of
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (a prefix, not a secret)
 SECRET_BYTES = 32
@@ -73,7 +74,7 @@ def secret_box(settings: Settings) -> SecretBox:
 
 def box_of(request: Request) -> SecretBox:
     """The app's box (built once at start-up from its settings)."""
-    box: SecretBox = request.app.state.services.webhook_secrets
+    box: SecretBox = services_of(request).webhook_secrets
     return box
 
 

@@ -14,6 +14,7 @@ from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
+from compliance_api.services import services_of
 from compliance_api.wtta import service
 from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
 
@@ -48,7 +49,7 @@ async def lookup(request: Request) -> Response:
     # the lookup's CPU (bench/RESULTS.md); `KVK_QUERY_PARAMETER` documents the parameter as FastAPI would.
     caller = caller_of(request)
     kvk = _kvk_of(request)
-    services = request.app.state.services
+    services = services_of(request)
     reader = services.wtta_reader
     row = await reader.lookup(caller.environment, kvk) if reader is not None else None
     if reader is None or row is None:

@@ -29,6 +29,7 @@ from compliance_api.dashboard.web import (
 )
 from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
+from compliance_api.services import services_of
 
 log = structlog.get_logger()
 router = APIRouter()
@@ -104,7 +105,7 @@ async def revoke(
         row = await auth_service.revoke_owned(session, user_id=account.id, token_id=token_id)
     except auth_service.TokenNotFound:
         return not_found(request, account)
-    request.app.state.services.token_cache.discard(row.token_hash)  # this worker refuses it at once
+    services_of(request).token_cache.discard(row.token_hash)  # this worker refuses it at once
     log.info("dashboard_token_revoked", user_id=str(account.id), token_id=str(row.id), token_last4=row.last4)
     return redirect("/api-tokens?done=token_revoked")
 

@@ -1,0 +1,64 @@
+"""The long-lived collaborators of one app instance, and the one typed way to reach them from a request.
+
+Below the app: this module imports the collaborators' types for the type checker only, so any module (errors, db,
+the gateway, endpoints) can use it without importing the app or a domain it does not need. `services_of(request)` is
+a plain function, so the hot path keeps no `Depends`; endpoints that like dependencies take `AppServices`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, cast
+
+from fastapi import Depends
+from starlette.requests import HTTPConnection
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+    from compliance_api.auth.cache import TokenCache
+    from compliance_api.classify.ruleset import Rulesets
+    from compliance_api.config import Settings
+    from compliance_api.health.probe import HealthProbe
+    from compliance_api.kit.group_commit import GroupCommit
+    from compliance_api.passport.signing import SigningKeys
+    from compliance_api.ratelimit.limiter import Limiter
+    from compliance_api.rates.cache import BenchmarkCache
+    from compliance_api.webhooks.signing import SecretBox
+    from compliance_api.wtta.reader import LookupReader
+
+
+@dataclass(slots=True)
+class Services:
+    """Long-lived collaborators shared by middleware and endpoints (one per app instance)."""
+
+    settings: Settings
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    redis: Redis | None
+    limiter: Limiter
+    token_cache: TokenCache
+    health: HealthProbe
+    pepper: bytes
+    previous_pepper: bytes | None  # set only while COMPLIANCE_SECRET_KEY is being rotated
+    base_url: str
+    rulesets: Rulesets
+    audit: GroupCommit
+    signing_keys: SigningKeys
+    wtta_reader: LookupReader | None
+    webhook_secrets: SecretBox
+    rate_benchmarks: BenchmarkCache
+
+
+def services_of(connection: HTTPConnection) -> Services:
+    """The app's services, from any request (`app.state.services`, set once by `create_app`)."""
+    return cast("Services", connection.app.state.services)
+
+
+def settings_of(connection: HTTPConnection) -> Settings:
+    return services_of(connection).settings
+
+
+AppServices = Annotated["Services", Depends(services_of)]
+"""The app's services as an endpoint parameter."""
