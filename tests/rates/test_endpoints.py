@@ -107,7 +107,7 @@ async def test_an_import_is_answered_within_the_cache_ttl(
     app: FastAPI, client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], token: str
 ) -> None:
     now = [0.0]
-    app.state.rate_benchmark_cache = BenchmarkCache(4.0, clock=lambda: now[0])
+    app.state.services.rate_benchmarks = BenchmarkCache(4.0, clock=lambda: now[0])
     url = "/v1/rates/benchmark?sector=legal"
     assert (await client.get(url, headers=bearer(token))).status_code == 404
     await seed(sessionmaker, observations("legal", "NL-ZH", [15000] * 10))
