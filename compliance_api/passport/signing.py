@@ -64,6 +64,15 @@ def add_key(root: Path, environment: Environment) -> str:
     return kid
 
 
+def sign_with(key: OKPKey, payload: bytes) -> str:
+    """A compact JWS over `payload` with `key`, its `kid` in the header."""
+    # `EdDSA` is what every JOSE library verifies today (RFC 9864's `Ed25519` is not in PyJWT yet);
+    # joserfc warns that it is deprecated, which is the known trade-off, not news on every request.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SecurityWarning)
+        return jws.serialize_compact({"alg": ALGORITHM, "kid": key.kid}, payload, key, algorithms=[ALGORITHM])
+
+
 class SigningKeys:
     """The keys of both environments; embedded mode creates a first key per environment when there is none."""
 
@@ -88,14 +97,13 @@ class SigningKeys:
             raise NoSigningKey(folder)
         return loaded.keys
 
+    def signing_key(self, environment: Environment) -> OKPKey:
+        """The environment's newest key: the one that signs."""
+        return self.keys(environment)[-1]
+
     def sign(self, environment: Environment, payload: bytes) -> str:
         """A compact JWS over `payload` with the environment's newest key, its `kid` in the header."""
-        key = self.keys(environment)[-1]
-        # `EdDSA` is what every JOSE library verifies today (RFC 9864's `Ed25519` is not in PyJWT yet);
-        # joserfc warns that it is deprecated, which is the known trade-off, not news on every request.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SecurityWarning)
-            return jws.serialize_compact({"alg": ALGORITHM, "kid": key.kid}, payload, key, algorithms=[ALGORITHM])
+        return sign_with(self.signing_key(environment), payload)
 
     def jwks(self, environment: Environment) -> dict[str, Any]:
         """The public JWK Set of one environment (RFC 7517), oldest key first."""
