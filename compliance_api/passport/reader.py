@@ -30,6 +30,7 @@ from compliance_api.db import asyncpg_dsn, sqlite_file
 from compliance_api.passport.models import Passport, PassportShare, PassportVerification
 
 MMAP_BYTES = 1 << 28
+MAX_CONVERTED = 10_000
 Row = tuple[Any, ...]
 AnySelect = Select[*tuple[Any, ...]]
 
@@ -77,6 +78,7 @@ class _Compiled:
         self.names: tuple[str, ...] = tuple(compiled.positiontup or ())
         self._binds = [_bind_processor(compiled.binds[name].type, dialect) for name in self.names]
         self._results = [_result_processor(column, dialect) for column in statement.selected_columns]
+        self._converted: dict[Row, Row] = {}
 
     def arguments(self, parameters: Mapping[str, Any]) -> list[Any]:
         values = [parameters[name] for name in self.names]
@@ -85,13 +87,18 @@ class _Compiled:
         ]
 
     def rows(self, records: Sequence[Sequence[Any]]) -> list[Row]:
-        processors = self._results
-        return [
-            tuple(
-                value if process is None else process(value) for value, process in zip(record, processors, strict=True)
-            )
-            for record in records
-        ]
+        """Converted rows; a record read before is converted once (the same passport is read again and again)."""
+        rows = []
+        for record in records:
+            raw = tuple(record)
+            row = self._converted.get(raw)
+            if row is None:
+                row = tuple(_processed(value, process) for value, process in zip(raw, self._results, strict=True))
+                if len(self._converted) >= MAX_CONVERTED:
+                    self._converted.clear()
+                self._converted[raw] = row
+            rows.append(row)
+        return rows
 
 
 def _processed(value: Any, process: Callable[[Any], Any] | None) -> Any:
