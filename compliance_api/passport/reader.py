@@ -17,6 +17,7 @@ the ORM would read it (a test compares both).
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -163,12 +164,17 @@ class PostgresReader:
     def __init__(self, engine: AsyncEngine, dsn: str, size: int) -> None:
         self._statements = _Statements(engine.dialect)
         self._pool = LazyPool(dsn, size)
+        # Callers queue here, in arrival order, rather than in asyncpg's acquire: there a newcomer can take a
+        # connection released for a woken waiter, which gave a p99 of ~200 ms at 64 connections (p50 30 ms).
+        self._slots = asyncio.Semaphore(size)
         event.listen(engine.sync_engine, "engine_disposed", lambda _: self._pool.terminate())
 
     async def fetch(self, statement: AnySelect, parameters: Mapping[str, Any]) -> list[Row]:
         compiled = self._statements.get(statement)
         pool = await self._pool.get()
-        return compiled.rows(await pool.fetch(compiled.sql, *compiled.arguments(parameters)))
+        async with self._slots:
+            records = await pool.fetch(compiled.sql, *compiled.arguments(parameters))
+        return compiled.rows(records)
 
 
 class EngineReader:
