@@ -36,7 +36,7 @@ from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
 from compliance_api.openapi.endpoints import mount_docs_assets, mount_guide
 from compliance_api.openapi.endpoints import router as openapi_router
-from compliance_api.passport.endpoints import jwks_router
+from compliance_api.passport.endpoints import jwks_router, new_hot_path
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.breaker import CircuitBreaker
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
@@ -99,6 +99,7 @@ def build_services(settings: Settings) -> Services:
         ),
         webhook_secrets=secret_box(settings),
         rate_benchmarks=BenchmarkCache(settings.rates_cache_seconds),
+        passport_hot_path=new_hot_path(engine),
     )
 
 

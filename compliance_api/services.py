@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from compliance_api.config import Settings
     from compliance_api.health.probe import HealthProbe
     from compliance_api.kit.group_commit import GroupCommit
+    from compliance_api.passport.endpoints import HotPath
     from compliance_api.passport.signing import SigningKeys
     from compliance_api.ratelimit.limiter import Limiter
     from compliance_api.rates.cache import BenchmarkCache
@@ -49,6 +50,7 @@ class Services:
     wtta_reader: LookupReader | None
     webhook_secrets: SecretBox
     rate_benchmarks: BenchmarkCache
+    passport_hot_path: HotPath
 
 
 def services_of(connection: HTTPConnection) -> Services:

@@ -33,3 +33,9 @@ class LazyPool:
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
+
+    def terminate(self) -> None:
+        """Close every connection at once, without waiting (from synchronous code, such as a dispose hook)."""
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import JSONResponse, Response
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from compliance_api.auth.caller import CurrentCaller
+from compliance_api.auth.caller import CurrentCaller, caller_of
 from compliance_api.db import DbSession
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idempotent
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.passport import service
+from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
+from compliance_api.passport.reader import PassportReader, reader_for
 from compliance_api.passport.schemas import (
     OwnPassport,
     PassportSummary,
@@ -47,9 +51,33 @@ def _keys(request: Request) -> SigningKeys:
     return keys
 
 
-async def _own_passport(caller: CurrentCaller, session: DbSession) -> OwnPassport:
+@dataclass(frozen=True, slots=True)
+class HotPath:
+    """Per application: the direct reader of the two hot routes and the bodies they built last."""
+
+    reader: PassportReader
+    own: LatestCache[bytes]
+    summaries: LatestCache[bytes]
+
+
+def new_hot_path(engine: AsyncEngine) -> HotPath:
+    """The hot routes' reader (its connections are made on first use) and empty body caches."""
+    return HotPath(reader_for(engine), LatestCache(), LatestCache())
+
+
+def hot_path(request: Request) -> HotPath:
+    return services_of(request).passport_hot_path
+
+
+# The hot routes read the caller from the request and answer serialised bodies: as FastAPI dependencies and a
+# returned model (validated a second time) they cost more than the read itself (bench/RESULTS.md).
+
+
+async def _own_passport(request: Request) -> Response:
     """The caller's own passport (a freelancer's token): score, level, sector, verified, last update."""
-    return await service.own_passport(session, caller, packaged_catalogue(), utcnow())
+    hot = hot_path(request)
+    body = await service.own_passport_json(hot.reader, caller_of(request), packaged_catalogue(), utcnow(), hot.own)
+    return Response(body, media_type="application/json")
 
 
 router.get(
@@ -146,23 +174,42 @@ async def list_views(
     responses={404: {"description": "`share_not_found`: unknown, expired and revoked tokens alike."}},
 )
 async def verify(
-    token: Annotated[str, Path(examples=["pst_4Xc9QmT2LbV7nR1sK8dF3hJ6wZ0yPq5a"])],
-    caller: CurrentCaller,
-    session: DbSession,
-    request: Request,
-) -> PassportSummary:
+    token: Annotated[str, Path(examples=["pst_4Xc9QmT2LbV7nR1sK8dF3hJ6wZ0yPq5a"])], request: Request
+) -> Response:
     """The passport summary signed as a compact JWS (EdDSA, `kid`); any account may verify, and each
     verification is recorded for the freelancer to see."""
-    return await service.verify_share(
-        session,
-        caller,
-        token,
-        pepper=services_of(request).pepper,
-        previous_pepper=services_of(request).previous_pepper,
-        keys=_keys(request),
-        catalogue=packaged_catalogue(),
-        now=utcnow(),
-    )
+    services = services_of(request)
+    hot = hot_path(request)
+    caller = caller_of(request)
+    pepper, previous_pepper = services.pepper, services.previous_pepper
+    now = utcnow()
+    try:
+        body = await service.verify_share_json(
+            hot.reader,
+            services.audit,
+            caller,
+            token,
+            pepper=pepper,
+            previous_pepper=previous_pepper,
+            keys=_keys(request),
+            catalogue=packaged_catalogue(),
+            now=now,
+            cache=hot.summaries,
+        )
+    except service.SharedUnderRetiredSecret:  # rare (a secret rotation): re-hashed and recorded in one transaction
+        async with services.sessionmaker.begin() as session:
+            summary = await service.verify_share(
+                session,
+                caller,
+                token,
+                pepper=pepper,
+                previous_pepper=previous_pepper,
+                keys=_keys(request),
+                catalogue=packaged_catalogue(),
+                now=now,
+            )
+        body = summary.model_dump_json().encode()
+    return Response(body, media_type="application/json")
 
 
 @jwks_router.get("/.well-known/jwks.json")

@@ -6,19 +6,25 @@ import datetime as dt
 import uuid
 
 import orjson
-from sqlalchemy import Select, select
+from sqlalchemy import Select, insert, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor, Caller
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events
+from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import Key, created_key, paginate
+from compliance_api.passport import reader as reads
 from compliance_api.passport import share_tokens
+from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import Catalogue, is_valid
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
+from compliance_api.passport.reader import PassportReader
 from compliance_api.passport.schemas import (
     OwnPassport,
     PassportSummary,
@@ -29,7 +35,9 @@ from compliance_api.passport.schemas import (
     ShareViewList,
     Verification,
 )
-from compliance_api.passport.signing import SigningKeys
+from compliance_api.passport.signing import SigningKeys, sign_with
+
+SHARE_VIEWED = EventName.PASSPORT_SHARE_VIEWED
 
 
 class PassportError(ValueError):
@@ -141,32 +149,66 @@ async def _own(session: AsyncSession, caller: Actor) -> Passport:
     return passport
 
 
-async def own_passport(session: AsyncSession, caller: Actor, catalogue: Catalogue, now: dt.datetime) -> OwnPassport:
-    passport = await _own(session, caller)
-    today = now.date()
-    rows = await _verifications(session, passport)
-    valid = {r.check for r in rows if is_valid(r.verified_on, r.expires_on, today)}
+VerificationRow = tuple[str, dt.date, dt.date | None, str]
+"""A verification as the reads give it: check, verified on, expires on, evidence reference."""
+
+
+def _own_view(
+    catalogue: Catalogue,
+    today: dt.date,
+    head: tuple[uuid.UUID, Environment, str | None, dt.datetime],
+    rows: list[VerificationRow],
+) -> OwnPassport:
+    """The own passport from its row (user, environment, sector, last update) and its verifications."""
+    user_id, environment, sector, updated_at = head
+    valid = {check for check, verified_on, expires_on, _ in rows if is_valid(verified_on, expires_on, today)}
     score = catalogue.score(valid)
     return OwnPassport(
         compliance_score=score,
         compliance_level=catalogue.level(score),
-        sector=passport.sector,
+        sector=sector,
         verified=catalogue.is_verified(valid),
-        last_updated=passport.updated_at,
-        freelancer_id=passport.user_id,
-        livemode=passport.environment is Environment.live,
+        last_updated=updated_at,
+        freelancer_id=user_id,
+        livemode=environment is Environment.live,
         verifications=[
             Verification(
-                check=r.check,
-                name=catalogue.check(r.check).name,
-                verified_on=r.verified_on,
-                expires_on=r.expires_on,
-                evidence_ref=r.evidence_ref,
-                valid=r.check in valid,
+                check=check,
+                name=catalogue.check(check).name,
+                verified_on=verified_on,
+                expires_on=expires_on,
+                evidence_ref=evidence_ref,
+                valid=check in valid,
             )
-            for r in rows
+            for check, verified_on, expires_on, evidence_ref in rows
         ],
     )
+
+
+async def own_passport(session: AsyncSession, caller: Actor, catalogue: Catalogue, now: dt.datetime) -> OwnPassport:
+    passport = await _own(session, caller)
+    rows = [(r.check, r.verified_on, r.expires_on, r.evidence_ref) for r in await _verifications(session, passport)]
+    head = (passport.user_id, passport.environment, passport.sector, passport.updated_at)
+    return _own_view(catalogue, now.date(), head, rows)
+
+
+async def own_passport_json(
+    reader: PassportReader, caller: Actor, catalogue: Catalogue, now: dt.datetime, cache: LatestCache[bytes]
+) -> bytes:
+    """`own_passport` as its JSON body, in one read; the body is built again only when a row or the day changes."""
+    _require_freelancer(caller)
+    rows = await reader.fetch(reads.OWN, {"user_id": caller.user_id, "environment": caller.environment})
+    if not rows:
+        raise ApiError("no_passport", f"You have no passport in {caller.environment.label} yet.")
+    today = now.date()
+    inputs = (today, *rows)
+    body = cache.get(caller.user_id, inputs)
+    if body is None:
+        head = rows[0][:4]
+        verifications = [row[4:] for row in rows if row[4] is not None]
+        body = _own_view(catalogue, today, head, verifications).model_dump_json().encode()
+        cache.put(caller.user_id, inputs, body)
+    return body
 
 
 def share_view(share: PassportShare, now: dt.datetime) -> Share:
@@ -370,6 +412,52 @@ def summary_payload(summary: PassportSummary) -> bytes:
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 
+def _summary(
+    catalogue: Catalogue,
+    *,
+    freelancer_id: uuid.UUID,
+    environment: Environment,
+    share_expires_at: dt.datetime,
+    counted: list[tuple[str, dt.date | None]],
+    issued_at: dt.datetime,
+) -> PassportSummary:
+    """The unsigned summary: `counted` are the valid verifications (check, expires on), in check order."""
+    ends = [share_expires_at] + [
+        dt.datetime.combine(expires_on + dt.timedelta(days=1), dt.time(), dt.UTC)
+        for _, expires_on in counted
+        if expires_on
+    ]
+    return PassportSummary(
+        freelancer_id=freelancer_id,
+        issued_at=issued_at,
+        expires_at=min(ends),
+        compliance_score=catalogue.score({check for check, _ in counted}),
+        verifications=[check for check, _ in counted],
+        livemode=environment is Environment.live,
+        jws_signature="",
+    )
+
+
+def _view_rows(
+    caller: Caller, share_id: uuid.UUID, freelancer_id: uuid.UUID, environment: Environment, now: dt.datetime
+) -> tuple[dict[str, object], dict[str, object]]:
+    """The recorded verification: its `passport_share_view` row and its `passport.share.viewed` event."""
+    view = {
+        "id": uuid.uuid4(),
+        "share_id": share_id,
+        "viewer_user_id": caller.user_id,
+        "viewer_token_id": caller.token_id,
+        "viewed_at": now,
+    }
+    payload = {
+        "freelancer_id": str(freelancer_id),
+        "share_id": str(share_id),
+        "viewer_id": str(caller.user_id),
+        "viewed_at": now.isoformat(),
+    }
+    return view, events.outbox_row(environment=environment, type=SHARE_VIEWED, payload=payload, at=now)
+
+
 async def verify_share(
     session: AsyncSession,
     caller: Caller,
@@ -389,35 +477,77 @@ async def verify_share(
         raise ApiError("share_not_found")
     passport = await session.get_one(Passport, share.passport_id)
     today = now.date()
-    counted = [r for r in await _verifications(session, passport) if is_valid(r.verified_on, r.expires_on, today)]
-    ends = [share.expires_at] + [
-        dt.datetime.combine(r.expires_on + dt.timedelta(days=1), dt.time(), dt.UTC) for r in counted if r.expires_on
-    ]
-    unsigned = PassportSummary(
+    verifications = await _verifications(session, passport)
+    unsigned = _summary(
+        catalogue,
         freelancer_id=passport.user_id,
-        issued_at=now.replace(microsecond=0),
-        expires_at=min(ends),
-        compliance_score=catalogue.score({r.check for r in counted}),
-        verifications=[r.check for r in counted],
-        livemode=share.environment is Environment.live,
-        jws_signature="",
-    )
-    session.add(
-        PassportShareView(
-            share_id=share.id, viewer_user_id=caller.user_id, viewer_token_id=caller.token_id, viewed_at=now
-        )
-    )
-    await events.emit(
-        session,
         environment=share.environment,
-        type=EventName.PASSPORT_SHARE_VIEWED,
-        payload={
-            "freelancer_id": str(passport.user_id),
-            "share_id": str(share.id),
-            "viewer_id": str(caller.user_id),
-            "viewed_at": now.isoformat(),
-        },
+        share_expires_at=share.expires_at,
+        counted=[(r.check, r.expires_on) for r in verifications if is_valid(r.verified_on, r.expires_on, today)],
+        issued_at=now.replace(microsecond=0),
     )
+    view, event = _view_rows(caller, share.id, passport.user_id, share.environment, now)
+    session.add(PassportShareView(**view))
+    await session.execute(insert(OutboxEvent), [event])
     await session.flush()
     signature = keys.sign(share.environment, summary_payload(unsigned))
     return unsigned.model_copy(update={"jws_signature": signature})
+
+
+class SharedUnderRetiredSecret(Exception):
+    """The share was found by its hash under the retired secret: `verify_share` re-hashes it (a write)."""
+
+
+async def verify_share_json(
+    reader: PassportReader,
+    audit: GroupCommit,
+    caller: Caller,
+    token: str,
+    *,
+    pepper: bytes,
+    previous_pepper: bytes | None = None,
+    keys: SigningKeys,
+    catalogue: Catalogue,
+    now: dt.datetime,
+    cache: LatestCache[bytes],
+) -> bytes:
+    """`verify_share` as its JSON body: one read, the body signed again only when what it says (or the second of
+    `issued_at`, or the signing key) changes, and the view with its event committed through the group commit
+    before the body is returned. Raises `SharedUnderRetiredSecret` for the session path to re-hash the share."""
+    if len(token) > share_tokens.MAX_LENGTH:
+        raise ApiError("share_not_found")
+    token_hash = share_tokens.hash_share_token(token, pepper)
+    previous_hash = token_hash if previous_pepper is None else share_tokens.hash_share_token(token, previous_pepper)
+    parameters = {"current_hash": token_hash, "previous_hash": previous_hash, "environment": caller.environment}
+    rows = await reader.fetch(reads.SHARE, parameters)
+    if not rows:
+        raise ApiError("share_not_found")
+    share_id, found_hash, environment, expires_at, revoked_at, freelancer_id = rows[0][:6]
+    if found_hash != token_hash:
+        raise SharedUnderRetiredSecret
+    if revoked_at is not None or expires_at <= now:
+        raise ApiError("share_not_found")
+    today = now.date()
+    counted = [(row[6], row[8]) for row in rows if row[6] is not None and is_valid(row[7], row[8], today)]
+    key = keys.signing_key(environment)
+    issued_at = now.replace(microsecond=0)
+    inputs = (key.kid, issued_at, freelancer_id, expires_at, *counted)
+    body = cache.get(share_id, inputs)
+    if body is None:
+        unsigned = _summary(
+            catalogue,
+            freelancer_id=freelancer_id,
+            environment=environment,
+            share_expires_at=expires_at,
+            counted=counted,
+            issued_at=issued_at,
+        )
+        signed = unsigned.model_copy(update={"jws_signature": sign_with(key, summary_payload(unsigned))})
+        body = signed.model_dump_json().encode()
+        cache.put(share_id, inputs, body)
+    view, event = _view_rows(caller, share_id, freelancer_id, environment, now)
+    try:
+        await audit.insert((PassportShareView, view), (OutboxEvent, event))
+    except IntegrityError:  # the share (or its freelancer) was deleted since the read
+        raise ApiError("share_not_found") from None
+    return body

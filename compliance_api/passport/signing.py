@@ -3,7 +3,8 @@
 Layout: `<COMPLIANCE_SIGNING_KEYS_DIR>/<live|test>/<NNNN>.jwk.json`, each a private JWK whose `kid` is its RFC 7638
 thumbprint. The highest number signs; `compliance-api keys rotate` adds the next one, and every older key stays in
 the JWKS so signatures made with it still verify. Key files are never changed once written, so a folder is re-read
-only when its list of files changes: every worker picks up a rotation on its next request, without a restart.
+only when its list of files changes, and listed again only when its mtime changes: every worker picks up a rotation
+on its next request, without a restart.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from compliance_api.kit.environment import Environment
 
 ALGORITHM = "EdDSA"
 SUFFIX = ".jwk.json"
+STILL_NS = 2_000_000_000
 
 
 class NoSigningKey(Exception):
@@ -35,10 +38,31 @@ class NoSigningKey(Exception):
 class _Loaded:
     names: tuple[str, ...]
     keys: tuple[OKPKey, ...]
+    folder: tuple[int, int] | None  # the folder's (inode, mtime in ns) just before it was listed
+    listed_ns: int
+
+    def still_current(self, folder: Path) -> bool:
+        """Whether the folder is unchanged since it was listed, from one `stat` instead of a listing per request.
+
+        File times are kept at the kernel's coarse clock tick, so a change in the same tick as the listing could
+        leave the mtime unchanged; a listing is trusted only when the folder had been still for a while before it
+        (git's "racily clean" rule).
+        """
+        if self.folder is None or self.listed_ns - self.folder[1] < STILL_NS:
+            return False
+        return _stat(folder) == self.folder
 
 
 def _folder(root: Path, environment: Environment) -> Path:
     return root / environment.value
+
+
+def _stat(folder: Path) -> tuple[int, int] | None:
+    try:
+        status = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_mtime_ns
 
 
 def _key_files(folder: Path) -> list[Path]:
@@ -64,6 +88,19 @@ def add_key(root: Path, environment: Environment) -> str:
     return kid
 
 
+def _read_keys(files: list[Path]) -> tuple[OKPKey, ...]:
+    return tuple(OKPKey.import_key(json.loads(path.read_text())) for path in files)
+
+
+def sign_with(key: OKPKey, payload: bytes) -> str:
+    """A compact JWS over `payload` with `key`, its `kid` in the header."""
+    # `EdDSA` is what every JOSE library verifies today (RFC 9864's `Ed25519` is not in PyJWT yet);
+    # joserfc warns that it is deprecated, which is the known trade-off, not news on every request.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SecurityWarning)
+        return jws.serialize_compact({"alg": ALGORITHM, "kid": key.kid}, payload, key, algorithms=[ALGORITHM])
+
+
 class SigningKeys:
     """The keys of both environments; embedded mode creates a first key per environment when there is none."""
 
@@ -71,31 +108,33 @@ class SigningKeys:
         self.root = root
         self.generate = generate
         self._loaded: dict[Environment, _Loaded] = {}
+        self._folders = {environment: _folder(root, environment) for environment in Environment}
 
     def keys(self, environment: Environment) -> tuple[OKPKey, ...]:
-        folder = _folder(self.root, environment)
+        folder = self._folders[environment]
+        loaded = self._loaded.get(environment)
+        if loaded is not None and loaded.keys and loaded.still_current(folder):
+            return loaded.keys
+        status, listed_ns = _stat(folder), time.time_ns()
         files = _key_files(folder)
         if self.generate and not files:
             with contextlib.suppress(FileExistsError):  # another worker generated it first
                 add_key(self.root, environment)
-            files = _key_files(folder)
+            status, files = None, _key_files(folder)
         names = tuple(path.name for path in files)
-        loaded = self._loaded.get(environment)
-        if loaded is None or loaded.names != names:
-            keys = tuple(OKPKey.import_key(json.loads(path.read_text())) for path in files)
-            loaded = self._loaded[environment] = _Loaded(names, keys)
+        keys = loaded.keys if loaded is not None and loaded.names == names else _read_keys(files)
+        loaded = self._loaded[environment] = _Loaded(names, keys, status, listed_ns)
         if not loaded.keys:
             raise NoSigningKey(folder)
         return loaded.keys
 
+    def signing_key(self, environment: Environment) -> OKPKey:
+        """The environment's newest key: the one that signs."""
+        return self.keys(environment)[-1]
+
     def sign(self, environment: Environment, payload: bytes) -> str:
         """A compact JWS over `payload` with the environment's newest key, its `kid` in the header."""
-        key = self.keys(environment)[-1]
-        # `EdDSA` is what every JOSE library verifies today (RFC 9864's `Ed25519` is not in PyJWT yet);
-        # joserfc warns that it is deprecated, which is the known trade-off, not news on every request.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SecurityWarning)
-            return jws.serialize_compact({"alg": ALGORITHM, "kid": key.kid}, payload, key, algorithms=[ALGORITHM])
+        return sign_with(self.signing_key(environment), payload)
 
     def jwks(self, environment: Environment) -> dict[str, Any]:
         """The public JWK Set of one environment (RFC 7517), oldest key first."""
