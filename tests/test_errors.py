@@ -258,3 +258,11 @@ async def test_a_failing_commit_is_answered_as_an_error_not_as_success(
     second = await http.post("/v1/test-only/users-unflushed", params={"email": "twice@example.com"}, headers=auth)
     assert second.status_code == 500
     assert second.json()["code"] == "internal_error"
+
+
+async def test_an_integer_beyond_64_bits_is_validated_like_any_other(http: AsyncClient, auth: dict[str, str]) -> None:
+    """orjson cannot write it (the NUL check serialises the body): it must still reach validation, not a 500."""
+    raw = b'{"count": 1' + b"0" * 70 + b', "label": "x", "ratio": 1.5}'
+    response = await http.post("/v1/test-only/ratio", content=raw, headers={**auth, "content-type": "application/json"})
+    assert response.status_code == 200
+    assert response.json()["count"] == 10**70

@@ -4,10 +4,10 @@ kept in one group commit."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import orjson
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
@@ -23,6 +23,15 @@ Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language], Scored]
 
 ITEMS_PER_TOKEN = 100
 """A batch costs one rate-limit token per started 100 items (one for the request itself, the rest on top)."""
+
+
+def _as_json(item: Any) -> str:
+    """An item back as the JSON it came as, for the single endpoint's JSON validation (strict, enums by value).
+
+    The standard library, not orjson: the body was parsed by it, and only it writes back what it read: integers
+    beyond 64 bits (orjson raises) and `NaN` (orjson writes `null`, which would pass as an unanswered field), both of
+    which validation must then refuse by name."""
+    return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
 
 
 def batch_cost(items: int) -> int:
@@ -72,7 +81,7 @@ async def classify_batch(
     rows: list[TableRow] = []
     for index, item in enumerate(items):
         try:
-            scored = score(model.model_validate_json(orjson.dumps(item)), rulesets, now, language)
+            scored = score(model.model_validate_json(_as_json(item)), rulesets, now, language)
         except ValidationError as exc:
             data.append(invalid_item(index, exc, base_url))
             continue

@@ -42,7 +42,7 @@ ACCEPT_LANGUAGE_PARAMETER: dict[str, Any] = {
     "description": "The language of the advice, rule reasons and criterion descriptions: `en`, `nl`, `fr` or `de`, "
     "chosen by q-value (`fr;q=0.5, de;q=0.9` is German; `nl-BE` is Dutch; `q=0` refuses a language). Anything "
     "else, `*` or no header: English. Legal terms stay in the language of the law.",
-    "schema": {"type": "string", "maxLength": 1000, "examples": ["nl", "fr-BE, fr;q=0.9, en;q=0.5"]},
+    "schema": {"type": "string", "examples": ["nl", "fr-BE, fr;q=0.9, en;q=0.5"]},
 }
 """The header as a contract parameter, for routes that read it with `negotiate` (see `IDEMPOTENCY_KEY_PARAMETER`)."""
 

@@ -27,6 +27,15 @@ def contains_nul(value: object) -> bool:
     return False
 
 
+def _may_hold_nul(data: dict[Any, Any]) -> bool:
+    """Whether the body's JSON has a NUL escape; a body orjson cannot write (an integer beyond 64 bits, which
+    validation then refuses by name) is searched field by field instead."""
+    try:
+        return ESCAPED_NUL in orjson.dumps(data, default=str)
+    except TypeError:
+        return True
+
+
 class RequestSchema(BaseModel):
     """A request body: unknown fields are errors, nothing is coerced from another type, and no string holds NUL
     (PostgreSQL cannot store it in text), and no number is NaN or infinite (JSON has neither)."""
@@ -37,7 +46,7 @@ class RequestSchema(BaseModel):
     @classmethod
     def _refuse_nul(cls, data: object) -> object:
         """One serialisation of the raw body finds NUL; the error context names the field (errors.py adds it)."""
-        if isinstance(data, dict) and ESCAPED_NUL in orjson.dumps(data, default=str):
+        if isinstance(data, dict) and _may_hold_nul(data):
             # The escape may also be a literal backslash before "u0000": only a real NUL is refused.
             field = next((str(key) for key, value in data.items() if contains_nul(key) or contains_nul(value)), None)
             if field is not None:

@@ -149,3 +149,34 @@ async def test_a_batch_the_bucket_cannot_pay_for_is_429_and_classifies_nothing(
     assert refused[0].headers["x-ratelimit-remaining"] == "0"
     accepted = sum(1 for a in answers if a.status_code == 200)
     assert await _stored(sessionmaker) == (1000 * accepted, 1000 * accepted)
+
+
+async def test_numbers_json_allows_but_the_fields_do_not_are_an_items_problem(
+    client: AsyncClient, account: Account, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """A 70-digit integer and `NaN` (which Python's JSON reader takes) are refused naming the field, never a 500."""
+    raw = (
+        b'{"items": [{"engagement": {"hourly_rate_eur": NaN}},'
+        b' {"engagement": {"months_duration": 1' + b"0" * 70 + b"}},"
+        b' {"country": "FR", "criteria": {}, "as_of": 1' + b"0" * 70 + b"}]}"
+    )
+    headers = {**account.live, "content-type": "application/json"}
+    data = (await client.post(ZW_BATCH, content=raw, headers=headers)).json()["data"]
+    assert [problem["errors"][0]["field"] for problem in data] == [
+        "items.0.engagement.hourly_rate_eur",
+        "items.1.engagement.months_duration",
+        "items.2.engagement",
+    ]
+    crossed = (await client.post(CB_BATCH, content=raw, headers=headers)).json()["data"]
+    assert [problem["index"] for problem in crossed] == [0, 1, 2]
+    assert await _stored(sessionmaker) == (0, 0)
+
+
+async def test_a_single_call_with_a_70_digit_integer_is_a_400_naming_the_field(
+    client: AsyncClient, account: Account
+) -> None:
+    raw = b'{"engagement": {"months_duration": 1' + b"0" * 70 + b"}}"
+    headers = {**account.live, "content-type": "application/json"}
+    response = await client.post("/v1/classify/zelfstandigenwet", content=raw, headers=headers)
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["engagement.months_duration"]
