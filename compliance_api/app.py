@@ -74,7 +74,7 @@ class Services:
     health: HealthProbe
     pepper: bytes
     previous_pepper: bytes | None  # set only while COMPLIANCE_SECRET_KEY is being rotated
-    base_url: str
+    public_base_url: str  # COMPLIANCE_PUBLIC_BASE_URL; empty: links follow each request's address
     rulesets: Rulesets
     audit: GroupCommit
     signing_keys: SigningKeys
@@ -101,7 +101,7 @@ def build_services(settings: Settings) -> Services:
         ),
         pepper=pepper,
         previous_pepper=settings.previous_secret_key_bytes(),
-        base_url=settings.public_base_url.rstrip("/"),
+        public_base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
         audit=GroupCommit(batch_writer_for(engine)),
         signing_keys=_signing_keys(settings),

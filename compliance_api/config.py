@@ -40,9 +40,8 @@ class Settings(BaseSettings):
     secret_key_previous: SecretStr = Field(
         default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SECRET_KEY_PREVIOUS")
     )
-    public_base_url: str = Field(
-        default="http://127.0.0.1:8000", validation_alias=AliasChoices("COMPLIANCE_PUBLIC_BASE_URL")
-    )
+    # Unset: links follow the address each request came in on, and `serve`'s address (kit/addresses.py).
+    public_base_url: str = Field(default="", validation_alias=AliasChoices("COMPLIANCE_PUBLIC_BASE_URL"))
     metrics_enabled: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_METRICS_ENABLED"))
     max_body_bytes: int = Field(default=1024 * 1024, validation_alias=AliasChoices("COMPLIANCE_MAX_BODY_BYTES"))
     token_cache_ttl_seconds: float = Field(

@@ -14,6 +14,8 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Send
 
+from compliance_api.kit.addresses import request_base_url
+
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 
@@ -267,7 +269,7 @@ def _request_id(request: Request) -> str:
 
 
 def _base_url(request: Request) -> str:
-    return str(request.app.state.settings.public_base_url).rstrip("/")
+    return request_base_url(request.scope, request.app.state.settings.public_base_url)
 
 
 def _field_path(location: Sequence[int | str]) -> str:

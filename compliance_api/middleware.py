@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError, FieldError, send_problem
+from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
 from compliance_api.metrics import LATENCY, REQUESTS
@@ -117,16 +118,16 @@ class RequestContext:
 
         try:
             if invalid is not None:
-                await self._send_problem(send_wrapper, state, "validation_failed", invalid)
+                await self._send_problem(send_wrapper, scope, "validation_failed", invalid)
             elif length is not None and length.isdigit() and int(length) > self.max_body:
-                await self._send_problem(send_wrapper, state, "payload_too_large")
+                await self._send_problem(send_wrapper, scope, "payload_too_large")
             else:
                 await self.app(scope, self._limited(receive), send_wrapper)
         except Exception:
             log.exception("unhandled_error", request_id=request_id, path=scope["path"])
             if response_started:
                 raise
-            await self._send_problem(send_wrapper, state, "internal_error")
+            await self._send_problem(send_wrapper, scope, "internal_error")
         finally:
             self._record(scope, state, status, time.perf_counter() - started)
 
@@ -145,16 +146,14 @@ class RequestContext:
 
         return limited_receive
 
-    async def _send_problem(
-        self, send: Send, state: dict[str, object], code: str, invalid: FieldError | None = None
-    ) -> None:
+    async def _send_problem(self, send: Send, scope: Scope, code: str, invalid: FieldError | None = None) -> None:
         errors = () if invalid is None else (invalid,)
         detail = None if invalid is None else f"{invalid.field}: {invalid.message}"
         await send_problem(
             send,
             code,
-            request_id=str(state["request_id"]),
-            base_url=self.services.base_url,
+            request_id=str(scope["state"]["request_id"]),
+            base_url=request_base_url(scope, self.services.public_base_url),
             detail=detail,
             errors=errors,
         )

@@ -20,6 +20,7 @@ from compliance_api.auth import service as auth_service
 from compliance_api.auth.cache import CachedToken, resolution
 from compliance_api.errors import send_problem
 from compliance_api.kit import tokens
+from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.environment import Environment
 from compliance_api.metrics import RATE_LIMITED
 from compliance_api.ratelimit.gcra import Decision
@@ -107,11 +108,11 @@ class ApiGateway:
             cached = await self._authenticate(scope)
         except AuthFailure as failure:
             extra = [(b"www-authenticate", www_authenticate(failure.code, failure.detail).encode())]
-            await self._problem(send, state, failure.code, failure.detail, extra)
+            await self._problem(send, scope, failure.code, failure.detail, extra)
             return
         except (SQLAlchemyError, OSError) as exc:  # asyncpg raises OSError when it cannot connect
             log.error("auth_database_unavailable", error=type(exc).__name__)
-            await self._problem(send, state, "service_unavailable", None, [(b"retry-after", b"5")])
+            await self._problem(send, scope, "service_unavailable", None, [(b"retry-after", b"5")])
             return
         caller = cached.caller
         assert caller is not None
@@ -124,7 +125,7 @@ class ApiGateway:
         headers = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
         if not decision.allowed:
             RATE_LIMITED.labels(tier=caller.tier.name).inc()
-            await self._problem(send, state, "rate_limited", None, headers)
+            await self._problem(send, scope, "rate_limited", None, headers)
             return
         state["response_headers"] = headers  # stamped by RequestContext on the response, whatever it is
         await self.app(scope, receive, send)
@@ -185,13 +186,13 @@ class ApiGateway:
         return cached
 
     async def _problem(
-        self, send: Send, state: dict[str, object], code: str, detail: str | None, headers: list[tuple[bytes, bytes]]
+        self, send: Send, scope: Scope, code: str, detail: str | None, headers: list[tuple[bytes, bytes]]
     ) -> None:
         await send_problem(
             send,
             code,
-            request_id=str(state["request_id"]),
-            base_url=self.services.base_url,
+            request_id=str(scope["state"]["request_id"]),
+            base_url=request_base_url(scope, self.services.public_base_url),
             detail=detail,
             headers=headers,
         )
