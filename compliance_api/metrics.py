@@ -26,3 +26,6 @@ WTTA_LOOKUP_READS = Counter(
 WTTA_REPLICA_ROWS = Gauge(
     "compliance_wtta_replica_rows", "Rows of the WTTA register held in this process's memory", ["environment"]
 )
+WTTA_REFRESHES = Counter(
+    "compliance_wtta_refreshes_total", "Scheduled refreshes of the WTTA register cache from its URL", ["outcome"]
+)  # outcome: imported, not_modified (the server answered 304), failed (retried with backoff)

@@ -23,6 +23,7 @@ from sqlalchemy import (
     and_,
     case,
     exists,
+    false,
     func,
     insert,
     literal,
@@ -191,6 +192,7 @@ async def import_rows(
     # PostgreSQL drops the temporary table at commit (ON COMMIT DROP); SQLite keeps it on the pooled connection.
     sqlite_connection = connection.dialect.name == "sqlite"
     if sqlite_connection:
+        await _take_sqlite_write_lock(session)
         await connection.run_sync(lambda c: staging.drop(c, checkfirst=True))
     await connection.run_sync(lambda c: staging.create(c))
     rows_read = await _load_staging(session, rows)
@@ -239,6 +241,14 @@ async def import_rows(
     await session.flush()
     unchanged = rows_read - created - changed
     return ImportResult(import_id, environment, rows_read, created, changed, unchanged, status_changes, missing)
+
+
+async def _take_sqlite_write_lock(session: AsyncSession) -> None:
+    """Hold SQLite's write lock from the start (an UPDATE of no row takes it, waiting as long as busy_timeout): in WAL
+    mode a transaction that has read fails at once, without waiting, when it starts writing after another connection
+    committed, as the API's requests and the worker's jobs do meanwhile."""
+    version = WttaRegisterVersion.version
+    await session.execute(update(WttaRegisterVersion).where(false()).values(version=version))
 
 
 async def _load_staging(session: AsyncSession, rows: Iterable[Row]) -> int:
