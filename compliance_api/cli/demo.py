@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -7,7 +8,7 @@ import typer
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
 from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
-from compliance_api.demo.fixtures import DemoResult, create_demo
+from compliance_api.demo.fixtures import DemoResult, create_demo, create_production_demo
 from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, public_base_url
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS
@@ -40,7 +41,11 @@ def demo(
         if settings.is_sqlite:
             await migrate_database(settings)
         async with transaction(settings) as session:
-            return await create_demo(session, pepper=settings.secret_key_bytes(), rotate=rotate, production=production)
+            result = await create_demo(session, pepper=settings.secret_key_bytes(), rotate=rotate)
+        if not production:
+            return result
+        async with transaction(settings) as session:
+            return replace(result, production=await create_production_demo(session))
 
     result = run(work)
     if as_json:

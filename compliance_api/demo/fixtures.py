@@ -47,10 +47,8 @@ class DemoResult:
         }
 
 
-async def create_demo(
-    session: AsyncSession, *, pepper: bytes, rotate: bool = False, production: bool = False
-) -> DemoResult:
-    """The demo tokens (the same on every run unless `rotate`) and fixtures; synthetic production data if asked."""
+async def create_demo(session: AsyncSession, *, pepper: bytes, rotate: bool = False) -> DemoResult:
+    """The demo tokens (the same on every run unless `rotate`) and the sandbox fixtures."""
     user = await accounts_service.get_or_create(
         session, email=DEMO_BUSINESS_EMAIL, kind=UserKind.business, plan=Plan.pro
     )
@@ -68,13 +66,13 @@ async def create_demo(
         **await create_passport_fixtures(session, pepper=pepper),
         **await create_dac7_fixtures(session, business=user),
     }
-    synthetic = await create_production_demo(session) if production else {}
-    return DemoResult(user.email, live, test, rotate, synthetic, fixtures)
+    return DemoResult(user.email, live, test, rotate, fixtures=fixtures)
 
 
 async def create_production_demo(session: AsyncSession) -> dict[str, Any]:
     """Synthetic production data: the fixture KvK numbers named `Demo … B.V.` with a synthetic source, and rate
-    observations flagged synthetic (benchmarks built on them say so)."""
+    observations flagged synthetic (benchmarks built on them say so). In a transaction of its own: a register import
+    per transaction (its staging table lives until the commit on PostgreSQL)."""
     return {
         "wtta": await create_sandbox_admissions(session, Environment.live),
         "rates": await create_demo_rates(session, Environment.live),

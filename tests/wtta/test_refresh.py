@@ -23,7 +23,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.logging import configure_logging
 from compliance_api.wtta import service
-from compliance_api.wtta.refresh import RefreshSchedule, refresh_round
+from compliance_api.wtta.refresh import RefreshSchedule, refresh_from_url, refresh_round
 from tests.conftest import running_app
 
 Maker = async_sessionmaker[AsyncSession]
@@ -175,4 +175,15 @@ async def test_the_worker_refreshes_the_register_on_its_own(
     async with running_app(scheduled):
         assert await asyncio.to_thread(register.requested.wait, 30)
     # leaving the app stopped the worker, which finishes the round it started
+    assert await cached(sessionmaker) is not None
+
+
+async def test_concurrent_refreshes_wait_for_each_other_instead_of_failing(
+    sessionmaker: Maker, register: RegisterServer
+) -> None:
+    """Several workers (or a worker and an operator's import) may import at once; PostgreSQL collided on the primary
+    key of the new numbers, SQLite refused the second writer."""
+    results = await asyncio.gather(*(refresh_from_url(sessionmaker, url=register.url) for _ in range(3)))
+
+    assert sorted(result.rows_created for result in results) == [0, 0, 3]
     assert await cached(sessionmaker) is not None
