@@ -6,7 +6,7 @@ import socket
 import threading
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Annotated
+from typing import Annotated, Any
 
 import httpx
 import typer
@@ -102,18 +102,22 @@ def serve(
     # The webhook worker runs inside `serve` unless COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER says otherwise; the workers
     # build their settings from the environment, so that is where the default goes (only once we really serve).
     os.environ.setdefault("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")
-    config = uvicorn.Config(
-        "compliance_api.app:create_app", **uvicorn_options(settings, host=host, port=port, workers=workers)
-    )
 
     def announce(bound_port: int) -> None:
         typer.echo(listening_line(settings, host, bound_port))
 
+    options = uvicorn_options(settings, host=host, port=port, workers=workers)
+    run_uvicorn("compliance_api.app:create_app", announce=announce, **options)
+
+
+def run_uvicorn(app: str, *, announce: Announce, **options: Any) -> None:
+    """What `uvicorn.run(app, **options)` does for `serve`, announcing once the server answers."""
+    config = uvicorn.Config(app, **options)
     server = AnnouncingServer(config, announce)
     with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl+C it shut down on, as `uvicorn.run` expects
-        if workers > 1:
+        if config.workers > 1:
             AnnouncingMultiprocess(config, config.bind_socket(), announce).run()
             return
         server.run()
     if not server.started:
-        raise typer.Exit(STARTUP_FAILURE)
+        raise SystemExit(STARTUP_FAILURE)

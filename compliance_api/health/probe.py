@@ -99,11 +99,14 @@ class HealthProbe:
     async def _read_wtta_refreshed(self) -> None:
         """Each environment's last register refresh; a failure keeps the last known (the ping reports the outage)."""
         try:
-            async with self._engine.connect() as connection:
-                rows = (await connection.execute(LAST_REFRESHES)).all()
-        except (SQLAlchemyError, OSError):
+            rows = await asyncio.wait_for(self._last_refreshes(), self._timeout)
+        except (SQLAlchemyError, OSError, TimeoutError):
             return
         self.wtta_refreshed = {Environment(environment): at for environment, at in rows}
+
+    async def _last_refreshes(self) -> list[tuple[str, dt.datetime]]:
+        async with self._engine.connect() as connection:
+            return [(row[0], row[1]) for row in await connection.execute(LAST_REFRESHES)]
 
     def wtta_age(self, environment: Environment, now: dt.datetime) -> CacheAge:
         """The environment's cache age as last probed; only production's register is refreshed on a schedule."""
