@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: install run test test-pg lint format typecheck contract docs bench clean
 
@@ -14,12 +16,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# `make run PORT=8010 HOST=0.0.0.0` serves elsewhere; the printed links follow.
 run: install docs
-	@$(BIN)/python -c "import socket; socket.create_server(('127.0.0.1', 8000)).close()" 2>/dev/null || \
-		{ echo "error: 127.0.0.1:8000 is already in use (an earlier make run?): stop it, then run make run again" >&2; exit 1; }
+	@$(BIN)/python -c "import socket; socket.create_server(('$(HOST)', $(PORT)), family=socket.AF_INET6 if ':' in '$(HOST)' else socket.AF_INET).close()" 2>/dev/null || \
+		{ echo "error: $(HOST):$(PORT) is already in use (an earlier make run?): stop it or pick another PORT=, then run make run again" >&2; exit 1; }
 	$(BIN)/compliance-api migrate
-	$(BIN)/compliance-api demo
-	$(BIN)/compliance-api serve
+	$(BIN)/compliance-api demo --host '$(HOST)' --port '$(PORT)'
+	$(BIN)/compliance-api serve --host '$(HOST)' --port '$(PORT)'
 
 test: install
 	$(BIN)/pytest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -47,6 +48,7 @@ from compliance_api.webhooks.catalogue import register_webhooks
 from compliance_api.webhooks.signing import secret_box
 from compliance_api.webhooks.worker import Worker
 from compliance_api.wtta.reader import lookup_reader_for
+from compliance_api.wtta.refresh import run_wtta_refresh
 
 log = structlog.get_logger()
 CORS_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -84,11 +86,17 @@ def build_services(settings: Settings) -> Services:
         limiter=limiter,
         token_cache=TokenCache(settings.token_cache_ttl_seconds),
         health=HealthProbe(
-            engine, redis, slow_ms=settings.health_slow_ms, interval=settings.health_probe_interval_seconds
+            engine,
+            redis,
+            slow_ms=settings.health_slow_ms,
+            interval=settings.health_probe_interval_seconds,
+            wtta_stale_after=dt.timedelta(hours=2 * settings.wtta_refresh_hours)
+            if settings.wtta_register_url
+            else None,
         ),
         pepper=pepper,
         previous_pepper=settings.previous_secret_key_bytes(),
-        base_url=settings.public_base_url.rstrip("/"),
+        public_base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
         audit=GroupCommit(batch_writer_for(engine)),
         signing_keys=_signing_keys(settings),
@@ -114,8 +122,8 @@ def _signing_keys(settings: Settings) -> SigningKeys:
 
 @dataclass(slots=True)
 class EmbeddedWorker:
-    """The webhook worker and the daily purges as tasks of the API process (`COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER`,
-    on in `serve`)."""
+    """The webhook worker, the daily purges and the WTTA register refresh as tasks of the API process
+    (`COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER`, on in `serve`)."""
 
     worker: Worker
     stopping: asyncio.Event
@@ -135,6 +143,7 @@ def _start_webhook_worker(services: Services) -> EmbeddedWorker | None:
     tasks = (
         asyncio.create_task(worker.run(stopping)),
         asyncio.create_task(run_daily(services.sessionmaker, services.settings, stopping)),
+        asyncio.create_task(run_wtta_refresh(services.sessionmaker, services.settings, stopping)),
     )
     return EmbeddedWorker(worker, stopping, tasks)
 

@@ -55,9 +55,8 @@ class Settings(BaseSettings):
     secret_key_previous: SecretStr = Field(
         default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SECRET_KEY_PREVIOUS")
     )
-    public_base_url: str = Field(
-        default="http://127.0.0.1:8000", validation_alias=AliasChoices("COMPLIANCE_PUBLIC_BASE_URL")
-    )
+    # Unset: links follow the address each request came in on, and `serve`'s address (kit/addresses.py).
+    public_base_url: str = Field(default="", validation_alias=AliasChoices("COMPLIANCE_PUBLIC_BASE_URL"))
     metrics_enabled: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_METRICS_ENABLED"))
     max_body_bytes: int = Field(default=1024 * 1024, validation_alias=AliasChoices("COMPLIANCE_MAX_BODY_BYTES"))
     token_cache_ttl_seconds: float = Field(
@@ -110,6 +109,12 @@ class Settings(BaseSettings):
     # Each API process keeps the WTTA register in memory (about 100 bytes a row) and answers lookups from it while
     # it is current; false reads the database on every lookup (wtta/replica.py).
     wtta_replica: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_WTTA_REPLICA"))
+    # Set, the worker keeps the production cache fresh from this URL (wtta/refresh.py); /v1/health then reports
+    # `degraded` once the cache is older than twice the interval.
+    wtta_register_url: str = Field(default="", validation_alias=AliasChoices("COMPLIANCE_WTTA_REGISTER_URL"))
+    wtta_refresh_hours: float = Field(
+        default=24.0, gt=0, le=24 * 31, validation_alias=AliasChoices("COMPLIANCE_WTTA_REFRESH_HOURS")
+    )
     smtp_url: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SMTP_URL"))
     mail_from: str = Field(default="compliance-api@localhost", validation_alias=AliasChoices("COMPLIANCE_MAIL_FROM"))
     dashboard_session_hours: float = Field(
@@ -138,6 +143,13 @@ class Settings(BaseSettings):
         default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
     )
     guide_dir: Path = Field(default=GUIDE_SITE, validation_alias=AliasChoices("COMPLIANCE_GUIDE_DIR"))
+
+    @field_validator("wtta_register_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value
 
     @field_validator("sandbox_hosts", mode="before")
     @classmethod

@@ -14,8 +14,9 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Send
 
+from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.patterns import pattern_message
-from compliance_api.services import settings_of
+from compliance_api.services import services_of
 
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
@@ -325,7 +326,7 @@ def _request_id(request: Request) -> str:
 
 
 def _base_url(request: Request) -> str:
-    return str(settings_of(request).public_base_url).rstrip("/")
+    return request_base_url(request.scope, services_of(request).public_base_url)
 
 
 def _field_path(location: Sequence[int | str]) -> str:

@@ -33,3 +33,6 @@ REDIS_BREAKER_STATE = Gauge(
 REDIS_BREAKER_TRANSITIONS = Counter(
     "compliance_redis_breaker_transitions_total", "State changes of the Redis rate limiter's circuit breaker", ["state"]
 )  # state: the state entered (closed, open, half_open)
+WTTA_REFRESHES = Counter(
+    "compliance_wtta_refreshes_total", "Scheduled refreshes of the WTTA register cache from its URL", ["outcome"]
+)  # outcome: imported, not_modified (the server answered 304), failed (retried with backoff)

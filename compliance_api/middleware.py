@@ -15,6 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError, ErrorCode, FieldError, send_problem
+from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
@@ -119,28 +120,29 @@ class RequestContext:
 
         try:
             if invalid is not None:
-                await self._send_problem(send_wrapper, state, "validation_failed", invalid)
+                await self._send_problem(send_wrapper, scope, "validation_failed", invalid)
             elif length is not None and length.isascii() and length.isdigit() and int(length) > self.max_body:
-                await self._send_problem(send_wrapper, state, "payload_too_large")
+                await self._send_problem(send_wrapper, scope, "payload_too_large")
             else:
                 await self.app(scope, self._limited(receive), send_wrapper)
         except Exception as exc:
             if response_started:
                 log.exception("unhandled_error", request_id=request_id, path=scope["path"])
                 raise
-            await self._answer_failure(send_wrapper, state, exc, path=scope["path"])
+            await self._answer_failure(send_wrapper, scope, exc)
         finally:
             self._record(scope, state, status, time.perf_counter() - started)
 
-    async def _answer_failure(self, send: Send, state: dict[str, object], error: Exception, *, path: str) -> None:
+    async def _answer_failure(self, send: Send, scope: Scope, error: Exception) -> None:
         """503 with `Retry-After` when the database is out of reach (a warning, no traceback); else a logged 500."""
+        request_id, path = scope["state"]["request_id"], scope["path"]
         if is_database_unreachable(error):
-            log.warning("database_unavailable", request_id=state["request_id"], path=path, error=type(error).__name__)
+            log.warning("database_unavailable", request_id=request_id, path=path, error=type(error).__name__)
             retry = ((b"retry-after", b"%d" % RETRY_AFTER_SECONDS),)
-            await self._send_problem(send, state, "service_unavailable", headers=retry)
+            await self._send_problem(send, scope, "service_unavailable", headers=retry)
             return
-        log.exception("unhandled_error", request_id=state["request_id"], path=path)
-        await self._send_problem(send, state, "internal_error")
+        log.exception("unhandled_error", request_id=request_id, path=path)
+        await self._send_problem(send, scope, "internal_error")
 
     def _limited(self, receive: Receive) -> Receive:
         """Count streamed bodies too. (Starlette's own body limit answers in plain text, outside problem+json.)"""
@@ -160,7 +162,7 @@ class RequestContext:
     async def _send_problem(
         self,
         send: Send,
-        state: dict[str, object],
+        scope: Scope,
         code: ErrorCode,
         invalid: FieldError | None = None,
         headers: Sequence[tuple[bytes, bytes]] = (),
@@ -170,8 +172,8 @@ class RequestContext:
         await send_problem(
             send,
             code,
-            request_id=str(state["request_id"]),
-            base_url=self.services.base_url,
+            request_id=str(scope["state"]["request_id"]),
+            base_url=request_base_url(scope, self.services.public_base_url),
             detail=detail,
             errors=errors,
             headers=headers,

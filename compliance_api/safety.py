@@ -148,7 +148,10 @@ def _network(settings: Settings, _: int) -> Iterator[Finding]:
         yield Finding(
             Severity.warning,
             "public_url_not_https",
-            f"COMPLIANCE_PUBLIC_BASE_URL is {settings.public_base_url!r}: clients are sent to plain http links.",
+            f"COMPLIANCE_PUBLIC_BASE_URL is {settings.public_base_url!r}: clients are sent to plain http links."
+            if settings.public_base_url
+            else "COMPLIANCE_PUBLIC_BASE_URL is unset: links follow the address each request reached, which behind "
+            "a proxy is the proxy's plain-http side.",
         )
     if settings.is_production and settings.metrics_enabled:
         yield Finding(

@@ -23,14 +23,16 @@ from uvicorn.server import ServerState
 
 from compliance_api.config import Settings
 from compliance_api.errors import PROBLEM_JSON, ErrorCode, problem_body
+from compliance_api.kit.addresses import request_base_url
 from compliance_api.middleware import SECURITY_HEADERS
 
 
 @functools.cache
 def _limits() -> tuple[float, int, str]:
-    """(read timeout, header bytes, public base URL) of this worker process, read from the environment once."""
+    """(read timeout, header bytes, COMPLIANCE_PUBLIC_BASE_URL) of this worker process, read from the environment
+    once."""
     settings = Settings()
-    return settings.request_read_timeout_seconds, settings.max_header_bytes, settings.public_base_url.rstrip("/")
+    return settings.request_read_timeout_seconds, settings.max_header_bytes, settings.public_base_url
 
 
 STATUS_LINES: dict[ErrorCode, bytes] = {
@@ -68,7 +70,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        self.read_timeout, self.max_header_bytes, self.base_url = _limits()
+        self.read_timeout, self.max_header_bytes, self.public_base_url = _limits()
         self.read_deadline: asyncio.TimerHandle | None = None
         self.header_bytes: int | None = 0  # bytes received since the request began; None once its headers ended
         self.parsed_header_bytes = 0  # request line and headers the parser has handed over for this request
@@ -134,7 +136,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         if self.cycle is None or not self.cycle.response_started:
-            self.transport.write(closing_problem(code, self.base_url))
+            scope = {"server": self.server, "scheme": self.scheme}  # the connection's end, as a request's scope has it
+            self.transport.write(closing_problem(code, request_base_url(scope, self.public_base_url)))
         self.transport.close()
 
 

@@ -43,7 +43,7 @@ class Services:
     health: HealthProbe
     pepper: bytes
     previous_pepper: bytes | None  # set only while COMPLIANCE_SECRET_KEY is being rotated
-    base_url: str
+    public_base_url: str  # COMPLIANCE_PUBLIC_BASE_URL; empty: links follow each request's address
     rulesets: Rulesets
     audit: GroupCommit
     signing_keys: SigningKeys

@@ -266,3 +266,20 @@ async def test_an_integer_beyond_64_bits_is_validated_like_any_other(http: Async
     response = await http.post("/v1/test-only/ratio", content=raw, headers={**auth, "content-type": "application/json"})
     assert response.status_code == 200
     assert response.json()["count"] == 10**70
+
+
+async def test_without_a_public_base_url_types_follow_the_address_the_request_reached(
+    settings: Settings, engine: object
+) -> None:
+    """The server's end of the connection, not the Host header (which picks the environment, and which the client
+    chooses)."""
+    async with (
+        running_app(settings.model_copy(update={"public_base_url": ""}), _test_routes()) as application,
+        AsyncClient(transport=ASGITransport(app=application), base_url="http://127.0.0.1:8010") as client,
+    ):
+        missing = await client.get("/v1/health", headers={"Host": "sandbox.localhost"})
+        unknown = await client.get("/nowhere")
+        bad_host = await client.get("/v1/health", headers={"Host": "a b"})
+    assert missing.json()["type"] == "http://127.0.0.1:8010/errors/missing_token"
+    assert unknown.json()["type"] == "http://127.0.0.1:8010/errors/not_found"
+    assert bad_host.json()["type"] == "http://127.0.0.1:8010/errors/validation_failed"

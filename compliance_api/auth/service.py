@@ -35,10 +35,17 @@ class TokenRecord:
 
 
 async def create(
-    session: AsyncSession, *, user: User, environment: Environment, name: str, pepper: bytes
+    session: AsyncSession,
+    *,
+    user: User,
+    environment: Environment,
+    name: str,
+    pepper: bytes,
+    secret: str | None = None,
 ) -> tuple[ApiToken, str]:
-    """A new token row and the token itself, which exists nowhere else and is shown to the caller once."""
-    secret = tokens.generate(environment)
+    """A new token row and the token itself, which exists nowhere else and is shown to the caller once (`secret`
+    gives a token derived elsewhere, as the demo's are; default: a random one)."""
+    secret = secret or tokens.generate(environment)
     row = ApiToken(
         user_id=user.id,
         environment=environment,

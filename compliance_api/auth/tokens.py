@@ -42,6 +42,14 @@ def generate(environment: Environment) -> str:
     return prefix_and_body + checksum(prefix_and_body)
 
 
+def derive(environment: Environment, key: bytes, message: bytes) -> str:
+    """A well-formed token that is HMAC-SHA256(key, message), for tokens that must be re-derivable rather than stored
+    (62**32 is below 2**256: reducing the digest modulo it skews no character measurably)."""
+    digest = hmac.new(key, message, hashlib.sha256).digest()
+    prefix_and_body = PREFIXES[environment] + _base62(int.from_bytes(digest) % 62**BODY_LENGTH, BODY_LENGTH)
+    return prefix_and_body + checksum(prefix_and_body)
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedToken:
     token: str

@@ -2,20 +2,83 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Annotated
+import socket
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Annotated, Any
 
+import httpx
 import typer
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors.multiprocess import Multiprocess
 
 from compliance_api.cli.common import refuse_unsafe
 from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url
 from compliance_api.server import uvicorn_options
+
+Announce = Callable[[int], None]  # called with the port really bound, once the server answers
+READY_POLL_SECONDS = 0.1
+
+
+def listening_line(settings: Settings, host: str, port: int) -> str:
+    """The one line `serve` prints once it listens: where to go, and how a request picks its environment."""
+    url = listening_url(host, port)
+    sandbox = ", ".join(settings.sandbox_hosts) or "none"
+    return (
+        f"compliance-api listening on {url}: docs {url}/docs, guide {url}/guide/, dashboard {url}/freelancer/; "
+        f"the Host header picks the environment: sandbox for {sandbox} (COMPLIANCE_SANDBOX_HOSTS), "
+        "production for any other host"
+    )
+
+
+class AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, announcing itself once its application started and its socket listens."""
+
+    def __init__(self, config: uvicorn.Config, announce: Announce) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self.announce(int(self.servers[0].sockets[0].getsockname()[1]))
+
+
+class AnnouncingMultiprocess(Multiprocess):
+    """uvicorn's supervisor of several workers, announcing once a worker answers on the shared socket.
+
+    Asked over HTTP from a thread of its own: uvicorn's readiness pipe to each worker belongs to the supervisor's
+    loop, and a worker takes longer to start than that pipe's health check waits.
+    """
+
+    def __init__(self, config: uvicorn.Config, sock: socket.socket, announce: Announce) -> None:
+        super().__init__(config, sockets=[sock])
+        self.announce = announce
+        self.port = int(sock.getsockname()[1])
+
+    def init_processes(self) -> None:
+        super().init_processes()
+        threading.Thread(target=self._announce_once_answering, daemon=True).start()
+
+    def _announce_once_answering(self) -> None:
+        probe = f"{listening_url(self.config.host, self.port)}/livez"
+        while not self.should_exit.wait(READY_POLL_SECONDS):
+            try:
+                answered = httpx.get(probe, timeout=READY_POLL_SECONDS * 10).status_code == httpx.codes.OK
+            except httpx.TransportError:
+                continue
+            if answered:
+                self.announce(self.port)
+                return
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option(help="Port to bind (0: any free port, printed).")] = DEFAULT_PORT,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes; more than one needs REDIS_URL.")] = 1,
 ) -> None:
     """Run the API (in production, only when `compliance-api check` finds nothing unsafe)."""
@@ -38,4 +101,22 @@ def serve(
     # The webhook worker runs inside `serve` unless COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER says otherwise; the workers
     # build their settings from the environment, so that is where the default goes (only once we really serve).
     os.environ.setdefault("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")
-    uvicorn.run("compliance_api.app:create_app", **uvicorn_options(settings, host=host, port=port, workers=workers))
+
+    def announce(bound_port: int) -> None:
+        typer.echo(listening_line(settings, host, bound_port))
+
+    options = uvicorn_options(settings, host=host, port=port, workers=workers)
+    run_uvicorn("compliance_api.app:create_app", announce=announce, **options)
+
+
+def run_uvicorn(app: str, *, announce: Announce, **options: Any) -> None:
+    """What `uvicorn.run(app, **options)` does for `serve`, announcing once the server answers."""
+    config = uvicorn.Config(app, **options)
+    server = AnnouncingServer(config, announce)
+    with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl+C it shut down on, as `uvicorn.run` expects
+        if config.workers > 1:
+            AnnouncingMultiprocess(config, config.bind_socket(), announce).run()
+            return
+        server.run()
+    if not server.started:
+        raise SystemExit(STARTUP_FAILURE)

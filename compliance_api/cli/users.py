@@ -12,6 +12,7 @@ from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.cli.common import JsonOption, print_json, run, transaction
 from compliance_api.config import Settings
 from compliance_api.dashboard import service as dashboard_service
+from compliance_api.kit.addresses import public_base_url
 from compliance_api.kit.clock import utcnow
 
 app = typer.Typer(no_args_is_help=True, help="Manage users.")
@@ -76,6 +77,6 @@ def reset_link(email: str) -> None:
             )
         if found is None:
             raise UserNotFound(email)
-        typer.echo(dashboard_service.reset_link(settings.public_base_url, found[1]))
+        typer.echo(dashboard_service.reset_link(public_base_url(settings.public_base_url), found[1]))
 
     run(work)

@@ -21,6 +21,7 @@ from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import WebhookEndpoint
 from compliance_api.webhooks.signing import secret_box
 from compliance_api.webhooks.worker import Worker
+from compliance_api.wtta.refresh import run_wtta_refresh
 
 app = typer.Typer(no_args_is_help=True, help="Manage webhook endpoints.")
 
@@ -131,8 +132,9 @@ def worker(
     ] = None,
     metrics_host: Annotated[str, typer.Option(help="Address the metrics port binds.")] = "127.0.0.1",
 ) -> None:
-    """Deliver webhooks and run the daily purges until SIGTERM/SIGINT; run as many as you like on PostgreSQL (one
-    on SQLite); in production, only when `compliance-api check` finds nothing unsafe."""
+    """Deliver webhooks, run the daily purges and refresh the WTTA register from COMPLIANCE_WTTA_REGISTER_URL until
+    SIGTERM/SIGINT; run as many as you like on PostgreSQL (one on SQLite); in production, only when
+    `compliance-api check` finds nothing unsafe."""
     settings = Settings()
     refuse_unsafe(settings)
 
@@ -149,7 +151,11 @@ def worker(
                 loop = asyncio.get_running_loop()
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.add_signal_handler(sig, stop.set)
-                await asyncio.gather(delivery.run(stop), run_daily(sessionmaker, settings, stop))
+                await asyncio.gather(
+                    delivery.run(stop),
+                    run_daily(sessionmaker, settings, stop),
+                    run_wtta_refresh(sessionmaker, settings, stop),
+                )
             finally:
                 await delivery.close()
 

@@ -6,7 +6,8 @@ from fastapi import APIRouter, Request, Response
 
 from compliance_api import __version__
 from compliance_api.health.probe import HealthStatus
-from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut
+from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut, WttaCacheOut
+from compliance_api.kit.clock import utcnow
 from compliance_api.services import services_of
 
 router = APIRouter(prefix="/v1", tags=["health"])
@@ -23,7 +24,15 @@ probes = APIRouter(tags=["operations"], include_in_schema=False)
 async def get_health(request: Request) -> HealthOut | Response:
     """The status of the service as last probed (every few seconds): `ok`, `degraded` or `down`."""
     services = services_of(request)
-    health = HealthOut(status=services.health.status, region=services.settings.region, version=__version__)
+    probe = services.health
+    cache = probe.wtta_age(request.state.environment, utcnow())
+    status = HealthStatus.degraded if cache.stale and probe.status is HealthStatus.ok else probe.status
+    health = HealthOut(
+        status=status,
+        region=services.settings.region,
+        version=__version__,
+        wtta=WttaCacheOut(imported_at=cache.refreshed_at, age_seconds=cache.age_seconds),
+    )
     if health.status is HealthStatus.down:
         return Response(health.model_dump_json(), status_code=503, media_type="application/json")
     return health

@@ -1,8 +1,10 @@
-"""Dependency health, probed in the background so `/v1/health` answers without touching the database."""
+"""Dependency health, probed in the background so `/v1/health` answers without touching the database; the probe
+also reads when each environment's WTTA register cache was last refreshed."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -10,8 +12,12 @@ from enum import StrEnum
 
 import structlog
 from redis.asyncio import Redis
-from sqlalchemy import text
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from compliance_api.kit.environment import Environment
+from compliance_api.wtta.models import WttaImport
 
 log = structlog.get_logger()
 
@@ -42,6 +48,19 @@ def assess(database: Check, redis: Check | None, *, slow_ms: float) -> HealthSta
     return HealthStatus.ok
 
 
+@dataclass(frozen=True, slots=True)
+class CacheAge:
+    """How old an environment's WTTA register cache is; `stale` past twice the scheduled refresh interval (or never
+    refreshed while a refresh is scheduled)."""
+
+    refreshed_at: dt.datetime | None
+    age_seconds: int | None
+    stale: bool
+
+
+LAST_REFRESHES = select(WttaImport.environment, func.max(WttaImport.finished_at)).group_by(WttaImport.environment)
+
+
 async def _timed(probe: Awaitable[object], limit_seconds: float) -> Check:
     started = time.perf_counter()
     try:
@@ -52,8 +71,18 @@ async def _timed(probe: Awaitable[object], limit_seconds: float) -> Check:
 
 
 class HealthProbe:
-    def __init__(self, engine: AsyncEngine, redis: Redis | None, *, slow_ms: float, interval: float) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        redis: Redis | None,
+        *,
+        slow_ms: float,
+        interval: float,
+        wtta_stale_after: dt.timedelta | None = None,
+    ) -> None:
         self._engine = engine
+        self._wtta_stale_after = wtta_stale_after  # twice the refresh interval; None when no refresh is scheduled
+        self.wtta_refreshed: dict[Environment, dt.datetime] = {}
         self._redis = redis
         self._slow_ms = slow_ms
         self._interval = interval
@@ -67,8 +96,30 @@ class HealthProbe:
         async with self._engine.connect() as connection:
             await connection.execute(text("SELECT 1"))
 
+    async def _read_wtta_refreshed(self) -> None:
+        """Each environment's last register refresh; a failure keeps the last known (the ping reports the outage)."""
+        try:
+            rows = await asyncio.wait_for(self._last_refreshes(), self._timeout)
+        except (SQLAlchemyError, OSError, TimeoutError):
+            return
+        self.wtta_refreshed = {Environment(environment): at for environment, at in rows}
+
+    async def _last_refreshes(self) -> list[tuple[str, dt.datetime]]:
+        async with self._engine.connect() as connection:
+            return [(row[0], row[1]) for row in await connection.execute(LAST_REFRESHES)]
+
+    def wtta_age(self, environment: Environment, now: dt.datetime) -> CacheAge:
+        """The environment's cache age as last probed; only production's register is refreshed on a schedule."""
+        refreshed_at = self.wtta_refreshed.get(environment)
+        age = None if refreshed_at is None else now - refreshed_at
+        limit = self._wtta_stale_after if environment is Environment.live else None
+        stale = limit is not None and (age is None or age > limit)
+        return CacheAge(refreshed_at, None if age is None else int(age.total_seconds()), stale)
+
     async def probe_once(self) -> HealthStatus:
         self.database = await _timed(self._ping_database(), self._timeout)
+        if self.database.reachable:
+            await self._read_wtta_refreshed()
         self.redis = await _timed(self._redis.ping(), self._timeout) if self._redis is not None else None
         status = assess(self.database, self.redis, slow_ms=self._slow_ms)
         if status is not self.status:

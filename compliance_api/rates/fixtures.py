@@ -33,12 +33,12 @@ async def seed_synthetic(
     return len(rows)
 
 
-async def create_demo_rates(session: AsyncSession) -> dict[str, Any]:
-    """Sandbox only: synthetic observations as of today, with the default seed."""
+async def create_demo_rates(session: AsyncSession, environment: Environment = Environment.test) -> dict[str, Any]:
+    """Synthetic observations (flagged so) as of today, with the default seed."""
     as_of = today_in_nl()
     rows = await seed_synthetic(
         session,
-        Environment.test,
+        environment,
         seed=synthetic.DEFAULT_SEED,
         as_of=as_of,
         window_months=Settings().rates_window_months,

@@ -1,4 +1,6 @@
-"""Sandbox fixtures: one documented KvK number per admission status, like a payment provider's test cards."""
+"""Sandbox fixtures: one documented KvK number per admission status, like a payment provider's test cards.
+
+`demo --env live` stores the same numbers in production, named and sourced as synthetic demo data."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from compliance_api.wtta.models import AdmissionStatus
 from compliance_api.wtta.register_file import validate
 
 SANDBOX_SOURCE = "sandbox test data (fictitious, not the WTTA register)"
+PRODUCTION_DEMO_SOURCE = "synthetic demo data (fictitious, not the WTTA register)"
 DEMO_LOCATION = "compliance-api demo"
 
 # (KvK number, admission number, admitted_at, expires_at) per status; the numbers are reserved for the sandbox.
@@ -30,12 +33,15 @@ SANDBOX_TABLE = "\n".join(
 )
 
 
-async def create_sandbox_admissions(session: AsyncSession) -> dict[str, str]:
-    """(Re)set the fixtures in the sandbox cache; returns status → KvK number."""
+async def create_sandbox_admissions(
+    session: AsyncSession, environment: Environment = Environment.test
+) -> dict[str, str]:
+    """(Re)set the fixtures in the environment's cache; returns status → KvK number."""
+    sandbox = environment is Environment.test
     rows = []
     for line, (status, (kvk, number, admitted_at, expires_at)) in enumerate(SANDBOX_ADMISSIONS.items(), start=1):
-        name = f"Sandbox {status.replace('_', ' ').title()} B.V."
+        name = f"{'Sandbox' if sandbox else 'Demo'} {status.replace('_', ' ').title()} B.V."
         rows.append(validate((kvk, name, status.value, number, admitted_at, expires_at), "fixture", line))
-    origin = service.ImportSource(location=DEMO_LOCATION, source=SANDBOX_SOURCE)
-    await service.import_rows(session, environment=Environment.test, rows=rows, origin=origin)
+    origin = service.ImportSource(location=DEMO_LOCATION, source=SANDBOX_SOURCE if sandbox else PRODUCTION_DEMO_SOURCE)
+    await service.import_rows(session, environment=environment, rows=rows, origin=origin)
     return {status.value: kvk for status, (kvk, *_) in SANDBOX_ADMISSIONS.items()}

@@ -23,6 +23,7 @@ from sqlalchemy import (
     and_,
     case,
     exists,
+    false,
     func,
     insert,
     literal,
@@ -53,6 +54,7 @@ ADMISSION_UPDATED = EventName.WTTA_ADMISSION_UPDATED
 BATCH_ROWS = 10_000
 REGISTER_CHANNEL = "wtta_register"  # PostgreSQL NOTIFY channel: an environment's cached register changed
 REGISTER_CHANGED = "wtta_register_changed"  # Session.info flag read by the replicas' commit hook
+IMPORT_LOCK = 0x57545441  # "WTTA": the advisory lock's first key; the second is the environment's index
 DATA_FIELDS = ("legal_name", "admission_status", "admission_number", "admitted_at", "expires_at")
 
 staging = Table(
@@ -191,6 +193,7 @@ async def import_rows(
     connection = await session.connection()
     # PostgreSQL drops the temporary table at commit (ON COMMIT DROP); SQLite keeps it on the pooled connection.
     sqlite_connection = connection.dialect.name == "sqlite"
+    await _one_import_at_a_time(session, environment, sqlite=sqlite_connection)
     if sqlite_connection:
         await connection.run_sync(lambda c: staging.drop(c, checkfirst=True))
     await connection.run_sync(lambda c: staging.create(c))
@@ -240,6 +243,22 @@ async def import_rows(
     await session.flush()
     unchanged = rows_read - created - changed
     return ImportResult(import_id, environment, rows_read, created, changed, unchanged, status_changes, missing)
+
+
+async def _one_import_at_a_time(session: AsyncSession, environment: Environment, *, sqlite: bool) -> None:
+    """Take the environment's import lock for the transaction before reading anything, so that concurrent imports
+    (workers refreshing on schedule, an operator's `wtta import`) run one after the other instead of failing.
+
+    PostgreSQL: an advisory transaction lock; without it, two imports inserting the same new numbers collide on the
+    primary key. SQLite: its write lock, which an UPDATE of no row takes (waiting up to busy_timeout); in WAL mode a
+    transaction that has read fails at once, without waiting, when it starts writing after another connection
+    committed, as the API's requests and the worker's jobs do meanwhile.
+    """
+    if sqlite:
+        version = WttaRegisterVersion.version
+        await session.execute(update(WttaRegisterVersion).where(false()).values(version=version))
+    else:
+        await session.execute(select(func.pg_advisory_xact_lock(IMPORT_LOCK, list(Environment).index(environment))))
 
 
 async def _load_staging(session: AsyncSession, rows: Iterable[Row]) -> int:

@@ -6,21 +6,21 @@ import json
 from typing import Any
 
 import pytest
-import uvicorn
 
+from compliance_api.cli import serve
 from compliance_api.server import GuardedHttpToolsProtocol
 from tests.cli.conftest import invoke, with_signing_keys
 
 
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Replaces uvicorn.run: records what `serve` would have started with instead of serving."""
+    """Replaces uvicorn: records what `serve` would have started with instead of serving."""
     calls: list[dict[str, Any]] = []
 
     def fake_run(app: str, **options: Any) -> None:
         calls.append({"app": app, **options})
 
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    monkeypatch.setattr(serve, "run_uvicorn", fake_run)
     return calls
 
 

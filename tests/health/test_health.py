@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +16,10 @@ from compliance_api.auth import tokens
 from compliance_api.auth.cache import resolution
 from compliance_api.config import Settings
 from compliance_api.health.probe import Check, HealthStatus, assess
+from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.wtta import service as wtta_service
+from compliance_api.wtta.register_file import validate
 from tests.factories import bearer, create_token
 
 
@@ -25,7 +29,12 @@ async def test_health_answers_with_status_region_and_version(
     _, token = await create_token(sessionmaker, pepper)
     response = await client.get("/v1/health", headers=bearer(token))
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "region": "local", "version": __version__}
+    assert response.json() == {
+        "status": "ok",
+        "region": "local",
+        "version": __version__,
+        "wtta": {"imported_at": None, "age_seconds": None},
+    }
 
 
 def test_assess_rules() -> None:
@@ -103,3 +112,52 @@ async def test_probes_need_no_token(client: AsyncClient, path: str) -> None:
     response = await client.get(path)
     assert response.status_code == 200
     assert response.json()["status"] == "ok"
+
+
+async def import_register(sessionmaker: async_sessionmaker[AsyncSession], environment: Environment) -> None:
+    rows = [validate(("70000001", "Age B.V.", "admitted", "", "", ""), "line", 1)]
+    async with sessionmaker.begin() as session:
+        await wtta_service.import_rows(
+            session, environment=environment, rows=rows, origin=wtta_service.ImportSource("r.csv", "test register")
+        )
+
+
+@pytest.mark.parametrize(
+    ("scheduled", "hours_old", "status"), [(True, 3, "degraded"), (True, 1, "ok"), (False, 3, "ok")]
+)
+async def test_health_reports_the_register_age_and_degrades_past_twice_the_refresh_interval(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    pepper: bytes,
+    monkeypatch: pytest.MonkeyPatch,
+    scheduled: bool,
+    hours_old: int,
+    status: str,
+) -> None:
+    imported_at = utcnow() - dt.timedelta(hours=hours_old)
+    monkeypatch.setattr(wtta_service, "utcnow", lambda: imported_at)
+    await import_register(sessionmaker, Environment.live)
+    monkeypatch.undo()
+    _, token = await create_token(sessionmaker, pepper)
+    schedule = {"wtta_register_url": "http://register.test/r.csv" if scheduled else "", "wtta_refresh_hours": 1.0}
+    async for _, http in serve(settings.model_copy(update=schedule)):
+        body = (await http.get("/v1/health", headers=bearer(token))).json()
+    assert body["status"] == status
+    assert dt.datetime.fromisoformat(body["wtta"]["imported_at"]) == imported_at
+    assert abs(body["wtta"]["age_seconds"] - hours_old * 3600) < 60
+
+
+async def test_a_scheduled_register_never_refreshed_is_degraded_in_production_only(
+    settings: Settings, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    _, live = await create_token(sessionmaker, pepper)
+    _, test = await create_token(sessionmaker, pepper, environment=Environment.test)
+    scheduled = settings.model_copy(update={"wtta_register_url": "http://register.test/r.csv"})
+    async for application, http in serve(scheduled):
+        assert (await http.get("/v1/health", headers=bearer(live))).json()["status"] == "degraded"
+        sandbox = {"Host": "sandbox.localhost", **bearer(test)}
+        assert (await http.get("/v1/health", headers=sandbox)).json()["status"] == "ok"
+        await import_register(sessionmaker, Environment.live)
+        await application.state.services.health.probe_once()
+        body = (await http.get("/v1/health", headers=bearer(live))).json()
+        assert (body["status"], body["wtta"]["age_seconds"]) == ("ok", 0)

@@ -26,6 +26,7 @@ from compliance_api.dashboard.web import (
     state_of,
 )
 from compliance_api.db import DbSession
+from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.clock import utcnow
 from compliance_api.ratelimit.tiers import Tier
 
@@ -150,7 +151,7 @@ async def reset_request(
     )
     if found is not None:
         user, token = found
-        link = account_service.reset_link(state.settings.public_base_url, token)
+        link = account_service.reset_link(request_base_url(request.scope, state.settings.public_base_url), token)
         body = (
             f"Someone asked to set a new password for {user.email} on the compliance-api dashboard.\n\n"
             f"Open this link within {state.settings.password_reset_minutes} minutes to choose one (it works once):\n"
