@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import gc
 import statistics
 import time
 import uuid
@@ -84,6 +85,8 @@ async def _timings(caller: Caller, calls: int, filters: listing.ClassificationFi
     cursor = None
     async with sessionmaker() as session:  # warm-up: the pool's first connection is not part of the figure
         await listing.list_classifications(session, caller, filters, limit=100, cursor=None, since=since)
+    gc.collect()
+    gc.freeze()  # as the app does once started (app.py): full collections then skip the long-lived objects
     if deep:  # a cursor half way down
         async with sessionmaker() as session:
             for _ in range(deep):
