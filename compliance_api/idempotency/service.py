@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import json
 import os
 import uuid
 from collections.abc import Awaitable, Callable
@@ -84,8 +85,12 @@ def key_of(request: Request) -> str | None:
 
 
 def fingerprint(method: str, path: str, body: BaseModel | None) -> str:
-    """What makes two requests "the same": method, path and the parsed body (key order and spacing do not count)."""
-    canonical = orjson.dumps(body.model_dump(mode="json") if body else None, option=orjson.OPT_SORT_KEYS)
+    """What makes two requests "the same": method, path and the parsed body (key order and spacing do not count).
+
+    Written by the standard library, not orjson: a batch's items are any JSON, and only it writes integers beyond
+    64 bits (orjson raises) and keeps `NaN` apart from `null` (orjson writes both as `null`)."""
+    data = body.model_dump(mode="json") if body else None
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     return hashlib.sha256(f"{method} {path} ".encode() + canonical).hexdigest()
 
 

@@ -180,3 +180,17 @@ async def test_a_single_call_with_a_70_digit_integer_is_a_400_naming_the_field(
     response = await client.post("/v1/classify/zelfstandigenwet", content=raw, headers=headers)
     assert response.status_code == 400
     assert [e["field"] for e in response.json()["errors"]] == ["engagement.months_duration"]
+
+
+async def test_an_idempotent_batch_with_a_70_digit_integer_or_nan_is_fingerprinted_not_a_500(
+    client: AsyncClient, account: Account
+) -> None:
+    headers = {**account.live, "content-type": "application/json", "Idempotency-Key": "odd-numbers"}
+    big = b'{"items": [{"engagement": {"months_duration": 1' + b"0" * 70 + b"}}]}"
+    first = await client.post(ZW_BATCH, content=big, headers=headers)
+    assert first.status_code == 200
+    assert first.json()["data"][0]["index"] == 0
+    assert (await client.post(ZW_BATCH, content=big, headers=headers)).headers["idempotent-replayed"] == "true"
+    nan = b'{"items": [{"engagement": {"months_duration": 1' + b"0" * 70 + b', "hourly_rate_eur": NaN}}]}'
+    other = await client.post(ZW_BATCH, content=nan, headers=headers)
+    assert other.json()["code"] == "idempotency_mismatch"
