@@ -325,7 +325,8 @@ def _request_id(request: Request) -> str:
     return str(request.scope.get("state", {}).get("request_id", ""))
 
 
-def _base_url(request: Request) -> str:
+def problem_base_url(request: Request) -> str:
+    """Where the `type` URLs of this request's problems point."""
     return request_base_url(request.scope, services_of(request).public_base_url)
 
 
@@ -373,7 +374,7 @@ async def _handle_api_error(request: Request, exc: Exception) -> Response:
     return problem_response(
         exc.code,
         request_id=_request_id(request),
-        base_url=_base_url(request),
+        base_url=problem_base_url(request),
         detail=str(exc.detail),
         errors=exc.errors,
         headers=exc.headers,
@@ -412,7 +413,7 @@ async def _handle_http_exception(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405:
         headers["Allow"] = _allowed_methods(request)
     return problem_response(
-        code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, headers=headers
+        code, request_id=_request_id(request), base_url=problem_base_url(request), detail=detail, headers=headers
     )
 
 
@@ -423,12 +424,12 @@ async def _handle_validation(request: Request, exc: Exception) -> Response:
     if body_problem is not None:
         code, detail = body_problem
         return problem_response(
-            code, request_id=_request_id(request), base_url=_base_url(request), detail=detail, errors=errors
+            code, request_id=_request_id(request), base_url=problem_base_url(request), detail=detail, errors=errors
         )
     return problem_response(
         "validation_failed",
         request_id=_request_id(request),
-        base_url=_base_url(request),
+        base_url=problem_base_url(request),
         detail="; ".join(f"{e.field}: {e.message}" for e in errors),
         errors=errors,
     )

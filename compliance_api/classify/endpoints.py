@@ -32,7 +32,7 @@ from compliance_api.classify.schemas import (
 )
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.db import DbSession
-from compliance_api.errors import ApiError
+from compliance_api.errors import ApiError, problem_base_url
 from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
@@ -81,19 +81,24 @@ async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) 
     time (bench/RESULTS.md); the headers are documented through `IDEMPOTENCY_KEY_PARAMETER` and
     `ACCEPT_LANGUAGE_PARAMETER`.
     """
-    services = services_of(request)
-    caller = caller_of(request)
-    language = _language_of(request)
+    services, caller, language = services_of(request), caller_of(request), _language_of(request)
 
     def run() -> Awaitable[dict[str, Any]]:
         return classify(services.audit, caller, body, services.rulesets, utcnow(), language)
 
+    return await _answer(request, body, language, run)
+
+
+async def _answer(
+    request: Request, body: BaseModel, language: Language, run: Callable[[], Awaitable[dict[str, Any]]]
+) -> Response:
+    """`run`'s result in `language`; with an Idempotency-Key, once per key (a session is opened only then)."""
     key = key_of(request)
     if key is None:
         return Response(orjson.dumps(await run()), media_type="application/json", headers=LANGUAGE_HEADERS[language])
-    async with services.sessionmaker.begin() as session:
+    async with services_of(request).sessionmaker.begin() as session:
         path = _fingerprinted_path(request, language)
-        replayed = await idempotent(request, caller, session, key, fingerprint("POST", path, body), run)
+        replayed = await idempotent(request, caller_of(request), session, key, fingerprint("POST", path, body), run)
     return _in_language(replayed, language)
 
 
@@ -166,20 +171,14 @@ async def _classify_batch(
 ) -> Response:
     await _charge(request, len(body.items))
     services, caller, language = services_of(request), caller_of(request), _language_of(request)
-    base_url = str(services.settings.public_base_url).rstrip("/")
+    base_url = problem_base_url(request)
 
     def run() -> Awaitable[dict[str, Any]]:
         return batch.classify_batch(
             services.audit, caller, body.items, model, score, services.rulesets, utcnow(), language, base_url
         )
 
-    key = key_of(request)
-    if key is None:
-        return Response(orjson.dumps(await run()), media_type="application/json", headers=LANGUAGE_HEADERS[language])
-    async with services.sessionmaker.begin() as session:
-        path = _fingerprinted_path(request, language)
-        replayed = await idempotent(request, caller, session, key, fingerprint("POST", path, body), run)
-    return _in_language(replayed, language)
+    return await _answer(request, body, language, run)
 
 
 @router.post(
