@@ -228,3 +228,17 @@ def test_every_text_is_translated_and_differs_from_english(ruleset_dir: Path) ->
         texts += [r.reason for r in ruleset.rules] + list(ruleset.advice.values())
     for translations in texts:
         assert len(set(translations)) == 4, translations
+
+
+def test_every_verify_left_says_what_could_not_be_checked() -> None:
+    """A `VERIFY` is kept only with its reason (the source was not available or not conclusive), never bare."""
+    rulesets = packaged_rulesets()
+    for ruleset in (rulesets.dutch, *rulesets.cross_border.values()):
+        for part in ruleset.source_note.split("VERIFY")[1:]:
+            assert part.startswith(", not checkable"), (ruleset.id, part[:80])
+
+
+def test_the_belgian_rules_say_how_actual_authority_weighs_and_cite_the_programme_law() -> None:
+    note = packaged_rulesets().cross_border[Country.BE].source_note
+    assert "actually exercised therefore outweighs the written self-employed qualification" in note
+    assert "Programme Law (I) of 27 Dec 2006, Title XIII, art. 331-333" in note
