@@ -107,7 +107,7 @@ def build_services(settings: Settings) -> Services:
         ),
         webhook_secrets=secret_box(settings),
         rate_benchmarks=BenchmarkCache(settings.rates_cache_seconds),
-        passport_hot_path=new_hot_path(engine),
+        passport_hot_path=new_hot_path(engine, mirror=settings.passport_mirror),
     )
 
 
@@ -173,6 +173,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await services.limiter.close()
             if services.wtta_reader is not None:
                 await services.wtta_reader.close()
+            await services.passport_hot_path.close()
             await services.engine.dispose()
 
     app = FastAPI(

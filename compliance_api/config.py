@@ -109,6 +109,9 @@ class Settings(BaseSettings):
     # Each API process keeps the WTTA register in memory (about 100 bytes a row) and answers lookups from it while
     # it is current; false reads the database on every lookup (wtta/replica.py).
     wtta_replica: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_WTTA_REPLICA"))
+    # On PostgreSQL each API process keeps the rows the passport routes read in memory, forgotten on every change
+    # (LISTEN passport_changed); false reads the database on every call (passport/mirror.py).
+    passport_mirror: bool = Field(default=True, validation_alias=AliasChoices("COMPLIANCE_PASSPORT_MIRROR"))
     # Set, the worker keeps the production cache fresh from this URL (wtta/refresh.py); /v1/health then reports
     # `degraded` once the cache is older than twice the interval.
     wtta_register_url: str = Field(default="", validation_alias=AliasChoices("COMPLIANCE_WTTA_REGISTER_URL"))

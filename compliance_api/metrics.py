@@ -24,6 +24,9 @@ WEBHOOK_LATENCY = Histogram(
 WTTA_LOOKUP_READS = Counter(
     "compliance_wtta_lookup_reads_total", "WTTA lookups by where they were answered from", ["read"]
 )  # read: memory (the process's copy of the register), database (copy absent, loading or out of date)
+PASSPORT_READS = Counter(
+    "compliance_passport_reads_total", "Passport route reads by where they were answered from", ["read"]
+)  # read: memory (the process's copy, PostgreSQL only), database
 WTTA_REPLICA_ROWS = Gauge(
     "compliance_wtta_replica_rows", "Rows of the WTTA register held in this process's memory", ["environment"]
 )

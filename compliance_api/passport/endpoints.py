@@ -18,7 +18,8 @@ from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.passport import service
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.reader import PassportReader, reader_for
+from compliance_api.passport.mirror import MirroredReader
+from compliance_api.passport.reader import PassportReader, postgres_dsn, reader_for
 from compliance_api.passport.schemas import (
     OwnPassport,
     PassportSummary,
@@ -59,10 +60,18 @@ class HotPath:
     own: LatestCache[bytes]
     summaries: LatestCache[bytes]
 
+    async def close(self) -> None:
+        if isinstance(self.reader, MirroredReader):
+            await self.reader.close()
 
-def new_hot_path(engine: AsyncEngine) -> HotPath:
-    """The hot routes' reader (its connections are made on first use) and empty body caches."""
-    return HotPath(reader_for(engine), LatestCache(), LatestCache())
+
+def new_hot_path(engine: AsyncEngine, *, mirror: bool = True) -> HotPath:
+    """The hot routes' reader (its connections are made on first use; on PostgreSQL through an in-memory copy
+    unless `mirror` is off) and empty body caches."""
+    reader = reader_for(engine)
+    if mirror and (dsn := postgres_dsn(engine)) is not None:
+        reader = MirroredReader(reader, dsn)
+    return HotPath(reader, LatestCache(), LatestCache())
 
 
 def hot_path(request: Request) -> HotPath:

@@ -196,3 +196,8 @@ def reader_for(engine: AsyncEngine) -> PassportReader:
     if (dsn := asyncpg_dsn(engine.url)) is not None:
         return PostgresReader(engine, dsn, POSTGRES_POOL_SIZE)
     return EngineReader(engine)
+
+
+def postgres_dsn(engine: AsyncEngine) -> str | None:
+    """The asyncpg DSN of a PostgreSQL engine (where an in-memory copy can listen for changes), else None."""
+    return asyncpg_dsn(engine.url)

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
@@ -30,6 +29,7 @@ from sqlalchemy.engine import make_url
 from compliance_api.db import asyncpg_dsn, sqlite_file
 from compliance_api.kit.asyncpg_pool import LazyPool
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.pg_listen import listen
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaRegisterVersion
 from compliance_api.wtta.replica import ReplicatedLookup, Snapshot, SnapshotRow, microseconds
 from compliance_api.wtta.service import REGISTER_CHANNEL
@@ -247,21 +247,13 @@ class PostgresLookup:
             return snapshot
 
     async def watch(self, on_change: Callable[[], None]) -> None:
-        """LISTEN on a connection of its own until it is lost; a `SELECT 1` every `keepalive_seconds` of silence
-        finds a connection that died without closing."""
-        connection = await asyncpg.connect(self._dsn, server_settings={"application_name": LISTENER_NAME})
-        lost = asyncio.Event()
-        try:
-            connection.add_termination_listener(lambda _: lost.set())
-            await connection.add_listener(REGISTER_CHANNEL, lambda *_: on_change())
-            on_change()
-            while not lost.is_set():
-                try:
-                    await asyncio.wait_for(lost.wait(), timeout=self._keepalive_seconds)
-                except TimeoutError:
-                    await connection.fetchval("SELECT 1", timeout=self._keepalive_seconds)
-        finally:
-            connection.terminate()
+        await listen(
+            self._dsn,
+            REGISTER_CHANNEL,
+            on_change,
+            application_name=LISTENER_NAME,
+            keepalive_seconds=self._keepalive_seconds,
+        )
 
     async def close(self) -> None:
         await self._pool.close()

@@ -1,0 +1,183 @@
+"""The passport routes' rows held in each API process's memory on PostgreSQL, so that most calls read no database.
+
+Without it every own-passport read and every verification costs a round trip, which holds both routes at about
+half the health endpoint's rate (bench/RESULTS.md). The rows are kept per statement and parameters (a freelancer's
+passport, a share-token's hash) while nothing in `passport`, `passport_verification` or `passport_share` changes:
+
+* this process's own commits forget them at once, through session hooks (the change is seen before the commit
+  call returns, so a revocation through this process is never answered from memory);
+* other processes' commits are announced by statement triggers (`NOTIFY passport_changed`, migration 0017)
+  and forgotten when the notification arrives, milliseconds after the commit;
+* while the LISTEN connection is down (or not yet up) every call reads the database, as without the copy; a
+  connection that died without closing is found by its keepalive (30 s).
+
+Expiry and validity are judged on every call against the current time, never remembered. Unknown tokens are not
+remembered (a flood of random tokens reads the database and fills no memory). `COMPLIANCE_PASSPORT_MIRROR=false`
+turns the copy off. Hand-rolled, like the WTTA register's copy: no library caches query results invalidated by
+PostgreSQL notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Hashable, Mapping
+from itertools import chain
+from typing import Any
+
+import structlog
+from sqlalchemy import event
+from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
+
+from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
+from compliance_api.kit.pg_listen import listen
+from compliance_api.metrics import PASSPORT_READS
+from compliance_api.passport.reader import AnySelect, PassportReader, Row
+
+log = structlog.get_logger(__name__)
+
+CHANNEL = "passport_changed"
+LISTENER_NAME = "compliance-api passport listener"  # application_name of the LISTEN connection (pg_stat_activity)
+# What the routes read, and the accounts whose deletion cascades into it.
+WATCHED_TABLES = frozenset({"passport", "passport_verification", "passport_share", "user_account"})
+CHANGED = "passport_rows_changed"  # Session.info flag read by the commit hook
+MAX_ENTRIES = 100_000
+RETRY_SECONDS = 5.0
+
+_FROM_MEMORY = PASSPORT_READS.labels("memory")
+_FROM_DATABASE = PASSPORT_READS.labels("database")
+
+
+class MirroredReader:
+    """A `PassportReader` answering from memory while the LISTEN connection is up and nothing changed."""
+
+    def __init__(
+        self,
+        source: PassportReader,
+        dsn: str,
+        *,
+        keepalive_seconds: float = 30.0,
+        retry_seconds: float = RETRY_SECONDS,
+        max_entries: int = MAX_ENTRIES,
+    ) -> None:
+        self._source = source
+        self._dsn = dsn
+        self._keepalive_seconds = keepalive_seconds
+        self._retry_seconds = retry_seconds
+        self._max_entries = max_entries
+        self._rows: dict[Hashable, list[Row]] = {}
+        self._generation = 0
+        self._changed = asyncio.Event()
+        self._listening = False
+        self._watch_task: asyncio.Task[None] | None = None
+        self._outage = DatabaseOutage("passport_mirror", first_wait=retry_seconds, max_wait=max(retry_seconds, 60.0))
+        _MIRRORS.add(self)
+
+    @property
+    def listening(self) -> bool:
+        return self._listening
+
+    def invalidate(self) -> None:
+        """Something the routes read may have changed: forget every row, and any read still under way."""
+        self._generation += 1
+        self._rows = {}
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def changed(self) -> None:
+        """Return at the next invalidation (tests and benchmarks wait for a notification with it)."""
+        await self._changed.wait()
+
+    async def fetch(self, statement: AnySelect, parameters: Mapping[str, Any]) -> list[Row]:
+        if self._watch_task is None:
+            self._watch_task = asyncio.create_task(self._watch())
+        if not self._listening:
+            _FROM_DATABASE.inc()
+            return await self._source.fetch(statement, parameters)
+        key = (statement, *parameters.values())
+        rows = self._rows.get(key)
+        if rows is not None:
+            _FROM_MEMORY.inc()
+            return rows
+        _FROM_DATABASE.inc()
+        generation = self._generation
+        rows = await self._source.fetch(statement, parameters)
+        if rows and generation == self._generation:  # nothing was announced while reading
+            if len(self._rows) >= self._max_entries:
+                self._rows = {}
+            self._rows[key] = rows
+        return rows
+
+    async def close(self) -> None:
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            await asyncio.gather(self._watch_task, return_exceptions=True)  # the listener lets go of its connection
+            self._watch_task = None
+        self._listening = False
+        self.invalidate()
+
+    async def _watch(self) -> None:
+        """Listen for as long as the process lives; a lost database is retried after longer and longer waits and
+        logged once (`DatabaseOutage`)."""
+        while True:
+            wait = self._retry_seconds
+            try:
+                await listen(
+                    self._dsn,
+                    CHANNEL,
+                    self._heard,
+                    application_name=LISTENER_NAME,
+                    keepalive_seconds=self._keepalive_seconds,
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if is_database_unreachable(exc):
+                    wait = self._outage.failed(exc)
+                else:
+                    log.warning("passport.mirror.watch_lost", exc_info=True)
+            self._listening = False
+            self.invalidate()
+            await asyncio.sleep(wait)
+
+    def _heard(self) -> None:
+        """Called when listening starts and on every notification."""
+        self._outage.succeeded()
+        self._listening = True
+        self.invalidate()
+
+
+_MIRRORS: weakref.WeakSet[MirroredReader] = weakref.WeakSet()
+
+
+def _watched(instance: object) -> bool:
+    table = getattr(instance, "__table__", None)
+    return getattr(table, "name", None) in WATCHED_TABLES
+
+
+@event.listens_for(Session, "after_flush")
+def _flushed(session: Session, _: UOWTransaction) -> None:
+    if any(_watched(instance) for instance in chain(session.new, session.dirty, session.deleted)):
+        session.info[CHANGED] = True
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _executed(state: ORMExecuteState) -> None:
+    """Bulk statements (`update(PassportShare)...`) bypass the flush."""
+    if state.is_insert or state.is_update or state.is_delete:
+        table = getattr(state.statement, "table", None)
+        if getattr(table, "name", None) in WATCHED_TABLES:
+            state.session.info[CHANGED] = True
+
+
+@event.listens_for(Session, "after_commit")
+def _committed(session: Session) -> None:
+    """This process's own changes reach its copies before the commit call returns."""
+    if session.info.pop(CHANGED, False):
+        for mirror in _MIRRORS:
+            mirror.invalidate()
+
+
+@event.listens_for(Session, "after_rollback")
+def _rolled_back(session: Session) -> None:
+    session.info.pop(CHANGED, None)

@@ -1,0 +1,241 @@
+"""The passport routes' in-memory copy on PostgreSQL (`passport/mirror.py`): answers from memory only while it
+listens and nothing changed, sees this process's changes before their commit returns and other processes' changes
+when announced. The tests make a PostgreSQL database on the SQLite run too (only PostgreSQL announces changes)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg  # type: ignore[import-untyped]
+import pytest
+from prometheus_client import REGISTRY
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from compliance_api.db import asyncpg_dsn, create_engine
+from compliance_api.errors import ApiError
+from compliance_api.kit.batch_writer import batch_writer_for
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.passport import reader as reads
+from compliance_api.passport import service
+from compliance_api.passport.cache import LatestCache
+from compliance_api.passport.catalogue import packaged_catalogue
+from compliance_api.passport.endpoints import new_hot_path
+from compliance_api.passport.mirror import LISTENER_NAME, MirroredReader
+from compliance_api.passport.reader import PostgresReader, SqliteReader
+from compliance_api.passport.signing import SigningKeys
+from tests.conftest import SECRET, ProxiedPostgres
+from tests.passport.conftest import Account, give_passport, make_account
+from tests.passport.test_hot_path import caller_of
+
+
+def reads_from(where: str) -> float:
+    value = REGISTRY.get_sample_value("compliance_passport_reads_total", {"read": where})
+    return value or 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Mirrored:
+    """A mirror over a PostgreSQL database, with a freelancer's passport and a business to verify it."""
+
+    mirror: MirroredReader
+    database: ProxiedPostgres
+    engine: AsyncEngine
+    dsn: str
+    holder: Account
+    business: Account
+
+
+@pytest.fixture
+async def mirrored(proxied_postgres: ProxiedPostgres, pepper: bytes) -> AsyncIterator[Mirrored]:
+    engine = create_engine(proxied_postgres.url)
+    dsn = asyncpg_dsn(engine.url)
+    assert dsn is not None
+    mirror = MirroredReader(PostgresReader(engine, dsn, 2), dsn, retry_seconds=0.2)
+    maker = proxied_postgres.sessionmaker
+    holder, business = await make_account(maker, pepper), await make_account(maker, pepper)
+    await give_passport(maker, holder.user)
+    try:
+        yield Mirrored(mirror, proxied_postgres, engine, dsn, holder, business)
+    finally:
+        await mirror.close()
+        await engine.dispose()
+
+
+async def listening(mirror: MirroredReader) -> None:
+    """Start the mirror's listener with a first read and wait until it listens."""
+    if not mirror.listening:
+        changed = asyncio.ensure_future(mirror.changed())
+        await mirror.fetch(reads.OWN, {"user_id": uuid.uuid4(), "environment": Environment.live})
+        await asyncio.wait_for(changed, timeout=30)
+    assert mirror.listening
+
+
+async def own(mirrored: Mirrored) -> bytes:
+    caller = caller_of(mirrored.holder)
+    return await service.own_passport_json(mirrored.mirror, caller, packaged_catalogue(), utcnow(), LatestCache())
+
+
+async def new_share(mirrored: Mirrored, pepper: bytes) -> str:
+    async with mirrored.database.sessionmaker.begin() as session:
+        created = await service.create_share(
+            session, caller_of(mirrored.holder), ttl_days=30, pepper=pepper, now=utcnow()
+        )
+    return created.token
+
+
+async def verify(mirrored: Mirrored, token: str, pepper: bytes, keys: SigningKeys) -> bytes:
+    audit = GroupCommit(batch_writer_for(mirrored.engine))
+    try:
+        return await service.verify_share_json(
+            mirrored.mirror,
+            audit,
+            caller_of(mirrored.business),
+            token,
+            pepper=pepper,
+            keys=keys,
+            catalogue=packaged_catalogue(),
+            now=utcnow(),
+            cache=LatestCache(),
+        )
+    finally:
+        await audit.close()
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> SigningKeys:
+    return SigningKeys(tmp_path / "keys", generate=True)
+
+
+async def test_a_second_read_is_answered_from_memory_with_the_same_rows(mirrored: Mirrored) -> None:
+    await listening(mirrored.mirror)
+    first = await own(mirrored)
+    memory, database = reads_from("memory"), reads_from("database")
+    assert await own(mirrored) == first
+    assert (reads_from("memory"), reads_from("database")) == (memory + 1, database)
+
+
+async def test_until_it_listens_every_read_goes_to_the_database(mirrored: Mirrored) -> None:
+    unreachable = "postgresql://postgres@127.0.0.1:9/nowhere"  # the listener never connects; the reads do
+    mirror = MirroredReader(PostgresReader(mirrored.engine, mirrored.dsn, 1), unreachable, retry_seconds=60)
+    caller = caller_of(mirrored.holder)
+    try:
+        database = reads_from("database")
+        for _ in range(3):
+            await service.own_passport_json(mirror, caller, packaged_catalogue(), utcnow(), LatestCache())
+        assert reads_from("database") == database + 3
+        assert not mirror.listening
+    finally:
+        await mirror.close()
+
+
+async def test_a_change_committed_in_this_process_is_seen_before_its_commit_returns(
+    mirrored: Mirrored, pepper: bytes, keys: SigningKeys
+) -> None:
+    await listening(mirrored.mirror)
+    token = await new_share(mirrored, pepper)
+    await verify(mirrored, token, pepper, keys)
+    await verify(mirrored, token, pepper, keys)  # now from memory
+    async with mirrored.database.sessionmaker.begin() as session:
+        await service.revoke_share_by_token(session, token, pepper=pepper, now=utcnow())
+    # no waiting for the notification: the commit hook forgot the rows
+    with pytest.raises(ApiError) as refused:
+        await verify(mirrored, token, pepper, keys)
+    assert refused.value.code == "share_not_found"
+
+
+async def test_a_change_committed_by_another_process_is_seen_once_announced(
+    mirrored: Mirrored, pepper: bytes, keys: SigningKeys, var_dir: Path
+) -> None:
+    await listening(mirrored.mirror)
+    token = await new_share(mirrored, pepper)
+    await verify(mirrored, token, pepper, keys)
+    changed = asyncio.ensure_future(mirrored.mirror.changed())
+    env = os.environ | {
+        "DATABASE_URL": mirrored.database.url,
+        "REDIS_URL": "",
+        "COMPLIANCE_SECRET_KEY": SECRET,
+        "COMPLIANCE_VAR_DIR": str(var_dir),
+    }
+    command = [sys.executable, "-m", "compliance_api", "passport", "revoke-share", token]
+    result = await asyncio.to_thread(
+        subprocess.run, command, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    await asyncio.wait_for(changed, timeout=30)  # the trigger's NOTIFY, delivered at the CLI's commit
+    with pytest.raises(ApiError) as refused:
+        await verify(mirrored, token, pepper, keys)
+    assert refused.value.code == "share_not_found"
+
+
+async def test_a_deleted_account_takes_its_remembered_passport_along(mirrored: Mirrored) -> None:
+    await listening(mirrored.mirror)
+    await own(mirrored)
+    async with mirrored.database.sessionmaker.begin() as session:
+        await session.delete(await session.merge(mirrored.holder.user))
+    with pytest.raises(ApiError) as refused:
+        await own(mirrored)
+    assert refused.value.code == "no_passport"
+
+
+async def test_unknown_tokens_are_not_remembered(mirrored: Mirrored, pepper: bytes, keys: SigningKeys) -> None:
+    await listening(mirrored.mirror)
+    for _ in range(2):
+        database = reads_from("database")
+        with pytest.raises(ApiError):
+            await verify(mirrored, "pst_" + uuid.uuid4().hex, pepper, keys)
+        assert reads_from("database") == database + 1
+
+
+async def test_while_the_listening_connection_is_down_reads_go_to_the_database(mirrored: Mirrored) -> None:
+    await listening(mirrored.mirror)
+    await own(mirrored)
+    lost = asyncio.ensure_future(mirrored.mirror.changed())
+    connection = await asyncpg.connect(mirrored.dsn)
+    try:
+        terminated = await connection.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+            LISTENER_NAME,
+        )
+    finally:
+        await connection.close()
+    assert terminated >= 1
+    await asyncio.wait_for(lost, timeout=30)
+    if not mirrored.mirror.listening:  # not yet back: what it would have missed, it reads
+        database = reads_from("database")
+        await own(mirrored)
+        assert reads_from("database") == database + 1
+    await listening(mirrored.mirror)  # back after the retry delay
+    await own(mirrored)
+    memory = reads_from("memory")
+    await own(mirrored)
+    assert reads_from("memory") == memory + 1
+
+
+async def test_a_read_under_way_during_a_change_is_not_remembered(mirrored: Mirrored) -> None:
+    await listening(mirrored.mirror)
+    pending = asyncio.ensure_future(own(mirrored))
+    await asyncio.sleep(0)  # one turn of the loop: the read has begun and waits for its answer
+    mirrored.mirror.invalidate()
+    await pending
+    database = reads_from("database")
+    await own(mirrored)
+    assert reads_from("database") == database + 1, "the read that overlapped the change was not kept"
+
+
+def test_the_app_mirrors_only_on_postgresql(engine: AsyncEngine) -> None:
+    hot = new_hot_path(engine)
+    if make_url(str(engine.url)).get_backend_name() == "postgresql":
+        assert isinstance(hot.reader, MirroredReader)
+        assert not isinstance(new_hot_path(engine, mirror=False).reader, MirroredReader)
+    else:
+        assert isinstance(hot.reader, SqliteReader)
