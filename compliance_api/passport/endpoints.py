@@ -18,8 +18,8 @@ from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.passport import service
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.mirror import MirroredReader
-from compliance_api.passport.reader import PassportReader, postgres_dsn, reader_for
+from compliance_api.passport.mirror import CountedReader, MirroredReader
+from compliance_api.passport.reader import PassportReader, SqliteReader, postgres_dsn, reader_for
 from compliance_api.passport.schemas import (
     OwnPassport,
     PassportSummary,
@@ -66,10 +66,12 @@ class HotPath:
 
 
 def new_hot_path(engine: AsyncEngine, *, mirror: bool = True) -> HotPath:
-    """The hot routes' reader (its connections are made on first use; on PostgreSQL through an in-memory copy
-    unless `mirror` is off) and empty body caches."""
+    """The hot routes' reader (its connections are made on first use; through an in-memory copy of the rows unless
+    `mirror` is off) and empty body caches."""
     reader = reader_for(engine)
-    if mirror and (dsn := postgres_dsn(engine)) is not None:
+    if mirror and isinstance(reader, SqliteReader):
+        reader = CountedReader(reader)
+    elif mirror and (dsn := postgres_dsn(engine)) is not None:
         reader = MirroredReader(reader, dsn)
     return HotPath(reader, LatestCache(), LatestCache())
 

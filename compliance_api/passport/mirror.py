@@ -1,8 +1,15 @@
-"""The passport routes' rows held in each API process's memory on PostgreSQL, so that most calls read no database.
+"""The passport routes' rows held in each API process's memory, so that most calls read no rows.
 
-Without it every own-passport read and every verification costs a round trip, which holds both routes at about
-half the health endpoint's rate (bench/RESULTS.md). The rows are kept per statement and parameters (a freelancer's
-passport, a share-token's hash) while nothing in `passport`, `passport_verification` or `passport_share` changes:
+Without it every own-passport read and every verification reads a join of three tables (on PostgreSQL a round
+trip), which held both routes at about half the health endpoint's rate (bench/RESULTS.md). The rows are kept per
+statement and parameters (a freelancer's passport, a share-token's hash) while nothing in `passport`,
+`passport_verification` or `passport_share` changes. How a process learns of a change depends on the database.
+
+SQLite (`CountedReader`): row triggers raise `passport_change.version` in the changing transaction (migration
+0017); every call reads that one row first (a primary-key read on the process's read-only connection, a fraction
+of the join) and forgets the rows when it moved. No answer is ever older than the last commit.
+
+PostgreSQL (`MirroredReader`), where any read is a round trip:
 
 * this process's own commits forget them at once, through session hooks (the change is seen before the commit
   call returns, so a revocation through this process is never answered from memory);
@@ -11,8 +18,8 @@ passport, a share-token's hash) while nothing in `passport`, `passport_verificat
 * while the LISTEN connection is down (or not yet up) every call reads the database, as without the copy; a
   connection that died without closing is found by its keepalive (30 s).
 
-Expiry and validity are judged on every call against the current time, never remembered. Unknown tokens are not
-remembered (a flood of random tokens reads the database and fills no memory). `COMPLIANCE_PASSPORT_MIRROR=false`
+On both, expiry and validity are judged on every call against the current time, never remembered. Unknown tokens
+are not remembered (a flood of random tokens reads the database and fills no memory). `COMPLIANCE_PASSPORT_MIRROR=false`
 turns the copy off. Hand-rolled, like the WTTA register's copy: no library caches query results invalidated by
 PostgreSQL notifications.
 """
@@ -32,7 +39,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
 from compliance_api.kit.pg_listen import listen
 from compliance_api.metrics import PASSPORT_READS
-from compliance_api.passport.reader import AnySelect, PassportReader, Row
+from compliance_api.passport.reader import AnySelect, PassportReader, Row, SqliteReader
 
 log = structlog.get_logger(__name__)
 
@@ -46,6 +53,55 @@ RETRY_SECONDS = 5.0
 
 _FROM_MEMORY = PASSPORT_READS.labels("memory")
 _FROM_DATABASE = PASSPORT_READS.labels("database")
+
+
+class RowMemory:
+    """Rows by statement and parameters, bounded: when full it starts over (one read again per key)."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._max_entries = max_entries
+        self._rows: dict[Hashable, list[Row]] = {}
+
+    def get(self, key: Hashable) -> list[Row] | None:
+        rows = self._rows.get(key)
+        (_FROM_DATABASE if rows is None else _FROM_MEMORY).inc()
+        return rows
+
+    def put(self, key: Hashable, rows: list[Row]) -> None:
+        if not rows:  # unknown tokens are not remembered
+            return
+        if len(self._rows) >= self._max_entries:
+            self._rows = {}
+        self._rows[key] = rows
+
+    def clear(self) -> None:
+        self._rows = {}
+
+
+def _key(statement: AnySelect, parameters: Mapping[str, Any]) -> Hashable:
+    """The callers pass their parameters in one order per statement."""
+    return (statement, *parameters.values())
+
+
+class CountedReader:
+    """SQLite: answers from memory while `passport_change.version` is the one its rows were read at."""
+
+    def __init__(self, source: SqliteReader, *, max_entries: int = MAX_ENTRIES) -> None:
+        self._source = source
+        self._memory = RowMemory(max_entries)
+        self._version: int | None = None
+
+    async def fetch(self, statement: AnySelect, parameters: Mapping[str, Any]) -> list[Row]:
+        version = self._source.version()  # read before the rows: rows newer than it are forgotten at the next call
+        if version != self._version:
+            self._memory.clear()
+            self._version = version
+        key = _key(statement, parameters)
+        rows = self._memory.get(key)
+        if rows is None:
+            rows = await self._source.fetch(statement, parameters)
+            self._memory.put(key, rows)
+        return rows
 
 
 class MirroredReader:
@@ -64,8 +120,7 @@ class MirroredReader:
         self._dsn = dsn
         self._keepalive_seconds = keepalive_seconds
         self._retry_seconds = retry_seconds
-        self._max_entries = max_entries
-        self._rows: dict[Hashable, list[Row]] = {}
+        self._memory = RowMemory(max_entries)
         self._generation = 0
         self._changed = asyncio.Event()
         self._listening = False
@@ -80,7 +135,7 @@ class MirroredReader:
     def invalidate(self) -> None:
         """Something the routes read may have changed: forget every row, and any read still under way."""
         self._generation += 1
-        self._rows = {}
+        self._memory.clear()
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -94,18 +149,13 @@ class MirroredReader:
         if not self._listening:
             _FROM_DATABASE.inc()
             return await self._source.fetch(statement, parameters)
-        key = (statement, *parameters.values())
-        rows = self._rows.get(key)
-        if rows is not None:
-            _FROM_MEMORY.inc()
-            return rows
-        _FROM_DATABASE.inc()
-        generation = self._generation
-        rows = await self._source.fetch(statement, parameters)
-        if rows and generation == self._generation:  # nothing was announced while reading
-            if len(self._rows) >= self._max_entries:
-                self._rows = {}
-            self._rows[key] = rows
+        key = _key(statement, parameters)
+        rows = self._memory.get(key)
+        if rows is None:
+            generation = self._generation
+            rows = await self._source.fetch(statement, parameters)
+            if generation == self._generation:  # nothing was announced while reading
+                self._memory.put(key, rows)
         return rows
 
     async def close(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import Date, ForeignKey, String, UniqueConstraint
+from sqlalchemy import BigInteger, Date, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.db import Base
@@ -68,3 +68,14 @@ class PassportShareView(Base):
     viewer_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))
     viewer_token_id: Mapped[uuid.UUID] = mapped_column()
     viewed_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class PassportChange(Base):
+    """SQLite only: one row whose `version` triggers raise with every change to a passport, its verifications or
+    its shares; each API process reads it before answering from its copy (passport/mirror.py). PostgreSQL
+    announces changes with NOTIFY instead and leaves the table empty."""
+
+    __tablename__ = "passport_change"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    version: Mapped[int] = mapped_column(BigInteger)

@@ -72,6 +72,9 @@ SHARE = (
 """The share behind a token hash (the current or the retired secret's) with its passport's verifications."""
 
 
+CHANGE_VERSION = "SELECT version FROM passport_change WHERE id = 1"
+
+
 class _Compiled:
     """One statement compiled for a dialect, with the dialect's bind and result processors."""
 
@@ -155,6 +158,11 @@ class SqliteReader:
     async def fetch(self, statement: AnySelect, parameters: Mapping[str, Any]) -> list[Row]:
         compiled = self._statements.get(statement)
         return compiled.rows(self._connect().execute(compiled.sql, compiled.arguments(parameters)).fetchall())
+
+    def version(self) -> int | None:
+        """`passport_change.version`, which triggers raise with every change the hot reads could see."""
+        row = self._connect().execute(CHANGE_VERSION).fetchone()
+        return None if row is None else int(row[0])
 
 
 class PostgresReader:

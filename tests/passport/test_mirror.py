@@ -17,21 +17,22 @@ import asyncpg  # type: ignore[import-untyped]
 import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from compliance_api.db import asyncpg_dsn, create_engine
+from compliance_api.db import asyncpg_dsn, create_engine, create_sessionmaker
 from compliance_api.errors import ApiError
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.migrate import upgrade
 from compliance_api.passport import reader as reads
 from compliance_api.passport import service
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.endpoints import new_hot_path
-from compliance_api.passport.mirror import LISTENER_NAME, MirroredReader
-from compliance_api.passport.reader import PostgresReader, SqliteReader
+from compliance_api.passport.mirror import LISTENER_NAME, CountedReader, MirroredReader
+from compliance_api.passport.reader import PostgresReader, SqliteReader, reader_for
 from compliance_api.passport.signing import SigningKeys
 from tests.conftest import SECRET, ProxiedPostgres
 from tests.passport.conftest import Account, give_passport, make_account
@@ -232,10 +233,123 @@ async def test_a_read_under_way_during_a_change_is_not_remembered(mirrored: Mirr
     assert reads_from("database") == database + 1, "the read that overlapped the change was not kept"
 
 
-def test_the_app_mirrors_only_on_postgresql(engine: AsyncEngine) -> None:
-    hot = new_hot_path(engine)
-    if make_url(str(engine.url)).get_backend_name() == "postgresql":
-        assert isinstance(hot.reader, MirroredReader)
-        assert not isinstance(new_hot_path(engine, mirror=False).reader, MirroredReader)
-    else:
-        assert isinstance(hot.reader, SqliteReader)
+def test_the_app_keeps_a_copy_on_either_database_unless_turned_off(engine: AsyncEngine) -> None:
+    expected = MirroredReader if make_url(str(engine.url)).get_backend_name() == "postgresql" else CountedReader
+    assert isinstance(new_hot_path(engine).reader, expected)
+    assert not isinstance(new_hot_path(engine, mirror=False).reader, MirroredReader | CountedReader)
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A counted copy over a SQLite database file, with a freelancer's passport and a business to verify it."""
+
+    reader: CountedReader
+    url: str
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    holder: Account
+    business: Account
+
+
+@pytest.fixture
+async def counted(tmp_path: Path, pepper: bytes) -> AsyncIterator[Counted]:
+    """On both CI runs a SQLite file of its own (the PostgreSQL run has none)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'counted.sqlite3'}"
+    engine = create_engine(url)
+    await upgrade(engine)
+    maker = create_sessionmaker(engine)
+    reader = reader_for(engine)
+    assert isinstance(reader, SqliteReader)
+    holder, business = await make_account(maker, pepper), await make_account(maker, pepper)
+    await give_passport(maker, holder.user)
+    try:
+        yield Counted(CountedReader(reader), url, engine, maker, holder, business)
+    finally:
+        await engine.dispose()
+
+
+async def own_counted(counted: Counted) -> bytes:
+    caller = caller_of(counted.holder)
+    return await service.own_passport_json(counted.reader, caller, packaged_catalogue(), utcnow(), LatestCache())
+
+
+async def verify_counted(counted: Counted, token: str, pepper: bytes, keys: SigningKeys) -> bytes:
+    audit = GroupCommit(batch_writer_for(counted.engine))
+    try:
+        return await service.verify_share_json(
+            counted.reader,
+            audit,
+            caller_of(counted.business),
+            token,
+            pepper=pepper,
+            keys=keys,
+            catalogue=packaged_catalogue(),
+            now=utcnow(),
+            cache=LatestCache(),
+        )
+    finally:
+        await audit.close()
+
+
+async def test_sqlite_a_second_read_is_answered_from_memory(counted: Counted) -> None:
+    first = await own_counted(counted)
+    memory = reads_from("memory")
+    assert await own_counted(counted) == first
+    assert reads_from("memory") == memory + 1
+
+
+async def test_sqlite_recorded_verifications_do_not_count_as_changes(
+    counted: Counted, pepper: bytes, keys: SigningKeys
+) -> None:
+    async with counted.sessionmaker.begin() as session:
+        token = (
+            await service.create_share(session, caller_of(counted.holder), ttl_days=30, pepper=pepper, now=utcnow())
+        ).token
+    await verify_counted(counted, token, pepper, keys)
+    memory = reads_from("memory")
+    await verify_counted(counted, token, pepper, keys)
+    await verify_counted(counted, token, pepper, keys)
+    assert reads_from("memory") == memory + 2, "a view row is written on every call; the copy outlives it"
+
+
+async def test_sqlite_a_change_by_another_process_is_seen_at_the_next_call(
+    counted: Counted, pepper: bytes, keys: SigningKeys, var_dir: Path
+) -> None:
+    async with counted.sessionmaker.begin() as session:
+        token = (
+            await service.create_share(session, caller_of(counted.holder), ttl_days=30, pepper=pepper, now=utcnow())
+        ).token
+    await verify_counted(counted, token, pepper, keys)
+    await verify_counted(counted, token, pepper, keys)  # from memory
+    env = os.environ | {
+        "DATABASE_URL": counted.url,
+        "REDIS_URL": "",
+        "COMPLIANCE_SECRET_KEY": SECRET,
+        "COMPLIANCE_VAR_DIR": str(var_dir),
+    }
+    command = [sys.executable, "-m", "compliance_api", "passport", "revoke-share", token]
+    result = await asyncio.to_thread(
+        subprocess.run, command, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    with pytest.raises(ApiError) as refused:  # no waiting: the trigger counted the change in the CLI's commit
+        await verify_counted(counted, token, pepper, keys)
+    assert refused.value.code == "share_not_found"
+
+
+async def test_sqlite_a_deleted_account_takes_its_remembered_passport_along(counted: Counted) -> None:
+    await own_counted(counted)
+    await own_counted(counted)
+    async with counted.sessionmaker.begin() as session:
+        await session.delete(await session.merge(counted.holder.user))
+    with pytest.raises(ApiError) as refused:
+        await own_counted(counted)
+    assert refused.value.code == "no_passport"
+
+
+async def test_sqlite_a_new_verification_is_seen_at_the_next_call(counted: Counted) -> None:
+    before = await own_counted(counted)
+    await give_passport(counted.sessionmaker, counted.holder.user, checks={"vat_number": None})
+    after = await own_counted(counted)
+    assert b'"vat_number"' not in before
+    assert b'"vat_number"' in after
