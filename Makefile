@@ -25,10 +25,10 @@ run: install docs
 	$(BIN)/compliance-api serve --host '$(HOST)' --port '$(PORT)'
 
 test: install
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 test-pg: install
-	DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379/15 $(BIN)/pytest
+	DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379/15 $(BIN)/pytest -n auto
 
 lint: install
 	$(BIN)/ruff format --check .

@@ -68,9 +68,26 @@ def _redis_reachable(url: str) -> bool:
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """SQLite in the run's temporary folder, or DATABASE_URL; under pytest-xdist each worker gets a PostgreSQL
+    database of its own beside it (`test_gw0`, …), made when missing."""
     url = os.environ.get("DATABASE_URL") or f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and make_url(url).get_backend_name() == "postgresql":
+        url = asyncio.run(_worker_database(url, worker))
     asyncio.run(_fresh_schema(url))
     return url
+
+
+async def _worker_database(url: str, worker: str) -> str:
+    target = make_url(url)
+    name = f"{target.database}_{worker}"
+    admin = await asyncpg.connect(target.set(drivername="postgresql", database="postgres").render_as_string(False))
+    try:
+        if not await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+            await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    return target.set(database=name).render_as_string(hide_password=False)
 
 
 async def _fresh_schema(url: str) -> None:

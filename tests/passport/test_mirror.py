@@ -204,7 +204,8 @@ async def test_while_the_listening_connection_is_down_reads_go_to_the_database(m
     connection = await asyncpg.connect(mirrored.dsn)
     try:
         terminated = await connection.fetchval(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 "
+            "AND datname = current_database()",
             LISTENER_NAME,
         )
     finally:
