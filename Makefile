@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-pg lint format typecheck contract docs bench clean
+.PHONY: install run test test-pg lint format typecheck contract clients docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ typecheck: install
 
 contract: install
 	$(BIN)/compliance-api openapi --write
+
+# Python and TypeScript clients from the newest frozen contract, into var/clients/ (docs/integrate/clients.md).
+clients: install
+	bash clients/generate.sh
 
 # The guide (docs/, mkdocs.yml), built strictly into compliance_api/guide_site; the service serves it at /guide/.
 docs: install
