@@ -15,8 +15,8 @@ echo "generating clients from $contract into $OUT/"
 
 # The Python generator lives in a venv of its own: it pins typer < 0.28, which the service does not run on.
 generator="$OUT/generator"
-if ! "$generator/bin/pip" show --quiet "${PYTHON_GENERATOR%%==*}" 2>/dev/null ||
-    [ "$("$generator/bin/openapi-python-client" --version | awk '{print $NF}')" != "${PYTHON_GENERATOR##*==}" ]; then
+installed="$("$generator/bin/openapi-python-client" --version 2>/dev/null | awk '{ print $NF }' || true)"
+if [ "$installed" != "${PYTHON_GENERATOR##*==}" ]; then
     rm -rf "$generator"
     python3 -m venv "$generator"
     "$generator/bin/pip" install --quiet --disable-pip-version-check "$PYTHON_GENERATOR"
