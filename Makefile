@@ -58,4 +58,4 @@ bench: install
 	$(BIN)/python bench/classify_ratio.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache compliance_api/guide_site
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache compliance_api/guide_site clients/typescript/node_modules clients/typescript/dist

@@ -138,15 +138,15 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
     assert endpoint.secret.startswith("whsec_")
     assert endpoint.id in [item.id for item in call(webhook_endpoint_list, 200, client=business).data]
     call(webhook_endpoint_get, 200, client=business, endpoint_id=endpoint.id)
-    changed = models.EndpointUpdate(description="smoke, renamed")
-    assert (
-        call(webhook_endpoint_update, 200, client=business, endpoint_id=endpoint.id, body=changed).description
-        == "smoke, renamed"
-    )
+    update_example = request_example(contract, "/v1/webhook-endpoints/{endpoint_id}", "patch")
+    changed = models.EndpointUpdate.from_dict(update_example)
+    renamed = call(webhook_endpoint_update, 200, client=business, endpoint_id=endpoint.id, body=changed)
+    assert renamed.description == update_example["description"]
     call(webhook_endpoint_rotate_secret, 200, client=business, endpoint_id=endpoint.id)
     delivery = call(webhook_endpoint_test, 202, client=business, endpoint_id=endpoint.id)
     since = models.ReplayRequest(since=dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
-    call(webhook_endpoint_replay, 202, client=business, endpoint_id=endpoint.id, body=since)
+    replay = call(webhook_endpoint_replay, 202, client=business, endpoint_id=endpoint.id, body=since)
+    assert replay.replayed >= 1  # the classifications above
     assert call(webhook_delivery_list, 200, client=business, endpoint_id=endpoint.id).data
     call(webhook_delivery_retry, 202, client=business, endpoint_id=endpoint.id, delivery_id=delivery.id)
     call(webhook_endpoint_delete, 204, client=business, endpoint_id=endpoint.id)
