@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-pg lint format typecheck contract docs bench clean
+.PHONY: install run test test-pg lint format typecheck contract clients docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ typecheck: install
 contract: install
 	$(BIN)/compliance-api openapi --write
 
+# Python and TypeScript clients from the newest frozen contract, into var/clients/ (docs/integrate/clients.md).
+clients: install
+	bash clients/generate.sh
+
 # The guide (docs/, mkdocs.yml), built strictly into compliance_api/guide_site; the service serves it at /guide/.
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
@@ -54,4 +58,4 @@ bench: install
 	$(BIN)/python bench/classify_ratio.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache compliance_api/guide_site
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache compliance_api/guide_site clients/typescript/node_modules clients/typescript/dist

@@ -7,6 +7,8 @@ Host header, which the client chooses.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from starlette.types import Scope
 
 DEFAULT_HOST = "127.0.0.1"
@@ -41,3 +43,9 @@ def request_base_url(scope: Scope, configured: str) -> str:
     if not server:
         return listening_url(DEFAULT_HOST, DEFAULT_PORT)
     return origin(str(scope.get("scheme", "http")), str(server[0]), None if server[1] is None else int(server[1]))
+
+
+def sandbox_base_url(base_url: str, sandbox_host: str) -> str:
+    """`base_url` with its host replaced by a sandbox host (the scheme, port and path kept)."""
+    parts = urlsplit(base_url)
+    return origin(parts.scheme, sandbox_host, parts.port) + parts.path.rstrip("/")

@@ -17,8 +17,12 @@ from fastapi.routing import APIRoute, iter_route_contexts
 
 from compliance_api import CONTRACT_VERSION
 from compliance_api.auth.tokens import TOKEN_PATTERN
+from compliance_api.config import Settings
 from compliance_api.errors import ERROR_CATALOGUE
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url, sandbox_base_url
 from compliance_api.kit.deprecation import OPENAPI_KEY as DEPRECATION_KEY
+from compliance_api.openapi.examples import add_operation_examples
+from compliance_api.openapi.problems import add_problem_examples
 from compliance_api.wtta.fixtures import SANDBOX_TABLE
 
 TITLE = "Compliance API"
@@ -176,7 +180,25 @@ def _shared_responses(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return shared
 
 
-def _decorate_operation(operation: dict[str, Any]) -> None:
+def contract_servers(base_url: str, sandbox_hosts: tuple[str, ...]) -> list[dict[str, str]]:
+    """Production at the base URL, the sandbox at the same URL on the first sandbox host (the Host decides)."""
+    servers = [{"url": base_url, "description": "Production: `sk_live_` tokens."}]
+    if sandbox_hosts:
+        servers.append(
+            {
+                "url": sandbox_base_url(base_url, sandbox_hosts[0]),
+                "description": "Sandbox: `sk_test_` tokens and the documented fixtures.",
+            }
+        )
+    return servers
+
+
+DEFAULT_SERVERS = contract_servers(
+    listening_url(DEFAULT_HOST, DEFAULT_PORT), Settings.model_fields["sandbox_hosts"].default
+)
+
+
+def _decorate_operation(operation: dict[str, Any], components: dict[str, Any]) -> None:
     operation["security"] = [{"bearerAuth": []}]
     responses: dict[str, Any] = operation.setdefault("responses", {})
     responses.pop("422", None)
@@ -193,6 +215,8 @@ def _decorate_operation(operation: dict[str, Any]) -> None:
             for name in RATE_HEADERS:
                 headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
     operation["responses"] = dict(sorted(responses.items()))
+    add_operation_examples(operation)
+    add_problem_examples(operation, components)
     if operation.get("deprecated") and DEPRECATION_KEY in operation:
         _document_deprecation(operation)
 
@@ -208,11 +232,13 @@ def _document_deprecation(operation: dict[str, Any]) -> None:
 
 
 def build_contract(app: FastAPI) -> dict[str, Any]:
+    """The contract as frozen: its `servers` are a default installation's (the served copies say the deployment's)."""
     schema = get_openapi(
         title=TITLE,
         version=CONTRACT_VERSION,
         openapi_version="3.1.0",
         description=DESCRIPTION,
+        servers=DEFAULT_SERVERS,
         routes=app.routes,
         webhooks=app.webhooks.routes,
         tags=[
@@ -236,11 +262,14 @@ def build_contract(app: FastAPI) -> dict[str, Any]:
             "description": "An API token: `sk_live_…` on the production host, `sk_test_…` on the sandbox host.",
         }
     }
+    for item in schema.get("webhooks", {}).values():  # FastAPI's 422 refers to the schema removed above
+        for operation in item.values():
+            operation.get("responses", {}).pop("422", None)
     for path, item in schema.get("paths", {}).items():
         if path.startswith(API_PREFIXES):
             for method in METHODS:
                 if method in item:
-                    _decorate_operation(item[method])
+                    _decorate_operation(item[method], components)
     return dict(schema)
 
 

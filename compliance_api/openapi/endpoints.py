@@ -13,7 +13,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from compliance_api.errors import ERROR_CATALOGUE, ApiError
-from compliance_api.openapi.contract import frozen_contract
+from compliance_api.kit.addresses import request_base_url
+from compliance_api.openapi.contract import contract_servers, frozen_contract
+from compliance_api.services import settings_of
 
 router = APIRouter(include_in_schema=False)
 DOCS_STATIC = "/static/docs"
@@ -23,15 +25,22 @@ GUIDE = "/guide"
 @router.get("/openapi.json")
 async def current_contract(request: Request) -> JSONResponse:
     schema: dict[str, Any] = request.app.openapi()
-    return JSONResponse(schema, headers={"Cache-Control": "public, max-age=300"})
+    return JSONResponse(_as_served(schema, request), headers={"Cache-Control": "public, max-age=300"})
 
 
 @router.get("/openapi/{version}.json")
-async def dated_contract(version: str) -> JSONResponse:
+async def dated_contract(version: str, request: Request) -> JSONResponse:
     schema = frozen_contract(version) if _is_date(version) else None
     if schema is None:
         raise ApiError("not_found", f"No contract was frozen on {version!r}; see /openapi.json for the current one.")
-    return JSONResponse(schema, headers={"Cache-Control": "public, max-age=86400"})
+    return JSONResponse(_as_served(schema, request), headers={"Cache-Control": "public, max-age=86400"})
+
+
+def _as_served(schema: dict[str, Any], request: Request) -> dict[str, Any]:
+    """The contract with this deployment's `servers`: its public base URL (or the address asked), and the sandbox."""
+    settings = settings_of(request)
+    base_url = request_base_url(request.scope, settings.public_base_url)
+    return {**schema, "servers": contract_servers(base_url, settings.sandbox_hosts)}
 
 
 def _is_date(value: str) -> bool:

@@ -35,7 +35,9 @@ from compliance_api.services import services_of
 router = APIRouter(tags=["passport"])
 jwks_router = APIRouter(include_in_schema=False)
 
-FREELANCER_ONLY: dict[int | str, dict[str, Any]] = {403: {"description": "The token is not a freelancer's."}}
+FREELANCER_ONLY: dict[int | str, dict[str, Any]] = {
+    403: {"description": "`freelancer_only`: the token is not a freelancer's."}
+}
 OWN: dict[int | str, dict[str, Any]] = {
     **FREELANCER_ONLY,
     404: {"description": "`no_passport`: this freelancer has no passport in this environment."},
@@ -113,7 +115,13 @@ router.get(
     operation_id="passport-share-create",
     status_code=201,
     response_model=ShareCreated,
-    responses={**OWN, 409: {"description": "Idempotency-Key reused with another body, or still in progress."}},
+    responses={
+        **OWN,
+        409: {
+            "description": "`idempotency_mismatch`: Idempotency-Key reused with another body; "
+            "`idempotency_in_progress`: still running."
+        },
+    },
 )
 async def create_share(
     caller: CurrentCaller,
