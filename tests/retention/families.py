@@ -13,8 +13,8 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ZelfstandigenwetRequest
 from compliance_api.dac7 import dpi
 from compliance_api.dac7 import service as dac7_service
+from compliance_api.dac7.activity_file import ActivityRow
 from compliance_api.dac7.models import ActivityType
-from compliance_api.dac7.reader import ActivityRow
 from compliance_api.events import service as events_service
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
