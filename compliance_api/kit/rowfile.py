@@ -3,8 +3,9 @@
 The importers (rate observations, the WTTA register, DAC7 activities) bring their fields, their header rule and their
 value checks; this module only reads. The file is read as a stream, in constant memory whatever its size, and
 `on_bytes` hears of every chunk read (a progress bar's advance). Every row carries its physical line (CSV: the line a
-row ends on, as the `csv` module counts; JSON: the line its object starts on) and, in JSON, its number in the array.
-Whatever is wrong is one `RowFileError` naming the line, record and field.
+row ends on, as the `csv` module counts; JSON: the line its object starts on, counted from the positions
+`json.JSONDecoder.raw_decode` returns) and, in JSON, its number in the array. Whatever is wrong is one
+`RowFileError` naming the line, record and field.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from decimal import Decimal
 from typing import IO, Any, NamedTuple
 
 CHUNK_BYTES = 1 << 16
-UNDECODABLE = re.compile(
-    "[\udc80-\udcff]"
-)  # bytes that are not UTF-8, as the "surrogateescape" error handler keeps them
+# Bytes that are not UTF-8, as the "surrogateescape" error handler keeps them: found per line (CSV) or per chunk
+# (JSON), so that the error names the line they are on.
+UNDECODABLE = re.compile("[\udc80-\udcff]")
 NOT_UTF8 = "the file is not UTF-8"
 BLANK = " \t\r\n"  # JSON's white space
 CUT_TOKEN_CHARS = 10
