@@ -1,6 +1,6 @@
 """Batch classification throughput: Dutch verdicts per second through `POST /v1/classify/zelfstandigenwet/batch`
 (1000 items per call, every verdict kept in the audit trail) for ONE API worker pinned to CPU 0, wrk on CPU 1 (the
-machinery of `health_ratio.py` and `classify_ratio.py`). Target (issue figure): >= 5,000 verdicts/s per worker on
+machinery of `harness.py` and `classify_ratio.py`). Target (issue figure): >= 5,000 verdicts/s per worker on
 SQLite and on PostgreSQL.
 
 The audit rows of the bench user are counted with the database's own client afterwards: they must equal the
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import classify_ratio as cr
-import health_ratio as hr
+import harness
 
 ROUTE = "/v1/classify/zelfstandigenwet/batch"
 ITEMS = 1000
@@ -34,7 +34,7 @@ def batch_script() -> str:
     return (
         'wrk.method = "POST"\n'
         f"wrk.body = {json.dumps(body)}\n"
-        'wrk.headers["Content-Type"] = "application/json"\n' + hr.WRK_REPORT
+        'wrk.headers["Content-Type"] = "application/json"\n' + harness.WRK_REPORT
     )
 
 
@@ -44,20 +44,20 @@ def bench_backend(name: str, args: argparse.Namespace) -> str:
     try:
         env = cr.backend_env(name, workdir)
         if name == "postgres":
-            asyncio.run(cr.ensure_pg_database())
-        hr.cli(env, workdir, "migrate")
+            asyncio.run(harness.ensure_pg_database(cr.PG_DATABASE))
+        harness.cli(env, workdir, "migrate")
         email = f"bench-batch-{uuid.uuid4().hex[:12]}@example.com"
-        hr.cli(env, workdir, "users", "create", email, "--plan", "internal")
-        token = hr.cli(env, workdir, "tokens", "create", email).splitlines()[-1].strip()
+        harness.cli(env, workdir, "users", "create", email, "--plan", "internal")
+        token = harness.cli(env, workdir, "tokens", "create", email).splitlines()[-1].strip()
         script = workdir / "batch.lua"
         script.write_text(batch_script())
-        server = hr.Server(name, env, workdir, args.server_cpu)
+        server = harness.Server(name, env, workdir, args.server_cpu)
         server.start()
         before = cr.count_rows(name, workdir, email)
-        hr.wrk(
+        harness.wrk(
             server.base_url + ROUTE, 2, cpu=args.client_cpu, connections=args.connections, token=token, script=script
         )
-        run = hr.wrk(
+        run = harness.wrk(
             server.base_url + ROUTE,
             args.duration,
             cpu=args.client_cpu,
@@ -68,9 +68,9 @@ def bench_backend(name: str, args: argparse.Namespace) -> str:
         server.stop()
         rows = cr.count_rows(name, workdir, email) - before
         verdicts_per_second = run.rps * ITEMS
-        line = (
-            f"| {name} | {run.rps:.2f} | {verdicts_per_second:,.0f} | {run.p50_ms:.0f} ms | {run.p99_ms:.0f} ms "
-            f"| {run.non2xx} | {rows:,} |"
+        p50, p99 = f"{run.p50_ms:.0f} ms", f"{run.p99_ms:.0f} ms"
+        line = harness.table_row(
+            [name, f"{run.rps:.2f}", f"{verdicts_per_second:,.0f}", p50, p99, run.non2xx, f"{rows:,}"]
         )
         print(line, flush=True)
         return line
@@ -89,12 +89,14 @@ def main() -> int:
     parser.add_argument("--client-cpu", type=int, default=1)
     parser.add_argument("--markdown")
     args = parser.parse_args()
-    header = (
-        "| backend | batches/s | verdicts/s | p50 | p99 | non-2xx | audit rows written (incl. warm-up) |\n"
-        "|---|---|---|---|---|---|---|"
-    )
+    columns = ("backend", "batches/s", "verdicts/s", "p50", "p99", "non-2xx", "audit rows written (incl. warm-up)")
+    header = "\n".join(harness.table(columns, "lllllll", []))
     print(header)
-    lines = [bench_backend(name, args) for name in ("embedded", "postgres") if args.only in (None, name)]
+    harness.stop_on_signals()
+    try:
+        lines = [bench_backend(name, args) for name in ("embedded", "postgres") if args.only in (None, name)]
+    finally:
+        harness.stop_all()
     if args.markdown:
         Path(args.markdown).write_text(header + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
     return 0

@@ -33,8 +33,8 @@ from fastapi import APIRouter, Request, Response
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import health_ratio as hr
-from classify_ratio import backend_env, ensure_pg_database, post_script
+import harness
+from classify_ratio import PG_DATABASE, backend_env, post_script
 
 from compliance_api.app import create_app
 from compliance_api.classify import views
@@ -63,7 +63,7 @@ def serve(port: int) -> None:
 
     def verdict(body: ZelfstandigenwetRequest, now: dt.datetime) -> dict[str, object]:
         assessment = assess_engagement(rulesets.dutch, body.engagement.model_dump(), body.as_of or now.date())
-        return views.dutch_verdict(assessment, rulesets.dutch, id=uuid.uuid4(), created_at=now)
+        return views.dutch_verdict(assessment, rulesets.dutch, id=uuid.uuid4(), created_at=now, tracked=body)
 
     sample = ZelfstandigenwetRequest.model_validate({"engagement": {"hourly_rate_eur": 95, "months_duration": 12}})
     fixed = orjson.dumps(verdict(sample, utcnow()))
@@ -81,7 +81,7 @@ def serve(port: int) -> None:
     uvicorn.run(app, **options)
 
 
-class FloorServer(hr.Server):
+class FloorServer(harness.Server):
     """This script in `--serve` mode, started and stopped like the other benchmarks' servers."""
 
     def argv(self) -> list[str]:
@@ -101,12 +101,12 @@ def main() -> None:
         return
     workdir = Path(tempfile.mkdtemp(prefix="classify-floor-"))
     if args.backend == "postgres":
-        asyncio.run(ensure_pg_database())
+        asyncio.run(harness.ensure_pg_database(PG_DATABASE))
     env = backend_env(args.backend, workdir)
-    hr.cli(env, workdir, "migrate")
-    token = hr.create_token(env, workdir, "internal")
+    harness.cli(env, workdir, "migrate")
+    token = harness.create_token(env, workdir, "internal")
     get_script, post = workdir / "get.lua", workdir / "post.lua"
-    get_script.write_text(hr.WRK_REPORT)
+    get_script.write_text(harness.WRK_REPORT)
     post.write_text(post_script())
     env = {**env, "COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER": env.get("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER", "true")}
     server = FloorServer("floor", env, workdir, 0)
@@ -117,14 +117,14 @@ def main() -> None:
             order = list(ROUTES) if round_no % 2 == 0 else list(reversed(ROUTES))
             for name in order:
                 url, script = server.base_url + ROUTES[name], get_script if name == "health" else post
-                hr.wrk(url, args.warmup, cpu=1, connections=64, token=token, script=script)
-                run = hr.wrk(url, args.duration, cpu=1, connections=64, token=token, script=script)
+                harness.wrk(url, args.warmup, cpu=1, connections=64, token=token, script=script)
+                run = harness.wrk(url, args.duration, cpu=1, connections=64, token=token, script=script)
                 if run.non2xx:
                     raise SystemExit(f"{name}: {run.non2xx} non-2xx answers")
                 rps[name].append(run.rps)
                 print(f"round {round_no + 1} {name:8} rps={run.rps:8.1f} p50={run.p50_ms:6.2f} ms", flush=True)
     finally:
-        hr.stop_all()
+        harness.stop_all()
     health = sum(rps["health"]) / args.rounds
     for name in ("classify", "score", "floor"):
         mean = sum(rps[name]) / args.rounds

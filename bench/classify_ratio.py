@@ -2,7 +2,7 @@
 `GET /v1/health` (bare: the same authenticated, rate-limited gateway, no work behind it).
 
 For each backend, one server process with ONE worker pinned to CPU 0, `wrk` pinned to CPU 1 (the machinery of
-`health_ratio.py`, imported):
+`harness.py`):
 
 * embedded: SQLite in a temporary directory, no REDIS_URL (in-process limiter); target ratio >= 0.6
 * postgres: PostgreSQL (database `compliance_bench_classify`, created and migrated if missing) and Redis db 13;
@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import health_ratio as hr
+import harness
+from harness import Run, mean_rps, worst_p99
 
 PG_DATABASE = os.environ.get("BENCH_CLASSIFY_PG_DATABASE", "compliance_bench_classify")
 PG_URL = f"postgresql://postgres@127.0.0.1:5432/{PG_DATABASE}"
@@ -62,26 +62,15 @@ def post_script() -> str:
     return (
         'wrk.method = "POST"\n'
         f"wrk.body = {json.dumps(body)}\n"  # a JSON string literal is a valid Lua string literal here (ASCII)
-        'wrk.headers["Content-Type"] = "application/json"\n' + hr.WRK_REPORT
+        'wrk.headers["Content-Type"] = "application/json"\n' + harness.WRK_REPORT
     )
 
 
 # --------------------------------------------------------------------------------------------- backends
 
 
-async def ensure_pg_database() -> None:
-    import asyncpg  # type: ignore[import-untyped]  # only the postgres backend needs it
-
-    conn = await asyncpg.connect(hr.PG_ADMIN_DSN)
-    try:
-        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", PG_DATABASE):
-            await conn.execute(f'CREATE DATABASE "{PG_DATABASE}"')
-    finally:
-        await conn.close()
-
-
 def backend_env(name: str, workdir: Path) -> dict[str, str]:
-    env = hr.backend_env("embedded", workdir)  # SQLite under workdir/var, no Redis
+    env = harness.base_env(workdir)  # SQLite under workdir/var, no Redis
     if name == "postgres":
         # As in production (docs/deploy.md): the webhook worker is its own process, not a task of the API server.
         env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL, COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER="false")
@@ -104,34 +93,18 @@ def count_rows(name: str, workdir: Path, email: str) -> int:
     return int(done.stdout.strip())
 
 
-def logged_statuses(log_path: Path, route: str) -> dict[int, int]:
-    """Status counts the server's access log recorded for `route` (one JSON line per answered request)."""
-    counts: dict[int, int] = {}
-    with open(log_path, "rb") as handle:
-        for line in handle:
-            if route.encode() not in line:
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if entry.get("event") == "request" and entry.get("route") == route:
-                counts[entry["status"]] = counts.get(entry["status"], 0) + 1
-    return counts
-
-
 @dataclass
 class Result:
     name: str
-    classify: list[hr.Run]
-    bare: list[hr.Run]
+    classify: list[Run]
+    bare: list[Run]
     rows: int
     logged: dict[int, int]  # access-log status counts for the classify route (warm-ups included)
     wrk_ok: int  # 2xx answers wrk counted for classify (warm-ups included; excludes requests cut off at the end)
 
     @property
     def ratio(self) -> float:
-        return hr.Result._rps(self.classify) / hr.Result._rps(self.bare)
+        return mean_rps(self.classify) / mean_rps(self.bare)
 
     @property
     def round_ratios(self) -> list[float]:
@@ -153,27 +126,27 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
     try:
         env = backend_env(name, workdir)
         if name == "postgres":
-            asyncio.run(ensure_pg_database())
-        hr.cli(env, workdir, "migrate")
+            asyncio.run(harness.ensure_pg_database(PG_DATABASE))
+        harness.cli(env, workdir, "migrate")
         email = f"bench-classify-{uuid.uuid4().hex[:12]}@example.com"
-        hr.cli(env, workdir, "users", "create", email, "--plan", "internal")
-        token = hr.cli(env, workdir, "tokens", "create", email).splitlines()[-1].strip()
+        harness.cli(env, workdir, "users", "create", email, "--plan", "internal")
+        token = harness.cli(env, workdir, "tokens", "create", email).splitlines()[-1].strip()
         scripts = {"classify": workdir / "classify.lua", "bare": workdir / "report.lua"}
         scripts["classify"].write_text(post_script())
-        scripts["bare"].write_text(hr.WRK_REPORT)
-        server = hr.Server(name, env, workdir, args.server_cpu)
+        scripts["bare"].write_text(harness.WRK_REPORT)
+        server = harness.Server(name, env, workdir, args.server_cpu)
         server.start()
-        assert server.proc is not None
         assert server.log_path is not None
-        pid = server.proc.pid
         print(
-            f"[{name}] server pid {pid} on port {server.port} (CPU {args.server_cpu}), files in {workdir}", flush=True
+            f"[{name}] server pid {server.pid} on port {server.port} (CPU {args.server_cpu}), files in {workdir}",
+            flush=True,
         )
         rows_before = count_rows(name, workdir, email)
 
-        def measure(kind: str, seconds: float) -> hr.Run:
+        def measure(kind: str, seconds: float) -> Run:
             path = ROUTE if kind == "classify" else BARE
-            return hr.wrk(
+            return harness.measured(
+                server,
                 server.base_url + path,
                 seconds,
                 cpu=args.client_cpu,
@@ -182,7 +155,7 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
                 script=scripts[kind],
             )
 
-        runs: dict[str, list[hr.Run]] = {"classify": [], "bare": []}
+        runs: dict[str, list[Run]] = {"classify": [], "bare": []}
         wrk_ok = 0
         for round_no in range(args.rounds):
             for kind in ("classify", "bare") if round_no % 2 == 0 else ("bare", "classify"):
@@ -190,22 +163,14 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
                     warm = measure(kind, args.warmup)
                     if kind == "classify":
                         wrk_ok += warm.requests - warm.non2xx
-                cpu_before, wall_before = hr.cpu_seconds(pid), time.monotonic()
                 run = measure(kind, args.duration)
-                run.server_cpu = (hr.cpu_seconds(pid) - cpu_before) / (time.monotonic() - wall_before)
                 runs[kind].append(run)
                 if kind == "classify":
                     wrk_ok += run.requests - run.non2xx
-                flag = f"  NON-2XX={run.non2xx}" if run.non2xx else ""
-                flag += f"  SOCKET-ERRORS={run.socket_errors}" if run.socket_errors else ""
-                print(
-                    f"[{name}] round {round_no + 1} {kind:8} rps={run.rps:8.1f}  p50={run.p50_ms:6.2f} ms"
-                    f"  p99={run.p99_ms:8.2f} ms  max={run.max_ms:8.2f} ms  server cpu={run.server_cpu:4.0%}{flag}",
-                    flush=True,
-                )
+                print(f"[{name}] round {round_no + 1} {kind:8} {run.figures()}", flush=True)
         server.stop()  # SIGTERM: uvicorn finishes the requests in flight (and their commits) first
         rows = count_rows(name, workdir, email) - rows_before
-        logged = logged_statuses(server.log_path, ROUTE)
+        logged = harness.logged_statuses(server.log_path, ROUTE)
         result = Result(name, runs["classify"], runs["bare"], rows, logged, wrk_ok)
         print(
             f"[{name}] audit rows {rows}, classify 200s in the access log {logged.get(200, 0)} "
@@ -229,8 +194,8 @@ def summary_lines(results: list[Result]) -> list[str]:
     for r in results:
         c, b = r.classify, r.bare
         lines.append(
-            f"{r.name:8}  classify rps={hr.Result._rps(c):7.1f} p50={_p50(c):6.2f} p99={hr.Result._p99(c):7.2f} ms  "
-            f"health rps={hr.Result._rps(b):7.1f} p50={_p50(b):6.2f} p99={hr.Result._p99(b):7.2f} ms  "
+            f"{r.name:8}  classify rps={mean_rps(c):7.1f} p50={_p50(c):6.2f} p99={worst_p99(c):7.2f} ms  "
+            f"health rps={mean_rps(b):7.1f} p50={_p50(b):6.2f} p99={worst_p99(b):7.2f} ms  "
             f"ratio={r.ratio:.2f} (target >= {TARGET}: {'met' if r.meets_target else 'NOT MET'}; "
             f"per round {', '.join(f'{x:.2f}' for x in r.round_ratios)})"
         )
@@ -246,13 +211,13 @@ def summary_lines(results: list[Result]) -> list[str]:
     return lines
 
 
-def _p50(runs: list[hr.Run]) -> float:
+def _p50(runs: list[Run]) -> float:
     return sum(r.p50_ms for r in runs) / len(runs)
 
 
 def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, str], command: str) -> str:
     out = [
-        *hr.preamble(args, info, command, "rps and p50 are the mean of the rounds, p99 the worst"),
+        *harness.preamble(args, info, command, "rps and p50 are the mean of the rounds, p99 the worst"),
         "",
         "| backend | classify rps | classify p50 | classify p99 | /v1/health rps | /v1/health p50 | /v1/health p99 "
         "| ratio | per round | target | audit rows = 200s |",
@@ -261,8 +226,8 @@ def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, st
     for r in results:
         c, b = r.classify, r.bare
         out.append(
-            f"| {r.name} | {hr.Result._rps(c):.0f} | {_p50(c):.2f} ms | {hr.Result._p99(c):.2f} ms | "
-            f"{hr.Result._rps(b):.0f} | {_p50(b):.2f} ms | {hr.Result._p99(b):.2f} ms | {r.ratio:.2f} | "
+            f"| {r.name} | {mean_rps(c):.0f} | {_p50(c):.2f} ms | {worst_p99(c):.2f} ms | "
+            f"{mean_rps(b):.0f} | {_p50(b):.2f} ms | {worst_p99(b):.2f} ms | {r.ratio:.2f} | "
             f"{', '.join(f'{x:.2f}' for x in r.round_ratios)} | >= {TARGET} "
             f"{'met' if r.meets_target else '**not met**'} | {r.rows} = {r.logged.get(200, 0)} "
             f"{'yes' if r.rows_ok else '**no**'} |"
@@ -271,16 +236,11 @@ def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, st
         "",
         "Per run (server cpu: CPU seconds the server used per second; 100% = it had CPU 0 to itself and was busy):",
         "",
-        "| backend | round | endpoint | rps | p50 | p99 | max | non-2xx | server cpu |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in results:
-        for kind, runs in ((f"POST {ROUTE}", r.classify), (f"GET {BARE}", r.bare)):
-            for i, run in enumerate(runs):
-                out.append(
-                    f"| {r.name} | {i + 1} | {kind} | {run.rps:.0f} | {run.p50_ms:.2f} ms | {run.p99_ms:.2f} ms | "
-                    f"{run.max_ms:.2f} ms | {run.non2xx} | {run.server_cpu:.0%} |"
-                )
+    labelled = [(r.name, ((f"POST {ROUTE}", r.classify), (f"GET {BARE}", r.bare))) for r in results]
+    out += harness.table(
+        harness.RUN_HEADER, harness.RUN_ALIGN, [row for name, runs in labelled for row in harness.run_rows(name, runs)]
+    )
     return "\n".join(out) + "\n"
 
 
@@ -299,20 +259,12 @@ def main() -> int:
     args = parser.parse_args()
 
     tools = ["wrk", "taskset", "sqlite3"] + (["psql"] if args.only != "embedded" else [])
-    for tool in tools:
-        if shutil.which(tool) is None:
-            print(f"error: `{tool}` not found (apt-get install -y wrk util-linux sqlite3 postgresql-client)")
-            return 2
-    if not hr.CLI.exists():
-        print(f"error: {hr.CLI} not found; run with the project's virtualenv python", file=sys.stderr)
-        return 2
-    if (os.cpu_count() or 1) < 2:
-        print("warning: fewer than 2 CPUs; server and wrk share one CPU, figures are not comparable")
-        args.server_cpu = args.client_cpu = None
+    missing = harness.preflight(args, tools, "wrk util-linux sqlite3 postgresql-client")
+    if missing is not None:
+        return missing
 
-    signal.signal(signal.SIGTERM, hr._on_signal)
-    signal.signal(signal.SIGINT, hr._on_signal)
-    loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    harness.stop_on_signals()
+    loadavg = harness.load_average()
     print(f"load average {loadavg} (other work on these CPUs skews the figures)", flush=True)
     started = time.monotonic()
     results: list[Result] = []
@@ -321,7 +273,7 @@ def main() -> int:
             if args.only in (None, name):
                 results.append(bench_backend(name, args))
     finally:
-        hr.stop_all()
+        harness.stop_all()
 
     print()
     for line in summary_lines(results):
@@ -329,7 +281,7 @@ def main() -> int:
     print(f"(took {time.monotonic() - started:.0f} s)")
     if args.markdown:
         command = " ".join([".venv/bin/python", "bench/classify_ratio.py", *sys.argv[1:]])
-        args.markdown.write_text(markdown(results, args, hr.machine(loadavg), command))
+        args.markdown.write_text(markdown(results, args, harness.machine(loadavg), command))
         print(f"wrote {args.markdown}")
     failed = any(not r.meets_target or not r.rows_ok for r in results)
     return 1 if args.strict and failed else 0

@@ -17,203 +17,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
-import os
-import platform
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import date
-from importlib import metadata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import harness
 import httpx
+from harness import Run, mean_rps, worst_p99
 
-BIN = Path(sys.executable).parent
-CLI = BIN / "compliance-api"
-SECRET_KEY = "bench-secret-key-0123456789-abcdefghijklmnop"  # >= 32 characters, not a placeholder
-PG_ADMIN_DSN = os.environ.get("BENCH_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
-PG_DATABASE = os.environ.get("BENCH_PG_DATABASE", "compliance_bench")
-PG_URL = f"postgresql://postgres@127.0.0.1:5432/{PG_DATABASE}"
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
 TARGETS = {"embedded": 0.8, "redis": 0.6}
 FREE_BURST = 120
 FREE_PER_SECOND = 1.0  # 60 per minute
-
-WRK_REPORT = """
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    'BENCH_JSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"max_us":%d,'
-    .. '"non2xx":%d,"connect":%d,"read":%d,"write":%d,"timeout":%d}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(90),
-    latency:percentile(99), latency.max, e.status, e.connect, e.read, e.write, e.timeout))
-end
-"""
-
-# Everything this script started, so that every exit path can stop it (process groups we own).
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-# --------------------------------------------------------------------------------------------- processes
-
-
-def stop_all() -> None:
-    for proc in reversed(_STARTED):
-        if proc.poll() is not None:
-            continue
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-    _STARTED.clear()
-
-
-def _on_signal(signum: int, _frame: object) -> None:
-    print(f"\n{signal.Signals(signum).name}: stopping the servers", file=sys.stderr, flush=True)
-    stop_all()
-    sys.exit(128 + signum)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def pinned(cpu: int | None, argv: list[str]) -> list[str]:
-    return ["taskset", "-c", str(cpu), *argv] if cpu is not None else argv
-
-
-def cli(env: dict[str, str], cwd: Path, *args: str) -> str:
-    done = subprocess.run([str(CLI), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"compliance-api {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
-    return done.stdout.strip()
-
-
-def create_token(env: dict[str, str], cwd: Path, plan: str) -> str:
-    email = f"bench-{plan}-{uuid.uuid4().hex[:12]}@example.com"
-    cli(env, cwd, "users", "create", email, "--plan", plan)
-    return cli(env, cwd, "tokens", "create", email).splitlines()[-1].strip()
-
-
-@dataclass
-class Server:
-    name: str
-    env: dict[str, str]
-    workdir: Path
-    cpu: int | None
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-    log_path: Path | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def argv(self) -> list[str]:
-        """The server's command line (a benchmark may serve something else on the same terms)."""
-        return [str(CLI), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-
-    def start(self) -> None:
-        self.log_path = self.workdir / f"server-{self.name}.log"
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                pinned(self.cpu, self.argv()),
-                env=self.env,
-                cwd=self.workdir,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: stop_all() kills it and nothing else
-            )
-        _STARTED.append(self.proc)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server {self.name} exited ({self.proc.returncode}):\n{self.log_tail()}")
-            try:
-                if httpx.get(self.base_url + "/livez", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"server {self.name} did not answer /livez within 30 s:\n{self.log_tail()}")
-
-    def log_tail(self, lines: int = 20) -> str:
-        if self.log_path is None or not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-    def log_lines(self) -> int:
-        if self.log_path is None or not self.log_path.exists():
-            return 0
-        with open(self.log_path, "rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=5)
-
-
-# --------------------------------------------------------------------------------------------- wrk
-
-
-@dataclass
-class Run:
-    rps: float
-    requests: int
-    p50_ms: float
-    p90_ms: float
-    p99_ms: float
-    max_ms: float
-    non2xx: int
-    socket_errors: int
-    server_cpu: float = 0.0  # CPU seconds the server used per wall second during the run (1.0 = a whole CPU)
-
-
-def wrk(url: str, seconds: float, *, cpu: int | None, connections: int, token: str | None, script: Path) -> Run:
-    argv = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "--timeout", "10s"]
-    if token:
-        argv += ["-H", f"Authorization: Bearer {token}"]
-    argv += ["-s", str(script), url]
-    done = subprocess.run(pinned(cpu, argv), capture_output=True, text=True, timeout=seconds + 60, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr or done.stdout}")
-    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("BENCH_JSON ")), None)
-    if line is None:
-        raise RuntimeError(f"no report from wrk:\n{done.stdout}\n{done.stderr}")
-    raw = json.loads(line.removeprefix("BENCH_JSON "))
-    return Run(
-        rps=raw["requests"] / (raw["duration_us"] / 1e6),
-        requests=raw["requests"],
-        p50_ms=raw["p50_us"] / 1000,
-        p90_ms=raw["p90_us"] / 1000,
-        p99_ms=raw["p99_us"] / 1000,
-        max_ms=raw["max_us"] / 1000,
-        non2xx=raw["non2xx"],
-        socket_errors=raw["connect"] + raw["read"] + raw["write"] + raw["timeout"],
-    )
 
 
 # --------------------------------------------------------------------------------------------- rate limit
@@ -341,30 +161,10 @@ async def check_across_processes(
 # --------------------------------------------------------------------------------------------- backends
 
 
-async def ensure_pg_database() -> None:
-    import asyncpg  # type: ignore[import-untyped]  # only the redis backend needs it
-
-    conn = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", PG_DATABASE):
-            await conn.execute(f'CREATE DATABASE "{PG_DATABASE}"')
-    finally:
-        await conn.close()
-
-
 def backend_env(name: str, workdir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPLIANCE_")}
-    env.pop("DATABASE_URL", None)
-    env.pop("REDIS_URL", None)
-    env.update(
-        COMPLIANCE_SECRET_KEY=SECRET_KEY,
-        COMPLIANCE_VAR_DIR=str(workdir / "var"),
-        COMPLIANCE_ACCESS_LOG="true",
-        COMPLIANCE_LOG_LEVEL="info",
-        PYTHONDONTWRITEBYTECODE="1",
-    )
+    env = harness.base_env(workdir)
     if name == "redis":
-        env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL)
+        env.update(DATABASE_URL=harness.PG_URL, REDIS_URL=harness.REDIS_URL)
     return env
 
 
@@ -377,17 +177,9 @@ class Result:
     log_lines: int
     across: dict[str, float] | None = None
 
-    @staticmethod
-    def _rps(runs: list[Run]) -> float:
-        return sum(r.rps for r in runs) / len(runs)
-
-    @staticmethod
-    def _p99(runs: list[Run]) -> float:
-        return max(r.p99_ms for r in runs)
-
     @property
     def ratio(self) -> float:
-        return self._rps(self.full) / self._rps(self.bare)
+        return mean_rps(self.full) / mean_rps(self.bare)
 
     @property
     def round_ratios(self) -> list[float]:
@@ -399,34 +191,29 @@ class Result:
         return self.ratio >= TARGETS[self.name]
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (to see whether the server had its CPU to itself)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def bench_backend(name: str, args: argparse.Namespace) -> Result:
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
     server = None
     try:
         env = backend_env(name, workdir)
         if name == "redis":
-            asyncio.run(ensure_pg_database())
-        cli(env, workdir, "migrate")
-        full_token = create_token(env, workdir, "internal")
-        free_token = create_token(env, workdir, "free") if not args.skip_exactness else ""
+            asyncio.run(harness.ensure_pg_database(harness.PG_DATABASE))
+        harness.cli(env, workdir, "migrate")
+        full_token = harness.create_token(env, workdir, "internal")
+        free_token = harness.create_token(env, workdir, "free") if not args.skip_exactness else ""
         script = workdir / "report.lua"
-        script.write_text(WRK_REPORT)
-        server = Server(name, env, workdir, args.server_cpu)
+        script.write_text(harness.WRK_REPORT)
+        server = harness.Server(name, env, workdir, args.server_cpu)
         server.start()
-        assert server.proc is not None
-        pid = server.proc.pid
         print(
-            f"[{name}] server pid {pid} on port {server.port} (CPU {args.server_cpu}), files in {workdir}", flush=True
+            f"[{name}] server pid {server.pid} on port {server.port} (CPU {args.server_cpu}), files in {workdir}",
+            flush=True,
         )
 
         def measure(url: str, token: str | None, seconds: float) -> Run:
-            return wrk(url, seconds, cpu=args.client_cpu, connections=args.connections, token=token, script=script)
+            return harness.measured(
+                server, url, seconds, cpu=args.client_cpu, connections=args.connections, token=token, script=script
+            )
 
         endpoints = {"full": ("/v1/health", full_token), "bare": ("/livez", None)}
         runs: dict[str, list[Run]] = {"full": [], "bare": []}
@@ -435,17 +222,9 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
                 path, token = endpoints[kind]
                 if args.warmup > 0:
                     measure(server.base_url + path, token, args.warmup)
-                cpu_before, wall_before = cpu_seconds(pid), time.monotonic()
                 run = measure(server.base_url + path, token, args.duration)
-                run.server_cpu = (cpu_seconds(pid) - cpu_before) / (time.monotonic() - wall_before)
                 runs[kind].append(run)
-                flag = f"  NON-2XX={run.non2xx}" if run.non2xx else ""
-                flag += f"  SOCKET-ERRORS={run.socket_errors}" if run.socket_errors else ""
-                print(
-                    f"[{name}] round {round_no + 1} {kind} {path:10} rps={run.rps:8.1f}  p50={run.p50_ms:6.2f} ms"
-                    f"  p99={run.p99_ms:8.2f} ms  max={run.max_ms:8.2f} ms  server cpu={run.server_cpu:4.0%}{flag}",
-                    flush=True,
-                )
+                print(f"[{name}] round {round_no + 1} {kind} {path:10} {run.figures()}", flush=True)
         exactness = None
         if not args.skip_exactness:
             exactness = asyncio.run(
@@ -453,8 +232,8 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
             )
         across = None
         if name == "redis" and not args.skip_exactness:
-            pro_token = create_token(env, workdir, "pro")
-            second = Server(f"{name}-2", env, workdir, args.server_cpu)
+            pro_token = harness.create_token(env, workdir, "pro")
+            second = harness.Server(f"{name}-2", env, workdir, args.server_cpu)
             second.start()
             try:
                 across = asyncio.run(check_across_processes([server.base_url, second.base_url], pro_token, seconds=5))
@@ -478,37 +257,12 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
 # --------------------------------------------------------------------------------------------- report
 
 
-def machine(loadavg: str) -> dict[str, str]:
-    model = ""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "")
-    except OSError:
-        pass
-    wrk_version = subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
-    versions = {}
-    for package in ("fastapi", "starlette", "uvicorn", "uvloop", "httptools", "sqlalchemy", "redis", "structlog"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = "-"
-    return {
-        "loadavg": loadavg,
-        "nproc": str(os.cpu_count()),
-        "cpu": model,
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-        "wrk": (wrk_version.stdout + wrk_version.stderr).split("[")[0].strip().split("\n")[0],
-        "packages": ", ".join(f"{k} {v}" for k, v in versions.items()),
-    }
-
-
 def summary_lines(results: list[Result]) -> list[str]:
     lines = []
     for r in results:
         lines.append(
-            f"{r.name:8}  full rps={Result._rps(r.full):8.1f} p99={Result._p99(r.full):8.2f} ms   "
-            f"bare rps={Result._rps(r.bare):8.1f} p99={Result._p99(r.bare):8.2f} ms   "
+            f"{r.name:8}  full rps={mean_rps(r.full):8.1f} p99={worst_p99(r.full):8.2f} ms   "
+            f"bare rps={mean_rps(r.bare):8.1f} p99={worst_p99(r.bare):8.2f} ms   "
             f"ratio={r.ratio:.2f}  (target >= {TARGETS[r.name]}: {'met' if r.meets_target else 'NOT MET'}; "
             f"per round {', '.join(f'{x:.2f}' for x in r.round_ratios)})"
         )
@@ -533,70 +287,59 @@ def summary_lines(results: list[Result]) -> list[str]:
     return lines
 
 
-def preamble(args: argparse.Namespace, info: dict[str, str], command: str, averaged: str) -> list[str]:
-    """The opening lines of a results section: date, machine, command, how each figure was measured."""
-    return [
-        f"Date: {date.today().isoformat()}",
-        "",
-        f"Machine: {info['nproc']} CPUs ({info['cpu']}), Linux {info['kernel']}, Python {info['python']}, "
-        f"{info['wrk']}",
-        f"Packages: {info['packages']}",
-        "",
-        f"Command: `{command}`",
-        "",
-        f"Each figure: one server worker on CPU {args.server_cpu}, `wrk -t1 -c{args.connections} "
-        f"-d{args.duration}s --latency` on CPU {args.client_cpu}, after a {args.warmup:g} s warm-up; "
-        f"{args.rounds} rounds in alternating order; {averaged}.",
-        f"Load average before the run: {info['loadavg']}",
-    ]
-
-
 def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, str], command: str) -> str:
-    out = [
-        *preamble(args, info, command, "rps is the mean of the rounds, p99 the worst"),
-        "",
-        "| backend | /v1/health rps | /v1/health p99 | /livez rps | /livez p99 | ratio | per round | target |",
-        "|---|---:|---:|---:|---:|---:|---|---|",
-    ]
-    for r in results:
-        out.append(
-            f"| {r.name} | {Result._rps(r.full):.0f} | {Result._p99(r.full):.2f} ms | {Result._rps(r.bare):.0f} | "
-            f"{Result._p99(r.bare):.2f} ms | {r.ratio:.2f} | {', '.join(f'{x:.2f}' for x in r.round_ratios)} | "
-            f">= {TARGETS[r.name]} {'met' if r.meets_target else '**not met**'} |"
-        )
+    out = [*harness.preamble(args, info, command, "rps is the mean of the rounds, p99 the worst"), ""]
+    out += harness.table(
+        ("backend", "/v1/health rps", "/v1/health p99", "/livez rps", "/livez p99", "ratio", "per round", "target"),
+        "lrrrrrll",
+        (
+            [
+                r.name,
+                f"{mean_rps(r.full):.0f}",
+                f"{worst_p99(r.full):.2f} ms",
+                f"{mean_rps(r.bare):.0f}",
+                f"{worst_p99(r.bare):.2f} ms",
+                f"{r.ratio:.2f}",
+                ", ".join(f"{x:.2f}" for x in r.round_ratios),
+                f">= {TARGETS[r.name]} {'met' if r.meets_target else '**not met**'}",
+            ]
+            for r in results
+        ),
+    )
     out += [
         "",
         "Per run (server cpu: CPU seconds the server used per second; 100% = it had CPU 0 to itself and was busy):",
         "",
-        "| backend | round | endpoint | rps | p50 | p99 | max | non-2xx | server cpu |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in results:
-        for kind, runs in (("/v1/health", r.full), ("/livez", r.bare)):
-            for i, run in enumerate(runs):
-                out.append(
-                    f"| {r.name} | {i + 1} | {kind} | {run.rps:.0f} | {run.p50_ms:.2f} ms | {run.p99_ms:.2f} ms | "
-                    f"{run.max_ms:.2f} ms | {run.non2xx} | {run.server_cpu:.0%} |"
-                )
+    rows = [row for r in results for row in harness.run_rows(r.name, (("/v1/health", r.full), ("/livez", r.bare)))]
+    out += harness.table(harness.RUN_HEADER, harness.RUN_ALIGN, rows)
     out += ["", "Access-log lines written: " + ", ".join(f"{r.name} {r.log_lines}" for r in results)]
-    exact = [r for r in results if r.exactness is not None]
+    exact = [(r.name, r.exactness) for r in results if r.exactness is not None]
     if exact:
         out += [
             "",
             f"Rate-limit exactness (`free` token: burst {FREE_BURST}, 60/min; model: allowed = burst + 1 per "
             "elapsed second since the first request):",
             "",
-            "| backend | phase | sent | 200 | 429 | elapsed since first | model 200 | within 1 |",
-            "|---|---|---:|---:|---:|---:|---:|---|",
         ]
-        for r in exact:
-            assert r.exactness is not None
-            for p in r.exactness.phases:
-                out.append(
-                    f"| {r.name} | {p['phase']} | {p['sent']} | {p['allowed']} | {p['rejected']} | "
-                    f"{p['elapsed_s']:.3f} s | {p['expected']} | "
-                    f"{'yes' if abs(p['allowed'] - p['expected']) <= 1 else '**no**'} |"
-                )
+        out += harness.table(
+            ("backend", "phase", "sent", "200", "429", "elapsed since first", "model 200", "within 1"),
+            "llrrrrrl",
+            (
+                [
+                    name,
+                    p["phase"],
+                    p["sent"],
+                    p["allowed"],
+                    p["rejected"],
+                    f"{p['elapsed_s']:.3f} s",
+                    p["expected"],
+                    "yes" if abs(p["allowed"] - p["expected"]) <= 1 else "**no**",
+                ]
+                for name, exactness in exact
+                for p in exactness.phases
+            ),
+        )
     for r in results:
         if r.across is not None:
             a = r.across
@@ -605,12 +348,24 @@ def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, st
                 "Across processes (two servers on one Redis, one `pro` token, burst 1200 + 10/s, 5 s of load from "
                 "32 connections alternating between the servers):",
                 "",
-                "| backend | sent | 200 | 429 | other | elapsed | model 200 | deviation | target |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|---|",
-                f"| {r.name} | {a['sent']:.0f} | {a['allowed']:.0f} | {a['rejected']:.0f} | {a['other']:.0f} | "
-                f"{a['elapsed_s']:.2f} s | {a['expected']:.0f} | {a['deviation']:.2%} | "
-                f"<= 1% {'met' if a['deviation'] <= 0.01 else '**not met**'} |",
             ]
+            out += harness.table(
+                ("backend", "sent", "200", "429", "other", "elapsed", "model 200", "deviation", "target"),
+                "lrrrrrrrl",
+                [
+                    [
+                        r.name,
+                        f"{a['sent']:.0f}",
+                        f"{a['allowed']:.0f}",
+                        f"{a['rejected']:.0f}",
+                        f"{a['other']:.0f}",
+                        f"{a['elapsed_s']:.2f} s",
+                        f"{a['expected']:.0f}",
+                        f"{a['deviation']:.2%}",
+                        f"<= 1% {'met' if a['deviation'] <= 0.01 else '**not met**'}",
+                    ]
+                ],
+            )
     return "\n".join(out) + "\n"
 
 
@@ -630,20 +385,12 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="Keep the temporary directories (server logs).")
     args = parser.parse_args()
 
-    for tool in ("wrk", "taskset"):
-        if shutil.which(tool) is None:
-            print(f"error: `{tool}` not found (apt-get install -y wrk util-linux)", file=sys.stderr)
-            return 2
-    if not CLI.exists():
-        print(f"error: {CLI} not found; run with the project's virtualenv python", file=sys.stderr)
-        return 2
-    if (os.cpu_count() or 1) < 2:
-        print("warning: fewer than 2 CPUs; server and wrk share one CPU, figures are not comparable")
-        args.server_cpu = args.client_cpu = None
+    missing = harness.preflight(args, ("wrk", "taskset"), "wrk util-linux")
+    if missing is not None:
+        return missing
 
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-    loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    harness.stop_on_signals()
+    loadavg = harness.load_average()
     print(f"load average {loadavg} (other work on these CPUs skews the figures)", flush=True)
     started = time.monotonic()
     results: list[Result] = []
@@ -652,7 +399,7 @@ def main() -> int:
             if args.only in (None, name):
                 results.append(bench_backend(name, args))
     finally:
-        stop_all()
+        harness.stop_all()
 
     print()
     for line in summary_lines(results):
@@ -660,7 +407,7 @@ def main() -> int:
     print(f"(took {time.monotonic() - started:.0f} s)")
     if args.markdown:
         command = " ".join([".venv/bin/python", "bench/health_ratio.py", *sys.argv[1:]])
-        args.markdown.write_text(markdown(results, args, machine(loadavg), command))
+        args.markdown.write_text(markdown(results, args, harness.machine(loadavg), command))
         print(f"wrote {args.markdown}")
     failed = any(
         not r.meets_target

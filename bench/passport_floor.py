@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import cast
 
 import httpx
 import uvicorn
@@ -28,13 +29,14 @@ from fastapi import APIRouter, Request, Response
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import health_ratio as hr
-from passport_ratio import backend_env, ensure_pg_database, setup
+import harness
+from passport_ratio import PG_DATABASE, backend_env, setup
 
 from compliance_api.app import create_app
 from compliance_api.auth.caller import caller_of
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.passport import service
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.endpoints import hot_path
@@ -63,7 +65,7 @@ def serve(port: int) -> None:
     settings = Settings()
     app = create_app(settings)
     services = app.state.services
-    no_record = NoRecord()
+    no_record = cast(GroupCommit, NoRecord())  # duck-typed: verify only calls `insert`
     router = APIRouter(prefix="/v1/bench")
     fixed = {"own": os.environb[b"BENCH_OWN_BODY"], "verify": os.environb[b"BENCH_VERIFY_BODY"]}
 
@@ -99,7 +101,7 @@ def serve(port: int) -> None:
     uvicorn.run(app, **options)
 
 
-class FloorServer(hr.Server):
+class FloorServer(harness.Server):
     """This script in `--serve` mode, started and stopped like the other benchmarks' servers."""
 
     def argv(self) -> list[str]:
@@ -108,7 +110,7 @@ class FloorServer(hr.Server):
 
 def bodies(env: dict[str, str], workdir: Path, own: str, verifier: str, share: str) -> dict[str, str]:
     """The real bodies of both routes, from a server started for the purpose (the floors answer them fixed)."""
-    server = hr.Server("bodies", env, workdir, None)
+    server = harness.Server("bodies", env, workdir, None)
     server.start()
     try:
         own_body = httpx.get(server.base_url + "/v1/passport", headers={"Authorization": f"Bearer {own}"}).text
@@ -132,13 +134,13 @@ def main() -> None:
         return
     workdir = Path(tempfile.mkdtemp(prefix="passport-floor-"))
     if args.backend == "postgres":
-        asyncio.run(ensure_pg_database())
+        asyncio.run(harness.ensure_pg_database(PG_DATABASE))
     env = backend_env(args.backend, workdir)
     own, verifier, share, _ = setup(args.backend, env, workdir)
     env |= bodies(env, workdir, own, verifier, share)
     tokens = {"own": own, "verifier": verifier}
     script = workdir / "get.lua"
-    script.write_text(hr.WRK_REPORT)
+    script.write_text(harness.WRK_REPORT)
     server = FloorServer("floor", env, workdir, 0)
     server.start()
     rps: dict[str, list[float]] = {name: [] for name in ROUTES}
@@ -148,8 +150,8 @@ def main() -> None:
             for name in order:
                 url = server.base_url + ROUTES[name].format(token=share)
                 token = tokens[TOKENS.get(name, "verifier")]
-                hr.wrk(url, args.warmup, cpu=1, connections=64, token=token, script=script)
-                run = hr.wrk(url, args.duration, cpu=1, connections=64, token=token, script=script)
+                harness.wrk(url, args.warmup, cpu=1, connections=64, token=token, script=script)
+                run = harness.wrk(url, args.duration, cpu=1, connections=64, token=token, script=script)
                 if run.non2xx:
                     raise SystemExit(f"{name}: {run.non2xx} non-2xx answers")
                 rps[name].append(run.rps)
@@ -159,7 +161,7 @@ def main() -> None:
                     flush=True,
                 )
     finally:
-        hr.stop_all()
+        harness.stop_all()
     health = sum(rps["health"]) / args.rounds
     for name in ROUTES:
         if name == "health":

@@ -2,7 +2,7 @@
 signed summary, every verification recorded) against `GET /v1/health` in the same server process and run.
 
 For each backend, one server process with ONE worker pinned to CPU 0, `wrk` pinned to CPU 1 (the machinery of
-`health_ratio.py`, imported):
+`harness.py`):
 
 * embedded: SQLite in a temporary directory, no REDIS_URL (in-process limiter)
 * postgres: PostgreSQL (database `compliance_bench_passport`, created and migrated if missing) and Redis db 5
@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import classify_ratio as cr
-import health_ratio as hr
+import harness
+from harness import Run, mean_rps, worst_p99
 
 PG_DATABASE = os.environ.get("BENCH_PASSPORT_PG_DATABASE", "compliance_bench_passport")
 PG_URL = f"postgresql://postgres@127.0.0.1:5432/{PG_DATABASE}"
@@ -45,19 +44,8 @@ TARGETS = {OWN: 0.7, VERIFY: 0.5}
 P99_TARGET_MS = 50.0
 
 
-async def ensure_pg_database() -> None:
-    import asyncpg  # type: ignore[import-untyped]  # only the postgres backend needs it
-
-    conn = await asyncpg.connect(hr.PG_ADMIN_DSN)
-    try:
-        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", PG_DATABASE):
-            await conn.execute(f'CREATE DATABASE "{PG_DATABASE}"')
-    finally:
-        await conn.close()
-
-
 def backend_env(name: str, workdir: Path) -> dict[str, str]:
-    env = hr.backend_env("embedded", workdir)  # SQLite under workdir/var, no Redis
+    env = harness.base_env(workdir)  # SQLite under workdir/var, no Redis
     if name == "postgres":
         # As in production: the webhook worker is its own process, not a task of the API server.
         env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL, COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER="false")
@@ -92,16 +80,16 @@ def recorded(name: str, workdir: Path, verifier: str) -> tuple[int, int]:
 @dataclass
 class Result:
     name: str
-    runs: dict[str, list[hr.Run]]
+    runs: dict[str, list[Run]]
     views: int
     events: int
     logged: dict[int, int]  # access-log status counts for the verify route (warm-ups included)
 
     def rps(self, route: str) -> float:
-        return hr.Result._rps(self.runs[route])
+        return mean_rps(self.runs[route])
 
     def p99(self, route: str) -> float:
-        return hr.Result._p99(self.runs[route])
+        return worst_p99(self.runs[route])
 
     def ratio(self, route: str) -> float:
         return self.rps(route) / self.rps(HEALTH)
@@ -120,16 +108,16 @@ class Result:
 def setup(name: str, env: dict[str, str], workdir: Path) -> tuple[str, str, str, str]:
     """A freelancer with three verifications and a share-token, a verifier: (own token, verifier token, share
     token, verifier email)."""
-    hr.cli(env, workdir, "migrate")
+    harness.cli(env, workdir, "migrate")
     suffix = uuid.uuid4().hex[:12]
     freelancer, verifier = f"bench-freelancer-{suffix}@example.com", f"bench-verifier-{suffix}@example.com"
-    hr.cli(env, workdir, "users", "create", freelancer, "--kind", "freelancer", "--plan", "internal")
-    hr.cli(env, workdir, "users", "create", verifier, "--plan", "internal")
+    harness.cli(env, workdir, "users", "create", freelancer, "--kind", "freelancer", "--plan", "internal")
+    harness.cli(env, workdir, "users", "create", verifier, "--plan", "internal")
     for check in ("identity", "kvk_registration", "vat_number"):
-        hr.cli(env, workdir, "passport", "verify", freelancer, check)
-    share = hr.cli(env, workdir, "passport", "share", freelancer).splitlines()[-1].strip()
-    own = hr.cli(env, workdir, "tokens", "create", freelancer).splitlines()[-1].strip()
-    verifier_token = hr.cli(env, workdir, "tokens", "create", verifier).splitlines()[-1].strip()
+        harness.cli(env, workdir, "passport", "verify", freelancer, check)
+    share = harness.cli(env, workdir, "passport", "share", freelancer).splitlines()[-1].strip()
+    own = harness.cli(env, workdir, "tokens", "create", freelancer).splitlines()[-1].strip()
+    verifier_token = harness.cli(env, workdir, "tokens", "create", verifier).splitlines()[-1].strip()
     return own, verifier_token, share, verifier
 
 
@@ -139,46 +127,43 @@ def bench_backend(name: str, args: argparse.Namespace) -> Result:
     try:
         env = backend_env(name, workdir)
         if name == "postgres":
-            asyncio.run(ensure_pg_database())
+            asyncio.run(harness.ensure_pg_database(PG_DATABASE))
         own, verifier_token, share, verifier = setup(name, env, workdir)
         views_before, events_before = recorded(name, workdir, verifier)
         script = workdir / "report.lua"
-        script.write_text(hr.WRK_REPORT)
-        server = hr.Server(name, env, workdir, args.server_cpu)
+        script.write_text(harness.WRK_REPORT)
+        server = harness.Server(name, env, workdir, args.server_cpu)
         server.start()
-        assert server.proc is not None
         assert server.log_path is not None
-        pid = server.proc.pid
         print(
-            f"[{name}] server pid {pid} on port {server.port} (CPU {args.server_cpu}), files in {workdir}", flush=True
+            f"[{name}] server pid {server.pid} on port {server.port} (CPU {args.server_cpu}), files in {workdir}",
+            flush=True,
         )
         tokens = {HEALTH: verifier_token, OWN: own, VERIFY: verifier_token}
 
-        def measure(route: str, seconds: float) -> hr.Run:
+        def measure(route: str, seconds: float) -> Run:
             url = server.base_url + route.format(token=share)
-            return hr.wrk(
-                url, seconds, cpu=args.client_cpu, connections=args.connections, token=tokens[route], script=script
+            return harness.measured(
+                server,
+                url,
+                seconds,
+                cpu=args.client_cpu,
+                connections=args.connections,
+                token=tokens[route],
+                script=script,
             )
 
-        runs: dict[str, list[hr.Run]] = {route: [] for route in ROUTES}
+        runs: dict[str, list[Run]] = {route: [] for route in ROUTES}
         for round_no in range(args.rounds):
             for route in ROUTES[round_no % 3 :] + ROUTES[: round_no % 3]:
                 if args.warmup > 0:
                     measure(route, args.warmup)
-                cpu_before, wall_before = hr.cpu_seconds(pid), time.monotonic()
                 run = measure(route, args.duration)
-                run.server_cpu = (hr.cpu_seconds(pid) - cpu_before) / (time.monotonic() - wall_before)
                 runs[route].append(run)
-                flag = f"  NON-2XX={run.non2xx}" if run.non2xx else ""
-                flag += f"  SOCKET-ERRORS={run.socket_errors}" if run.socket_errors else ""
-                print(
-                    f"[{name}] round {round_no + 1} {route:28} rps={run.rps:8.1f}  p50={run.p50_ms:7.2f} ms"
-                    f"  p99={run.p99_ms:8.2f} ms  max={run.max_ms:8.2f} ms  server cpu={run.server_cpu:4.0%}{flag}",
-                    flush=True,
-                )
+                print(f"[{name}] round {round_no + 1} {route:28} {run.figures(p50_width=7)}", flush=True)
         server.stop()  # SIGTERM: uvicorn finishes the requests in flight (and their commits) first
         views, events = recorded(name, workdir, verifier)
-        logged = cr.logged_statuses(server.log_path, VERIFY)
+        logged = harness.logged_statuses(server.log_path, VERIFY)
         result = Result(name, runs, views - views_before, events - events_before, logged)
         print(
             f"[{name}] view rows {result.views}, viewed events {result.events}, verify 200s in the access log "
@@ -219,7 +204,7 @@ def summary_lines(results: list[Result]) -> list[str]:
 
 def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, str], command: str) -> str:
     out = [
-        *hr.preamble(args, info, command, "rps is the mean of the rounds, p99 the worst"),
+        *harness.preamble(args, info, command, "rps is the mean of the rounds, p99 the worst"),
         "",
         "| backend | /v1/health rps | own rps | own ratio (per round) | own p99 | verify rps "
         "| verify ratio (per round) | verify p99 | views = events = 200s |",
@@ -234,16 +219,11 @@ def markdown(results: list[Result], args: argparse.Namespace, info: dict[str, st
         )
     out += [
         "",
-        "| backend | round | route | rps | p50 | p99 | max | non-2xx | server cpu |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in results:
-        for route in ROUTES:
-            for i, run in enumerate(r.runs[route]):
-                out.append(
-                    f"| {r.name} | {i + 1} | `{route}` | {run.rps:.0f} | {run.p50_ms:.2f} ms | {run.p99_ms:.2f} ms | "
-                    f"{run.max_ms:.2f} ms | {run.non2xx} | {run.server_cpu:.0%} |"
-                )
+    rows = [
+        row for r in results for row in harness.run_rows(r.name, ((f"`{route}`", r.runs[route]) for route in ROUTES))
+    ]
+    out += harness.table(("backend", "round", "route", *harness.RUN_HEADER[3:]), harness.RUN_ALIGN, rows)
     return "\n".join(out) + "\n"
 
 
@@ -261,20 +241,13 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="Keep the temporary directories (server logs, SQLite).")
     args = parser.parse_args()
 
-    for tool in ["wrk", "taskset", "sqlite3"] + (["psql"] if args.only != "embedded" else []):
-        if shutil.which(tool) is None:
-            print(f"error: `{tool}` not found (apt-get install -y wrk util-linux sqlite3 postgresql-client)")
-            return 2
-    if not hr.CLI.exists():
-        print(f"error: {hr.CLI} not found; run with the project's virtualenv python", file=sys.stderr)
-        return 2
-    if (os.cpu_count() or 1) < 2:
-        print("warning: fewer than 2 CPUs; server and wrk share one CPU, figures are not comparable")
-        args.server_cpu = args.client_cpu = None
+    tools = ["wrk", "taskset", "sqlite3"] + (["psql"] if args.only != "embedded" else [])
+    missing = harness.preflight(args, tools, "wrk util-linux sqlite3 postgresql-client")
+    if missing is not None:
+        return missing
 
-    signal.signal(signal.SIGTERM, hr._on_signal)
-    signal.signal(signal.SIGINT, hr._on_signal)
-    loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    harness.stop_on_signals()
+    loadavg = harness.load_average()
     print(f"load average {loadavg} (other work on these CPUs moves rps; compare the ratios)", flush=True)
     started = time.monotonic()
     results: list[Result] = []
@@ -283,7 +256,7 @@ def main() -> int:
             if args.only in (None, name):
                 results.append(bench_backend(name, args))
     finally:
-        hr.stop_all()
+        harness.stop_all()
 
     print()
     for line in summary_lines(results):
@@ -291,7 +264,7 @@ def main() -> int:
     print(f"(took {time.monotonic() - started:.0f} s)")
     if args.markdown:
         command = " ".join([".venv/bin/python", "bench/passport_ratio.py", *sys.argv[1:]])
-        args.markdown.write_text(markdown(results, args, hr.machine(loadavg), command))
+        args.markdown.write_text(markdown(results, args, harness.machine(loadavg), command))
         print(f"wrote {args.markdown}")
     failed = any(not r.recorded_ok or not all(r.meets(route) for route in TARGETS) for r in results)
     return 1 if args.strict and failed else 0

@@ -4,7 +4,7 @@
   tables emptied), 10,000,000 observations inserted with `generate_series` (25 sectors × 13 regions, dates over
   three years so the 24-month window drops about a third), then `rates.service.recompute` of every benchmark timed
   `--rounds` times, each in its own committed transaction. Target: <= 60 s.
-* `throughput`: one server (one worker on CPU 0, wrk on CPU 1, as `health_ratio.py`) per backend, production
+* `throughput`: one server (one worker on CPU 0, wrk on CPU 1, through `harness.py`) per backend, production
   observations from the synthetic generator; `GET /v1/rates/benchmark?sector=ict&region=NL` against
   `GET /v1/health` with the same token, alternating order, after a warm-up. Target: ratio >= 0.8.
 
@@ -17,24 +17,24 @@ import argparse
 import asyncio
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
 from datetime import date
 from pathlib import Path
 
-from health_ratio import (
-    PG_ADMIN_DSN,
+from harness import (
+    REDIS_URL,
     WRK_REPORT,
     Run,
     Server,
-    _on_signal,
-    backend_env,
+    base_env,
     cli,
-    cpu_seconds,
     create_token,
+    ensure_pg_database,
+    measured,
     stop_all,
+    stop_on_signals,
     wrk,
 )
 from sqlalchemy import text
@@ -68,19 +68,8 @@ INDEXES = {
 }
 
 
-async def ensure_database() -> None:
-    import asyncpg  # type: ignore[import-untyped]
-
-    conn = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", PG_DATABASE):
-            await conn.execute(f'CREATE DATABASE "{PG_DATABASE}"')
-    finally:
-        await conn.close()
-
-
 async def bench_recompute(rows: int, rounds: int) -> list[float]:
-    await ensure_database()
+    await ensure_pg_database(PG_DATABASE)
     engine = create_engine(Settings(database_url=PG_URL).resolved_database_url)
     await upgrade(engine)
     sessionmaker = create_sessionmaker(engine)
@@ -136,10 +125,10 @@ def bench_throughput(backend: str, args: argparse.Namespace) -> tuple[list[Run],
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-rates-{backend}-"))
     server = None
     try:
-        env = backend_env(backend, workdir)
+        env = base_env(workdir)
         if backend == "redis":
-            env["DATABASE_URL"] = PG_URL
-            asyncio.run(ensure_database())
+            env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL)
+            asyncio.run(ensure_pg_database(PG_DATABASE))
         cli(env, workdir, "migrate")
         token = create_token(env, workdir, "internal")
         cli(env, workdir, "rates", "generate", "--env", "live", "--allow-synthetic", "--as-of", AS_OF.isoformat())
@@ -147,18 +136,21 @@ def bench_throughput(backend: str, args: argparse.Namespace) -> tuple[list[Run],
         script.write_text(WRK_REPORT)
         server = Server(f"rates-{backend}", env, workdir, args.server_cpu)
         server.start()
-        assert server.proc is not None
-        pid = server.proc.pid
         paths = {"benchmark": "/v1/rates/benchmark?sector=ict&region=NL", "health": "/v1/health"}
         runs: dict[str, list[Run]] = {"benchmark": [], "health": []}
         for round_no in range(args.rounds):
             for kind in ("benchmark", "health") if round_no % 2 == 0 else ("health", "benchmark"):
                 url = server.base_url + paths[kind]
-                kwargs = {"cpu": args.client_cpu, "connections": args.connections, "token": token, "script": script}
-                wrk(url, args.warmup, **kwargs)  # type: ignore[arg-type]
-                cpu_before, wall_before = cpu_seconds(pid), time.monotonic()
-                run = wrk(url, args.duration, **kwargs)  # type: ignore[arg-type]
-                run.server_cpu = (cpu_seconds(pid) - cpu_before) / (time.monotonic() - wall_before)
+                wrk(url, args.warmup, cpu=args.client_cpu, connections=args.connections, token=token, script=script)
+                run = measured(
+                    server,
+                    url,
+                    args.duration,
+                    cpu=args.client_cpu,
+                    connections=args.connections,
+                    token=token,
+                    script=script,
+                )
                 runs[kind].append(run)
                 print(
                     f"[{backend}] round {round_no + 1} {kind:9} rps={run.rps:8.1f} p50={run.p50_ms:6.2f} ms"
@@ -173,8 +165,7 @@ def bench_throughput(backend: str, args: argparse.Namespace) -> tuple[list[Run],
 
 
 def main() -> int:
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
+    stop_on_signals()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["recompute", "throughput"])
     parser.add_argument("--backend", choices=["embedded", "redis"], action="append")

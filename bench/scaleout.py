@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-import health_ratio as hr
+import harness
 
 PG_DATABASE = os.environ.get("BENCH_SCALE_PG_DATABASE", "compliance_bench_scale")
 PG_URL = f"postgresql://postgres@127.0.0.1:5432/{PG_DATABASE}"
@@ -129,9 +129,9 @@ class Receiver:
 
 
 def prepare(workdir: Path) -> dict[str, str]:
-    asyncio.run(ensure_database())
+    asyncio.run(harness.ensure_pg_database(PG_DATABASE))
     subprocess.run(["redis-cli", "-u", REDIS_URL, "FLUSHDB"], check=True, capture_output=True)
-    env = hr.backend_env("redis", workdir)
+    env = harness.base_env(workdir)
     env.update(
         DATABASE_URL=PG_URL,
         REDIS_URL=REDIS_URL,
@@ -140,35 +140,23 @@ def prepare(workdir: Path) -> dict[str, str]:
         COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER="false",
     )
     (workdir / "var").mkdir(parents=True, exist_ok=True)
-    hr.cli(env, workdir, "migrate")
+    harness.cli(env, workdir, "migrate")
     return env
-
-
-async def ensure_database() -> None:
-    import asyncpg  # type: ignore[import-untyped]
-
-    conn = await asyncpg.connect(hr.PG_ADMIN_DSN)
-    try:
-        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", PG_DATABASE):
-            await conn.execute(f'CREATE DATABASE "{PG_DATABASE}"')
-    finally:
-        await conn.close()
 
 
 def user_tokens(env: dict[str, str], workdir: Path, plan: str, count: int) -> tuple[str, list[str]]:
     """A new user of the plan and `count` production tokens of theirs; returns (e-mail, tokens)."""
     email = f"scale-{plan}-{os.getpid()}-{time.time_ns()}@example.com"
-    hr.cli(env, workdir, "users", "create", email, "--plan", plan)
-    return email, [hr.cli(env, workdir, "tokens", "create", email).splitlines()[-1].strip() for _ in range(count)]
+    harness.cli(env, workdir, "users", "create", email, "--plan", plan)
+    return email, [harness.cli(env, workdir, "tokens", "create", email).splitlines()[-1].strip() for _ in range(count)]
 
 
 def start(env: dict[str, str], workdir: Path, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
     log = open(workdir / f"{name}.log", "wb")
     proc = subprocess.Popen(
-        [str(hr.CLI), *argv], env=env, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        [str(harness.CLI), *argv], env=env, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    hr._STARTED.append(proc)
-    return proc
+    return harness.started(proc)
 
 
 def wait_live(base_url: str) -> None:
@@ -255,15 +243,15 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--markdown", type=Path)
     args = parser.parse_args()
-    args.loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    args.loadavg = harness.load_average()
     workdir = Path(tempfile.mkdtemp(prefix="scaleout-"))
     try:
         env = prepare(workdir)
         tokens = {plan: user_tokens(env, workdir, plan, count)[1] for plan, count, _, _ in USERS}
         owner, (internal,) = user_tokens(env, workdir, "internal", 1)
         receiver = Receiver()
-        hr.cli(env, workdir, "webhooks", "add", owner, receiver.url, "--event", "classification.created")
-        port = hr.free_port()
+        harness.cli(env, workdir, "webhooks", "add", owner, receiver.url, "--event", "classification.created")
+        port = harness.free_port()
         base_url = f"http://127.0.0.1:{port}"
         start(env, workdir, "api", ["serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"])
         start(env, workdir, "worker", ["worker"])
@@ -294,7 +282,7 @@ def main() -> int:
         print("all checks passed" if ok else "SOME CHECKS FAILED")
         return 0 if ok else 1
     finally:
-        hr.stop_all()
+        harness.stop_all()
 
 
 if __name__ == "__main__":

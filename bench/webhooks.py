@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness
 import httpx
 from sqlalchemy import text
 
@@ -33,6 +33,7 @@ from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.events import service as events
+from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.migrate import upgrade
@@ -41,8 +42,6 @@ from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
 
 PG_DATABASE = os.environ.get("BENCH_PG_DATABASE", "compliance_bench_webhooks")
-PG_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
-SECRET = "bench-secret-key-0123456789abcdef-0123456789"
 
 RECEIVER = """
 import time, orjson
@@ -73,24 +72,21 @@ async def app(scope, receive, send):
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def start_receiver(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_receiver(workdir: Path) -> str:
     (workdir / "bench_receiver.py").write_text(RECEIVER)
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "bench_receiver:app", "--port", str(port), "--log-level", "warning"],
-        cwd=workdir,
+    port = harness.free_port()
+    harness.started(
+        subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "bench_receiver:app", "--port", str(port), "--log-level", "warning"],
+            cwd=workdir,
+            start_new_session=True,  # its own process group, stopped by harness.stop_all()
+        )
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
             httpx.get(url, timeout=0.5)
-            return process, url
+            return url
         except httpx.TransportError:
             time.sleep(0.05)
     raise RuntimeError("the receiver did not start")
@@ -104,7 +100,7 @@ async def stats(url: str) -> dict[str, object]:
 
 async def prepare(database_url: str, var_dir: Path, receiver_url: str) -> Settings:
     settings = Settings(
-        database_url=database_url, secret_key=SECRET, var_dir=var_dir, webhooks_allow_private_targets=True
+        database_url=database_url, secret_key=harness.SECRET_KEY, var_dir=var_dir, webhooks_allow_private_targets=True
     )
     engine = create_engine(settings.resolved_database_url)
     if engine.dialect.name == "postgresql":
@@ -130,7 +126,7 @@ async def prepare(database_url: str, var_dir: Path, receiver_url: str) -> Settin
 
 
 def _event(n: int) -> events.Event:
-    return events.Event("wtta.admission.updated", {"kvk_number": f"{n:08d}", "to_status": "admitted"})
+    return events.Event(EventName.WTTA_ADMISSION_UPDATED, {"kvk_number": f"{n:08d}", "to_status": "admitted"})
 
 
 async def throughput(settings: Settings, receiver_url: str, count: int) -> float:
@@ -166,7 +162,9 @@ async def latency(settings: Settings, receiver_url: str, rate: float, seconds: f
     await stats(receiver_url)
     for n in range(int(rate * seconds)):
         async with sessionmaker.begin() as session:
-            await events.emit(session, environment=Environment.live, type="wtta.admission.updated", payload={"n": n})
+            await events.emit(
+                session, environment=Environment.live, type=EventName.WTTA_ADMISSION_UPDATED, payload={"n": n}
+            )
         await asyncio.sleep(1 / rate)
     await asyncio.sleep(2)
     stop.set()
@@ -177,13 +175,13 @@ async def latency(settings: Settings, receiver_url: str, rate: float, seconds: f
     return found
 
 
-def pg_database() -> str:
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", PG_DATABASE], capture_output=True, check=False)
+async def pg_database() -> str:
+    await harness.ensure_pg_database(PG_DATABASE)
     return f"postgresql://postgres@127.0.0.1:5432/{PG_DATABASE}"
 
 
 async def run_backend(backend: str, arguments: argparse.Namespace, workdir: Path, receiver_url: str) -> None:
-    url = f"sqlite:///{workdir / 'bench.db'}" if backend == "sqlite" else pg_database()
+    url = f"sqlite:///{workdir / 'bench.db'}" if backend == "sqlite" else await pg_database()
     settings = await prepare(url, workdir / f"var-{backend}", receiver_url)
     elapsed = await throughput(settings, receiver_url, arguments.events)
     print(
@@ -207,13 +205,13 @@ def main() -> None:
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        receiver, receiver_url = start_receiver(workdir)
+        harness.stop_on_signals()
+        receiver_url = start_receiver(workdir)
         try:
             for backend in ("sqlite", "pg") if arguments.backend == "both" else (arguments.backend,):
                 asyncio.run(run_backend(backend, arguments, workdir, receiver_url))
         finally:
-            receiver.terminate()
-            receiver.wait()
+            harness.stop_all()
 
 
 if __name__ == "__main__":

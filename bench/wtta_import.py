@@ -23,12 +23,10 @@ import tempfile
 from pathlib import Path
 
 import asyncpg  # type: ignore[import-untyped]
+from harness import CLI, PG_ADMIN_DSN, SECRET_KEY
 
-BIN = Path(sys.executable).parent
 HERE = Path(__file__).parent
-PG_ADMIN_DSN = os.environ.get("BENCH_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 PG_DATABASE = "compliance_bench_wtta"
-SECRET_KEY = "bench-secret-key-0123456789-abcdefghijklmnop"
 TARGET_SECONDS = {"sqlite": 120.0, "postgresql": 60.0}
 
 
@@ -43,7 +41,7 @@ async def fresh_pg_database() -> str:
 
 
 def timed_import(register: Path, env: dict[str, str]) -> dict[str, object]:
-    command = ["/usr/bin/time", "-v", str(BIN / "compliance-api"), "wtta", "import", str(register), "--quiet", "--json"]
+    command = ["/usr/bin/time", "-v", str(CLI), "wtta", "import", str(register), "--quiet", "--json"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"import failed:\n{done.stderr}")
@@ -64,7 +62,7 @@ def run_backend(backend: str, register: Path, workdir: Path) -> list[str]:
     }
     if backend == "postgresql":
         env["DATABASE_URL"] = asyncio.run(fresh_pg_database())
-        subprocess.run([str(BIN / "compliance-api"), "migrate"], env=env, check=True, capture_output=True)
+        subprocess.run([str(CLI), "migrate"], env=env, check=True, capture_output=True)
     else:
         env["DATABASE_URL"] = ""
     first = timed_import(register, env)

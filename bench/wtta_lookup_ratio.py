@@ -30,10 +30,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from health_ratio import WRK_REPORT, Server, cpu_seconds, create_token, stop_all, wrk
+from harness import SECRET_KEY, WRK_REPORT, Server, create_token, measured, stop_all, wrk
 from wtta_generate import FIRST_KVK
-
-SECRET_KEY = "bench-secret-key-0123456789-abcdefghijklmnop"
 
 RANDOM_LOOKUP = """
 math.randomseed(42)
@@ -59,8 +57,7 @@ def resident_mb(pid: int) -> float:
 
 def load_replica(server: Server, token: str, rows: int) -> None:
     """Ask until the copy holds every row (a lookup that finds the copy absent starts loading it in the background)."""
-    assert server.proc is not None
-    before, started = resident_mb(server.proc.pid), time.monotonic()
+    before, started = resident_mb(server.pid), time.monotonic()
     headers = {"Authorization": f"Bearer {token}"}
     while metric(server.base_url, "compliance_wtta_replica_rows", 'environment="live"') < rows:
         httpx.get(server.base_url + "/v1/wtta/lookup", params={"kvk": str(FIRST_KVK)}, headers=headers, timeout=30)
@@ -68,7 +65,7 @@ def load_replica(server: Server, token: str, rows: int) -> None:
             raise SystemExit("the in-memory copy did not load within 600 s:\n" + server.log_tail())
         time.sleep(0.5)
     loaded_in = time.monotonic() - started
-    after = resident_mb(server.proc.pid)
+    after = resident_mb(server.pid)
     print(f"in-memory copy: {rows} rows loaded in {loaded_in:.1f} s; server RSS {before:.0f} MB -> {after:.0f} MB")
 
 
@@ -99,7 +96,6 @@ def main() -> None:
     server = Server("wtta", env, workdir, 0)
     try:
         server.start()
-        assert server.proc is not None
         if not args.no_replica:
             load_replica(server, token, args.rows)
         paths = {"health": ("/v1/health", health_script), "lookup": ("/v1/wtta/lookup", lookup_script)}
@@ -108,13 +104,13 @@ def main() -> None:
             for kind in ("health", "lookup") if round_no % 2 == 0 else ("lookup", "health"):
                 path, script = paths[kind]
                 wrk(server.base_url + path, args.warmup, cpu=1, connections=64, token=token, script=script)
-                before, started = cpu_seconds(server.proc.pid), time.monotonic()
-                run = wrk(server.base_url + path, args.duration, cpu=1, connections=64, token=token, script=script)
-                cpu = (cpu_seconds(server.proc.pid) - before) / (time.monotonic() - started)
+                run = measured(
+                    server, server.base_url + path, args.duration, cpu=1, connections=64, token=token, script=script
+                )
                 rps[kind].append(run.rps)
                 print(
                     f"round {round_no + 1} {kind:6} rps={run.rps:8.1f} p50={run.p50_ms:6.2f} ms"
-                    f" p99={run.p99_ms:7.2f} ms non2xx={run.non2xx} server cpu={cpu:4.0%}",
+                    f" p99={run.p99_ms:7.2f} ms non2xx={run.non2xx} server cpu={run.server_cpu:4.0%}",
                     flush=True,
                 )
         health, lookup = sum(rps["health"]) / args.rounds, sum(rps["lookup"]) / args.rounds

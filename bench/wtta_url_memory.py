@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
+from harness import CLI, SECRET_KEY
+
 HERE = Path(__file__).parent
-SECRET_KEY = "bench-secret-key-0123456789-abcdefghijklmnop"
 TARGET_MB = 500
 
 
@@ -58,7 +58,7 @@ def measured_import(url: str, var_dir: Path) -> dict[str, object]:
         "DATABASE_URL": "",
         "REDIS_URL": "",
     }
-    command = [str(BIN / "compliance-api"), "wtta", "import", url, "--quiet", "--json"]
+    command = [str(CLI), "wtta", "import", url, "--quiet", "--json"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         process = subprocess.Popen(command, env=env, stdout=out, stderr=err)

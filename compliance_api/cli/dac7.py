@@ -12,7 +12,7 @@ import typer
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
-from compliance_api.dac7 import dpi, reader, service
+from compliance_api.dac7 import activity_file, dpi, service
 from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
 from compliance_api.dac7.tin import member_state
 from compliance_api.kit.clock import utcnow
@@ -67,7 +67,7 @@ def import_activities(
     async def work() -> service.ImportResult:
         content = read_input(path)
         now = utcnow()
-        rows = reader.parse(content, json_format=path.suffix.lower() == ".json", today=now.date())
+        rows = activity_file.parse(content, json_format=path.suffix.lower() == ".json", today=now.date())
         async with transaction() as session:
             return await service.import_activities(session, env, rows, now=now)
 

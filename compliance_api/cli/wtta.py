@@ -27,11 +27,11 @@ from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, tr
 from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
-from compliance_api.wtta import service
+from compliance_api.wtta import register_import, service
 from compliance_api.wtta.download import Fetched, fetch
 from compliance_api.wtta.models import WttaImport
 from compliance_api.wtta.register_file import Row, read_rows
-from compliance_api.wtta.service import ImportResult, ImportSource
+from compliance_api.wtta.register_import import ImportResult, ImportSource
 
 app = typer.Typer(no_args_is_help=True, help="The WTTA admission register cache.")
 
@@ -115,11 +115,11 @@ async def _import(
         checked = ImportSource(origin.location, origin.source, origin.source_url, fetched.etag, fetched.last_modified)
         async with transaction(settings) as session:
             if fetched.path is None:
-                return await service.record_not_modified(session, environment=env, origin=checked, full=full)
+                return await register_import.record_not_modified(session, environment=env, origin=checked, full=full)
             task = progress.add_task("reading", total=fetched.path.stat().st_size, rows=0)
             with fetched.path.open("rb") as file:
                 rows = _counted(read_rows(file, lambda n: progress.advance(task, n)), progress, task)
-                return await service.import_rows(
+                return await register_import.import_rows(
                     session,
                     environment=env,
                     rows=rows,

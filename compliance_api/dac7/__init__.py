@@ -3,7 +3,7 @@
 What is implemented (Council Directive (EU) 2021/514, Annex V):
 - A seller is a freelancer with a TIN and the member state that issued it, per environment; the TIN is checked for
   that state with python-stdnum (`tin.py`).
-- Activities come from files (`reader.py`) keyed by the platform's own `activity_id`; amounts are integer cents
+- Activities come from files (`activity_file.py`) keyed by the platform's own `activity_id`; amounts are integer cents
   (EUR) read as Decimal, never floats; each activity is kept with its year and quarter.
 - Consideration is net, as Annex V defines it: paid or credited, less the fees, commissions and taxes withheld.
 - Reportable sellers: a seller with any personal service is reportable whatever the amount (DAC7 has no de minimis

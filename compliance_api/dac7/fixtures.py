@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.dac7 import service
+from compliance_api.dac7.activity_file import ActivityRow
 from compliance_api.dac7.models import ActivityType
-from compliance_api.dac7.reader import ActivityRow
 from compliance_api.kit.clock import utcnow
 from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL, SANDBOX
 

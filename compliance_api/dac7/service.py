@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor
+from compliance_api.dac7.activity_file import ActivityFileError, ActivityRow
 from compliance_api.dac7.figures import CHUNK, YearFigures, euros, year_figures
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
-from compliance_api.dac7.reader import ActivityFileError, ActivityRow
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantList
 from compliance_api.dac7.tin import check_tin
 from compliance_api.errors import ApiError, FieldError

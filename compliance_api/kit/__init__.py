@@ -1,2 +1,3 @@
 """Domain-free building blocks (clock, environments, pagination, group commit, batch writer, patterns, schemas,
-deprecation, file values): they import no domain package, only the database and error plumbing."""
+deprecation, import files read row by row and their values): they import no domain package, only the database and
+error plumbing."""

@@ -1,15 +1,14 @@
-"""What the import-file readers share: UTF-8 text, strict CSV rows, checked dates and euro amounts.
+"""What the importers' value checks share: UTF-8 text without NUL, checked dates and euro amounts (the rows
+themselves are read by `rowfile.py`).
 
-Each function raises BadValue with a message that names neither line nor field; the reader adds those when it wraps
+Each function raises BadValue with a message that names neither line nor field; the importer adds those when it wraps
 BadValue into its own error.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -19,7 +18,7 @@ NO_ROWS = "the file has no rows"
 
 
 class BadValue(ValueError):
-    """A file or value that cannot be read; `line` is the CSV line at fault when the failure is the file's."""
+    """A file or value that cannot be read; `line` is the line at fault when the failure is the file's."""
 
     def __init__(self, message: str, *, line: int | None = None) -> None:
         super().__init__(message)
@@ -36,21 +35,6 @@ def decode_utf8(content: bytes) -> str:
         line = text.count("\n", 0, position) + 1
         raise BadValue(f"line {line} contains a NUL character (U+0000)", line=line)
     return text
-
-
-def csv_rows(text: str, check_header: Callable[[Sequence[str]], None]) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    """Each data row of a strict CSV text with its line number; `check_header` raises for a header it refuses."""
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = tuple(reader.fieldnames or ())
-        check_header(header)
-        columns = len(set(header))  # DictReader keeps one value per column name
-        for row in reader:
-            if None in row or None in row.values():
-                raise BadValue(f"expected {columns} columns", line=reader.line_num)
-            yield reader.line_num, row
-    except csv.Error as exc:
-        raise BadValue(f"malformed CSV: {exc}", line=reader.line_num) from None
 
 
 def iso_date(value: Any, today: date) -> date:

@@ -31,7 +31,7 @@ from compliance_api.passport.models import Passport, PassportShare, PassportShar
 from compliance_api.rates import service as rates_service
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
 from compliance_api.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt
-from compliance_api.wtta import service as wtta_service
+from compliance_api.wtta import register_import
 from compliance_api.wtta.fixtures import DEMO_LOCATION, SANDBOX_ADMISSIONS
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
@@ -94,7 +94,7 @@ class RecomputeBenchmarks:
 
 async def _register_changed(session: AsyncSession) -> None:
     """API processes keep the register in memory (`wtta/replica.py`): raising its version makes them reload it."""
-    await wtta_service.raise_version(session, SANDBOX)
+    await register_import.raise_version(session, SANDBOX)
 
 
 def _users(*emails: str) -> Select[uuid.UUID]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.kit.environment import Environment
-from compliance_api.wtta import service
+from compliance_api.wtta import register_import
 from compliance_api.wtta.models import AdmissionStatus
 from compliance_api.wtta.register_file import validate
 
@@ -42,6 +42,8 @@ async def create_sandbox_admissions(
     for line, (status, (kvk, number, admitted_at, expires_at)) in enumerate(SANDBOX_ADMISSIONS.items(), start=1):
         name = f"{'Sandbox' if sandbox else 'Demo'} {status.replace('_', ' ').title()} B.V."
         rows.append(validate((kvk, name, status.value, number, admitted_at, expires_at), "fixture", line))
-    origin = service.ImportSource(location=DEMO_LOCATION, source=SANDBOX_SOURCE if sandbox else PRODUCTION_DEMO_SOURCE)
-    await service.import_rows(session, environment=environment, rows=rows, origin=origin)
+    origin = register_import.ImportSource(
+        location=DEMO_LOCATION, source=SANDBOX_SOURCE if sandbox else PRODUCTION_DEMO_SOURCE
+    )
+    await register_import.import_rows(session, environment=environment, rows=rows, origin=origin)
     return {status.value: kvk for status, (kvk, *_) in SANDBOX_ADMISSIONS.items()}

@@ -31,8 +31,8 @@ from compliance_api.kit.asyncpg_pool import LazyPool
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.pg_listen import listen
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaRegisterVersion
+from compliance_api.wtta.register_import import REGISTER_CHANNEL
 from compliance_api.wtta.replica import ReplicatedLookup, Snapshot, SnapshotRow, microseconds
-from compliance_api.wtta.service import REGISTER_CHANNEL
 
 MMAP_BYTES = 1 << 30
 LISTENER_NAME = "compliance-api wtta listener"  # application_name of the LISTEN connection (pg_stat_activity)

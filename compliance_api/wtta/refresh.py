@@ -24,10 +24,10 @@ from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.metrics import WTTA_REFRESHES
-from compliance_api.wtta import service
+from compliance_api.wtta import register_import, service
 from compliance_api.wtta.download import fetch
 from compliance_api.wtta.register_file import read_rows
-from compliance_api.wtta.service import ImportResult, ImportSource
+from compliance_api.wtta.register_import import ImportResult, ImportSource
 
 log = structlog.get_logger()
 
@@ -52,9 +52,13 @@ async def refresh_from_url(
         origin = ImportSource(url, url, url, fetched.etag, fetched.last_modified)
         async with sessionmaker.begin() as session:
             if fetched.path is None:
-                return await service.record_not_modified(session, environment=environment, origin=origin, full=False)
+                return await register_import.record_not_modified(
+                    session, environment=environment, origin=origin, full=False
+                )
             with fetched.path.open("rb") as file:
-                return await service.import_rows(session, environment=environment, rows=read_rows(file), origin=origin)
+                return await register_import.import_rows(
+                    session, environment=environment, rows=read_rows(file), origin=origin
+                )
 
 
 @dataclass(slots=True)

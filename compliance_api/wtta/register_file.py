@@ -1,21 +1,20 @@
-"""Reading a register file: CSV with a header row, or a JSON array of objects with the same fields.
+"""Reading a register file (through `kit/rowfile.py`): CSV with a header row, or a JSON array of objects with the
+same fields.
 
 Rows are parsed and validated one at a time, so a file of any size is read in constant memory.
 """
 
 from __future__ import annotations
 
-import codecs
-import csv
-import io
 import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
+from operator import itemgetter
 from typing import IO, Any
 
-import ijson
-
+from compliance_api.kit import rowfile
+from compliance_api.kit.rowfile import Record, RowFileError
 from compliance_api.wtta.models import AdmissionStatus
 
 FIELDS = ("kvk_number", "legal_name", "admission_status", "admission_number", "admitted_at", "expires_at")
@@ -24,10 +23,12 @@ STATUSES = frozenset(s.value for s in AdmissionStatus)
 MAX_LENGTHS = {"legal_name": 300, "admission_number": 64}
 
 Row = dict[str, Any]
+IN_ORDER = itemgetter(*FIELDS)
 
 
 class RegisterFileError(ValueError):
-    """A row (or the file) is invalid; names where (`line N` in CSV, `record N` in JSON) and which field."""
+    """A row (or the file) is invalid; names where (`line L`, or `line L, record R` in JSON) and which field (`-`
+    when the row as a whole is at fault)."""
 
     def __init__(self, where: str, field: str, message: str) -> None:
         super().__init__(f"{where}, field {field}: {message}")
@@ -35,83 +36,41 @@ class RegisterFileError(ValueError):
         self.field = field
 
 
-class _Counted(io.RawIOBase):
-    """Reports every chunk read from the underlying binary stream (drives the progress bar)."""
-
-    def __init__(self, raw: IO[bytes], on_bytes: Callable[[int], None]) -> None:
-        self._raw = raw
-        self._on_bytes = on_bytes
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self._raw.read(len(buffer))
-        buffer[: len(data)] = data
-        self._on_bytes(len(data))
-        return len(data)
-
-
 def read_rows(raw: IO[bytes], on_bytes: Callable[[int], None] = lambda _: None) -> Iterator[Row]:
     """Validated rows of a CSV or JSON register (the first non-blank character `[` means JSON)."""
-    stream = io.BufferedReader(_Counted(raw, on_bytes), buffer_size=1 << 16)
-    head = stream.peek(64)[:64].lstrip(codecs.BOM_UTF8).lstrip()
-    if head.startswith(b"["):
-        return _json_rows(stream)
-    return _csv_rows(io.TextIOWrapper(stream, encoding="utf-8-sig", newline=""))
-
-
-def _csv_rows(text: IO[str]) -> Iterator[Row]:
-    reader = csv.reader(text, strict=True)
     try:
-        header = next(reader, None)
-    except (csv.Error, UnicodeDecodeError) as exc:
-        raise RegisterFileError("line 1", "header", f"unreadable ({exc})") from None
-    if header is None:
-        raise RegisterFileError("line 1", "header", "the file is empty; expected " + ",".join(FIELDS))
+        for record in rowfile.read(raw, fields=FIELDS, check_header=_check_header, on_bytes=on_bytes):
+            yield _csv_row(record) if record.number is None else _json_row(record, record.number)
+    except RowFileError as exc:
+        raise RegisterFileError(exc.where, exc.field or "-", exc.message) from None
+
+
+def _check_header(header: Sequence[str]) -> Sequence[str]:
+    if not header:
+        raise RowFileError("the file is empty; expected " + ",".join(FIELDS), line=1, field="header")
     columns = [c.strip() for c in header]
     if sorted(columns) != sorted(FIELDS):
-        raise RegisterFileError("line 1", "header", f"expected the columns {','.join(FIELDS)}; got {','.join(columns)}")
-    order = [columns.index(name) for name in FIELDS]
-    width = len(columns)
-    while True:
-        try:
-            values = next(reader)
-        except StopIteration:
-            return
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise RegisterFileError(f"line {reader.line_num + 1}", "-", f"unreadable ({exc})") from None
-        if not values or (len(values) == 1 and not values[0].strip()):
-            continue
-        if len(values) != width:
-            raise RegisterFileError(f"line {reader.line_num}", "-", f"expected {width} values, got {len(values)}")
-        yield validate([values[i] for i in order], "line", reader.line_num)
+        raise RowFileError(f"expected the columns {','.join(FIELDS)}; got {','.join(columns)}", line=1, field="header")
+    return columns
 
 
-def _json_rows(stream: IO[bytes]) -> Iterator[Row]:
-    number = 0
-    try:
-        for item in ijson.items(stream, "item", use_float=True):
-            number += 1
-            where = f"record {number}"
-            if not isinstance(item, dict):
-                raise RegisterFileError(where, "-", "expected an object")
-            unknown = sorted(set(item) - set(FIELDS))
-            if unknown:
-                raise RegisterFileError(where, unknown[0], "unknown field")
-            for name, value in item.items():
-                if value is not None and not isinstance(value, str):
-                    raise RegisterFileError(where, name, "must be a string or null")
-            yield validate([item.get(name) or "" for name in FIELDS], "record", number)
-    except ijson.JSONError as exc:
-        raise RegisterFileError(f"record {number + 1}", "-", f"not valid JSON ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise RegisterFileError(f"record {number + 1}", "-", f"not UTF-8 ({exc})") from None
+def _csv_row(record: Record) -> Row:
+    return validate(IN_ORDER(record.values), "line", record.line)
 
 
-def validate(values: Sequence[str], unit: str, line: int) -> Row:
-    """One row's values in FIELDS order (strings, empty = null) as typed staging columns, or a RegisterFileError."""
-    where = f"{unit} {line}"
+def _json_row(record: Record, number: int) -> Row:
+    """A JSON row's `line` is its record number, which orders the staged rows and names duplicates."""
+    for name, value in record.values.items():
+        if value is not None and not isinstance(value, str):
+            raise RegisterFileError(record.where, name, "must be a string or null")
+    values = [record.values.get(name) or "" for name in FIELDS]
+    return validate(values, "record", number, where=record.where)
+
+
+def validate(values: Sequence[str], unit: str, line: int, *, where: str | None = None) -> Row:
+    """One row's values in FIELDS order (strings, empty = null) as typed staging columns, or a RegisterFileError
+    naming `where` (by default `{unit} {line}`)."""
+    where = where or f"{unit} {line}"
     if "\x00" in "".join(values):  # PostgreSQL cannot store NUL in text; one join keeps the common case cheap
         field = next(name for name, value in zip(FIELDS, values, strict=True) if "\x00" in value)
         raise RegisterFileError(where, field, "contains a NUL character (U+0000)")

@@ -36,7 +36,7 @@ from compliance_api.kit.environment import Environment
 from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
 from compliance_api.metrics import WTTA_LOOKUP_READS, WTTA_REPLICA_ROWS
 from compliance_api.wtta.models import AdmissionStatus
-from compliance_api.wtta.service import REGISTER_CHANGED
+from compliance_api.wtta.register_import import REGISTER_CHANGED
 
 log = structlog.get_logger(__name__)
 

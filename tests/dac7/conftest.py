@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import User
-from compliance_api.dac7 import reader, service
+from compliance_api.dac7 import activity_file, service
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from tests.passport.conftest import (
@@ -55,7 +55,7 @@ async def import_rows(
     rows: Sequence[str],
     environment: Environment = Environment.live,
 ) -> service.ImportResult:
-    parsed = reader.parse(csv_file(*rows), json_format=False, today=utcnow().date())
+    parsed = activity_file.parse(csv_file(*rows), json_format=False, today=utcnow().date())
     async with sessionmaker.begin() as session:
         return await service.import_activities(session, environment, parsed, now=utcnow())
 

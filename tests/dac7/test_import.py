@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
-from compliance_api.dac7 import reader, service
+from compliance_api.dac7 import activity_file, service
 from compliance_api.dac7.figures import year_figures
 from compliance_api.dac7.models import ActivityType
 from compliance_api.events import service as events
@@ -58,20 +58,20 @@ async def _totals(sessionmaker: async_sessionmaker[AsyncSession], seller: Accoun
 def test_a_bad_row_names_its_line_and_field(line: str, field: str, message: str) -> None:
     good = "ok-1,6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11,2026-05-04,10,0,0,"
     content = csv_file(good, line.format(id="6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"))
-    with pytest.raises(reader.ActivityFileError, match=message) as caught:
-        reader.parse(content, json_format=False, today=TODAY)
+    with pytest.raises(activity_file.ActivityFileError, match=message) as caught:
+        activity_file.parse(content, json_format=False, today=TODAY)
     assert (caught.value.line, caught.value.field) == ("line 3", field)
 
 
 def test_duplicate_ids_a_bad_header_and_json_records_are_named() -> None:
     seller = "6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"
-    with pytest.raises(reader.ActivityFileError, match="also on line 2") as caught:
-        reader.parse(
+    with pytest.raises(activity_file.ActivityFileError, match="also on line 2") as caught:
+        activity_file.parse(
             csv_file(f"a,{seller},2026-05-04,1,0,0,", f"a,{seller},2026-05-05,1,0,0,"), json_format=False, today=TODAY
         )
     assert caught.value.field == "activity_id"
-    with pytest.raises(reader.ActivityFileError, match="the header must be"):
-        reader.parse(b"freelancer_id,activity_date\n", json_format=False, today=TODAY)
+    with pytest.raises(activity_file.ActivityFileError, match="the header must be"):
+        activity_file.parse(b"freelancer_id,activity_date\n", json_format=False, today=TODAY)
     records = [
         {
             "activity_id": "j-1",
@@ -90,9 +90,9 @@ def test_duplicate_ids_a_bad_header_and_json_records_are_named() -> None:
             "taxes_eur": 0,
         },
     ]
-    with pytest.raises(reader.ActivityFileError, match="record 2, field consideration_eur"):
-        reader.parse(json.dumps(records).encode(), json_format=True, today=TODAY)
-    parsed = reader.parse(json.dumps(records[:1]).encode(), json_format=True, today=TODAY)
+    with pytest.raises(activity_file.ActivityFileError, match="record 2, field consideration_eur"):
+        activity_file.parse(json.dumps(records).encode(), json_format=True, today=TODAY)
+    parsed = activity_file.parse(json.dumps(records[:1]).encode(), json_format=True, today=TODAY)
     assert (parsed[0].consideration_cents, parsed[0].taxes_cents) == (1250, 125), "exact: Decimal, never float"
     assert parsed[0].activity_type is ActivityType.personal_services
 
@@ -101,7 +101,7 @@ async def test_an_unknown_seller_aborts_the_whole_import(
     seller: Account, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     stranger = await create_user(sessionmaker, kind=UserKind.freelancer)
-    with pytest.raises(reader.ActivityFileError, match="not a DAC7 seller in production") as caught:
+    with pytest.raises(activity_file.ActivityFileError, match="not a DAC7 seller in production") as caught:
         await import_rows(sessionmaker, [row("a-1", seller.user.id, DAY), row("a-2", stranger.id, DAY)])
     assert (caught.value.line, caught.value.field) == ("line 3", "freelancer_id")
     assert await _totals(sessionmaker, seller, 2026) == (0, 0), "nothing of the file was written"
@@ -154,7 +154,7 @@ async def test_moving_an_activity_to_another_year_updates_both_years(
 
 
 async def test_imports_are_environment_scoped(seller: Account, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
-    with pytest.raises(reader.ActivityFileError, match="not a DAC7 seller in sandbox"):
+    with pytest.raises(activity_file.ActivityFileError, match="not a DAC7 seller in sandbox"):
         await import_rows(sessionmaker, [row("a-1", seller.user.id, DAY)], Environment.test)
     await make_seller(sessionmaker, seller.user, Environment.test)
     await import_rows(sessionmaker, [row("a-1", seller.user.id, DAY, "999.00")], Environment.test)

@@ -20,7 +20,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import ROUTES, EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.webhooks import worker as webhook_worker
+from compliance_api.webhooks import delivery as webhook_delivery
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import DeliveryStatus, WebhookDelivery
 from compliance_api.webhooks.worker import Worker
@@ -52,7 +52,7 @@ async def _emit(
 
 async def _dispatch(sessionmaker: Maker) -> None:
     async with sessionmaker.begin() as session:
-        await webhook_worker.dispatch(session, batch=1000, now=utcnow())
+        await webhook_delivery.dispatch(session, batch=1000, now=utcnow())
 
 
 def _passport_updated(user_id: uuid.UUID) -> dict[str, Any]:

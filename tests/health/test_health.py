@@ -18,7 +18,7 @@ from compliance_api.config import Settings
 from compliance_api.health.probe import Check, HealthStatus, assess
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.wtta import service as wtta_service
+from compliance_api.wtta import register_import
 from compliance_api.wtta.register_file import validate
 from tests.factories import bearer, create_token
 
@@ -117,8 +117,8 @@ async def test_probes_need_no_token(client: AsyncClient, path: str) -> None:
 async def import_register(sessionmaker: async_sessionmaker[AsyncSession], environment: Environment) -> None:
     rows = [validate(("70000001", "Age B.V.", "admitted", "", "", ""), "line", 1)]
     async with sessionmaker.begin() as session:
-        await wtta_service.import_rows(
-            session, environment=environment, rows=rows, origin=wtta_service.ImportSource("r.csv", "test register")
+        await register_import.import_rows(
+            session, environment=environment, rows=rows, origin=register_import.ImportSource("r.csv", "test register")
         )
 
 
@@ -135,7 +135,7 @@ async def test_health_reports_the_register_age_and_degrades_past_twice_the_refre
     status: str,
 ) -> None:
     imported_at = utcnow() - dt.timedelta(hours=hours_old)
-    monkeypatch.setattr(wtta_service, "utcnow", lambda: imported_at)
+    monkeypatch.setattr(register_import, "utcnow", lambda: imported_at)
     await import_register(sessionmaker, Environment.live)
     monkeypatch.undo()
     _, token = await create_token(sessionmaker, pepper)

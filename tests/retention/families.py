@@ -13,8 +13,8 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ZelfstandigenwetRequest
 from compliance_api.dac7 import dpi
 from compliance_api.dac7 import service as dac7_service
+from compliance_api.dac7.activity_file import ActivityRow
 from compliance_api.dac7.models import ActivityType
-from compliance_api.dac7.reader import ActivityRow
 from compliance_api.events import service as events_service
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
@@ -24,7 +24,7 @@ from compliance_api.passport import service as passport_service
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.rates import service as rates_service
-from compliance_api.wtta import service as wtta_service
+from compliance_api.wtta import register_import
 from compliance_api.wtta.register_file import validate
 from tests.classify.conftest import caller_for
 from tests.factories import create_user
@@ -55,10 +55,10 @@ async def events(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
 
 async def wtta(sessionmaker: async_sessionmaker[AsyncSession], kvk: str = "12345678") -> None:
     row = validate((kvk, "Retention B.V.", "admitted", "NAU-1", "2027-01-01", ""), "line", 1)
-    origin = wtta_service.ImportSource(location="register.csv", source="test register")
+    origin = register_import.ImportSource(location="register.csv", source="test register")
     for environment in Environment:
         async with sessionmaker.begin() as session:
-            await wtta_service.import_rows(session, environment=environment, rows=[row], origin=origin)
+            await register_import.import_rows(session, environment=environment, rows=[row], origin=origin)
 
 
 async def rates(sessionmaker: async_sessionmaker[AsyncSession]) -> None:

@@ -12,7 +12,7 @@ from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.retention.service import purge_sandbox
-from compliance_api.wtta import service as wtta_service
+from compliance_api.wtta import register_import
 from compliance_api.wtta.models import WttaAdmission, WttaRegisterVersion
 from compliance_api.wtta.reader import lookup_reader_for
 from compliance_api.wtta.register_file import validate
@@ -26,11 +26,11 @@ async def _import(
 ) -> None:
     """Import `kvks` into the sandbox as if it happened `days_ago` days ago."""
     at = utcnow() - dt.timedelta(days=days_ago)
-    monkeypatch.setattr(wtta_service, "utcnow", lambda: at)
+    monkeypatch.setattr(register_import, "utcnow", lambda: at)
     rows = [validate((kvk, "Age B.V.", "admitted", "", "", ""), "line", n) for n, kvk in enumerate(kvks, start=1)]
-    origin = wtta_service.ImportSource(location="register.csv", source="test register")
+    origin = register_import.ImportSource(location="register.csv", source="test register")
     async with sessionmaker.begin() as session:
-        await wtta_service.import_rows(session, environment=SANDBOX, rows=rows, origin=origin)
+        await register_import.import_rows(session, environment=SANDBOX, rows=rows, origin=origin)
 
 
 async def _cached(sessionmaker: async_sessionmaker[AsyncSession]) -> set[str]:

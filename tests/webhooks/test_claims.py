@@ -12,8 +12,8 @@ from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service, ssrf
+from compliance_api.webhooks.delivery import Job, claim
 from compliance_api.webhooks.signing import SecretBox
-from compliance_api.webhooks.worker import Job, claim
 from tests.factories import create_user
 
 COUNT = 10

@@ -20,8 +20,9 @@ from compliance_api.events import service as events
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.webhooks.delivery import SCHEDULE, next_delay
 from compliance_api.webhooks.models import WebhookDelivery
-from compliance_api.webhooks.worker import SCHEDULE, Worker, next_delay
+from compliance_api.webhooks.worker import Worker
 from tests.webhooks.conftest import Account, MakeAccount
 from tests.webhooks.receiver import Receiver
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.kit.environment import Environment
-from compliance_api.wtta import service
+from compliance_api.wtta import register_import
 from compliance_api.wtta.register_file import FIELDS, read_rows
-from compliance_api.wtta.service import ImportResult, ImportSource
+from compliance_api.wtta.register_import import ImportResult, ImportSource
 
 HEADER = ",".join(FIELDS)
 
@@ -47,7 +47,7 @@ async def import_file(
     source_url: str | None = None,
 ) -> ImportResult:
     async with sessionmaker.begin() as session:
-        return await service.import_rows(
+        return await register_import.import_rows(
             session,
             environment=environment,
             rows=read_rows(io.BytesIO(content)),

@@ -12,8 +12,8 @@ from compliance_api.wtta import service
 from compliance_api.wtta.models import AdmissionStatus, WttaAdmission, WttaStatusChange
 from compliance_api.wtta.reader import lookup_reader_for
 from compliance_api.wtta.register_file import RegisterFileError
+from compliance_api.wtta.register_import import ADMISSION_UPDATED, EmptySnapshot
 from compliance_api.wtta.schemas import WttaAdmissionOut
-from compliance_api.wtta.service import ADMISSION_UPDATED, EmptySnapshot
 from tests.wtta.registers import import_lines, row
 
 Maker = async_sessionmaker[AsyncSession]

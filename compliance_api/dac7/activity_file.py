@@ -4,13 +4,14 @@ Fields: `activity_id,freelancer_id,activity_date,consideration_eur,fees_eur,taxe
 `activity_type` (`personal_services`, the default, or `sale_of_goods`). `activity_id` is the platform's own stable
 id of the activity: a re-import of the same id replaces that activity, so importing a file twice changes nothing.
 `consideration_eur` is what was paid or credited to the seller for the activity, before the platform's fees and
-commissions (`fees_eur`) and the taxes it withheld (`taxes_eur`). Every row is checked before anything is written;
-the first bad one stops the import, naming its line (`record N` for JSON) and field.
+commissions (`fees_eur`) and the taxes it withheld (`taxes_eur`). The file is read by `kit/rowfile.py`. Every row is
+checked before anything is written; the first bad one stops the import, naming its line (and, in JSON, its record
+number) and field.
 """
 
 from __future__ import annotations
 
-import json
+import io
 import re
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,8 +21,9 @@ from decimal import Decimal
 from typing import Any
 
 from compliance_api.dac7.models import ActivityType
-from compliance_api.kit import filevalues
+from compliance_api.kit import filevalues, rowfile
 from compliance_api.kit.filevalues import BadValue
+from compliance_api.kit.rowfile import Record, RowFileError
 
 REQUIRED = ("activity_id", "freelancer_id", "activity_date", "consideration_eur", "fees_eur", "taxes_eur")
 OPTIONAL = ("activity_type",)
@@ -30,7 +32,8 @@ MAX_AMOUNT_EUR = Decimal(10) ** 11
 
 
 class ActivityFileError(ValueError):
-    """A file that cannot be imported; the message names the line and field of the row at fault."""
+    """A file that cannot be imported; the message names the line (`line L`, or `line L, record R` in JSON) and the
+    field of the row at fault."""
 
     def __init__(self, message: str, *, line: str | None = None, field: str | None = None) -> None:
         where = ", ".join(part for part in (line or "", f"field {field}" if field else "") if part)
@@ -54,10 +57,10 @@ class ActivityRow:
 def parse(content: bytes, *, json_format: bool, today: date) -> list[ActivityRow]:
     """Every row of a file, checked; raises ActivityFileError at the first bad one."""
     try:
-        text = filevalues.decode_utf8(content)
+        filevalues.decode_utf8(content)
     except BadValue as exc:
         raise ActivityFileError(str(exc)) from None
-    rows = [_row(line, raw, today) for line, raw in (_json_rows(text) if json_format else _csv_rows(text))]
+    rows = [_row(record.where, record.values, today) for record in _records(content, json_format)]
     if not rows:
         raise ActivityFileError(filevalues.NO_ROWS)
     seen: dict[str, str] = {}
@@ -70,38 +73,22 @@ def parse(content: bytes, *, json_format: bool, today: date) -> list[ActivityRow
     return rows
 
 
-def _csv_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def _records(content: bytes, json_format: bool) -> Iterator[Record]:
+    fields = (*REQUIRED, *OPTIONAL)
     try:
-        for number, raw in filevalues.csv_rows(text, _check_header):
-            yield f"line {number}", raw
-    except BadValue as exc:
-        raise ActivityFileError(str(exc), line=f"line {exc.line}") from None
+        yield from rowfile.read(io.BytesIO(content), fields=fields, check_header=_check_header, json_format=json_format)
+    except RowFileError as exc:
+        raise ActivityFileError(exc.message, line=exc.where or None, field=exc.field) from None
 
 
-def _check_header(header: Sequence[str]) -> None:
+def _check_header(header: Sequence[str]) -> Sequence[str]:
     if not set(REQUIRED) <= set(header) or not set(header) <= {*REQUIRED, *OPTIONAL}:
-        raise ActivityFileError(
+        raise RowFileError(
             f"the header must be {','.join(REQUIRED)} (optionally with activity_type), "
             f"got {','.join(header) or 'nothing'}",
-            line="line 1",
+            line=1,
         )
-
-
-def _json_rows(text: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    try:
-        items = json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as exc:
-        raise ActivityFileError(f"invalid JSON: {exc.msg}", line=f"line {exc.lineno}") from None
-    if not isinstance(items, list):
-        raise ActivityFileError("a JSON file must hold one array of objects")
-    for number, item in enumerate(items, start=1):
-        where = f"record {number}"
-        if not isinstance(item, dict):
-            raise ActivityFileError("each item must be an object", line=where)
-        unknown = sorted(set(item) - {*REQUIRED, *OPTIONAL})
-        if unknown:
-            raise ActivityFileError("unknown field", line=where, field=unknown[0])
-        yield where, item
+    return header
 
 
 def _row(line: str, raw: Mapping[str, Any], today: date) -> ActivityRow:

@@ -1,0 +1,403 @@
+"""One delivery round's steps: dispatch outbox events into deliveries, claim due deliveries, POST them, record the
+outcome. `worker.py` runs them in a loop.
+
+Dispatch turns each outbox event into one delivery row per enabled endpoint of the event's environment that
+subscribed to its type before the event happened (catalogue routing: `environment` events reach every such
+endpoint, `owner` events only the endpoints of the user named in the payload), and stamps the event's
+`delivered_at`, all in one transaction.
+
+Claiming moves a due delivery's `next_attempt_at` forward by a lease (`COMPLIANCE_WEBHOOKS_LEASE_SECONDS`, default
+60, keep it above the 15 s request timeout) in the claiming transaction, with
+`FOR UPDATE SKIP LOCKED` on PostgreSQL, so several workers never claim the same row; a worker killed mid-attempt
+leaves its claims to be picked up again when the lease ends (at-least-once: receivers de-duplicate on `webhook-id`).
+SQLite ignores the row lock and serialises writers: one worker per SQLite database.
+
+An attempt the SSRF guard refuses (ssrf.py: the URL, or an address its host resolves to now) sends nothing and keeps
+no status, latency or answer, only the error `refused by the target guard: <reason>`; it is retried like a failure.
+
+Retry schedule after a failed attempt (any non-2xx, a redirect, a timeout, a network error or a refusal): 5 s,
+5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, each shortened by up to 20 % jitter, so 10 attempts within 3 days
+(71.6 h at most).
+A `Retry-After` answer (seconds or an HTTP date) postpones the next attempt to then when that is later, capped at the
+scheduled wait plus 24 hours. A 410 disables the endpoint; the last failed attempt marks the delivery `failed`, the
+endpoint `failing`, and emits `webhook.endpoint.failing` to its owner; the next success makes it `active` again.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+import orjson
+import structlog
+from sqlalchemy import Row, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.config import Settings
+from compliance_api.events import service as events
+from compliance_api.events.models import OutboxEvent
+from compliance_api.events.types import EventName
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.webhooks import ssrf
+from compliance_api.webhooks.catalogue import EVENT_TYPES
+from compliance_api.webhooks.models import (
+    DeliveryStatus,
+    EndpointStatus,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+    WebhookEndpoint,
+)
+from compliance_api.webhooks.service import envelope
+from compliance_api.webhooks.signing import SecretBox, headers
+
+log = structlog.get_logger("compliance_api.webhooks")
+
+
+SCHEDULE: tuple[timedelta, ...] = tuple(
+    timedelta(seconds=s) for s in (5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 72000)
+)
+JITTER = 0.2
+TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+RESPONSE_BYTES = 1024
+ERROR_CHARS = 500
+USER_AGENT = "compliance-api-webhooks/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status_code: int | None
+    latency_ms: int | None
+    error: str | None
+    response_body: str | None
+    retry_after: timedelta | None = None
+
+    @classmethod
+    def refused(cls, reason: ssrf.UnsafeUrl) -> Outcome:
+        """The guard refused the target: nothing was sent, so nothing about an answer is kept, only the reason."""
+        return cls(None, None, f"refused by the target guard: {reason}"[:ERROR_CHARS], None)
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+    @property
+    def kind(self) -> str:
+        """For metrics: `success`, `http_error` or `network_error` (refused URLs included)."""
+        if self.status_code is None:
+            return "network_error"
+        return "success" if self.ok else "http_error"
+
+
+def next_delay(attempts: int, retry_after: timedelta | None, rng: random.Random) -> timedelta | None:
+    """The wait before the next attempt after `attempts` failed ones; None once the schedule is exhausted."""
+    if attempts > len(SCHEDULE):
+        return None
+    scheduled = SCHEDULE[attempts - 1] * (1 - JITTER * rng.random())
+    if retry_after is not None and retry_after > scheduled:
+        return min(retry_after, scheduled + timedelta(hours=24))
+    return scheduled
+
+
+MAX_RETRY_AFTER = timedelta(days=30)
+"""Where a receiver's `Retry-After` in seconds is cut before `next_delay` caps it (more would overflow a date)."""
+
+
+def _retry_after(value: str | None, now: datetime) -> timedelta | None:
+    """A receiver's `Retry-After`: seconds in ASCII digits ("²" is a digit to `str.isdigit`) or an HTTP date."""
+    if not value:
+        return None
+    seconds = value.strip()
+    if seconds.isascii() and seconds.isdigit():
+        return timedelta(seconds=min(int(seconds), int(MAX_RETRY_AFTER.total_seconds())))
+    try:
+        return parsedate_to_datetime(value) - now
+    except (TypeError, ValueError):
+        return None
+
+
+# ---- dispatch ------------------------------------------------------------------------------------------------
+
+
+PendingEvent = Row[uuid.UUID, Environment, str, datetime]  # id, environment, type, created_at
+
+
+def _may_want(endpoint: WebhookEndpoint, event: PendingEvent) -> bool:
+    """Whether the endpoint subscribes to the event, short of owner routing (which needs the payload)."""
+    kind = EVENT_TYPES.get(event.type)
+    if kind is None or kind.routing == "endpoint" or not endpoint.wants(event.type):
+        return False
+    return endpoint.environment is event.environment and endpoint.created_at <= event.created_at
+
+
+def _owned_by(endpoint: WebhookEndpoint, event_type: str, payload: dict[str, Any]) -> bool:
+    kind = EVENT_TYPES[event_type]
+    return kind.routing != "owner" or str(payload.get(kind.owner_field or "")) == str(endpoint.user_id)
+
+
+async def dispatch(session: AsyncSession, *, batch: int, now: datetime) -> int:
+    """Fan a batch of undispatched outbox events out into deliveries; returns how many events were handled.
+
+    Payloads are read only for the events some endpoint may want: an event nobody subscribes to (most of them, on
+    a sandbox or an embedded server) costs a row of a narrow read and its share of one UPDATE.
+    """
+    statement = (
+        select(OutboxEvent.id, OutboxEvent.environment, OutboxEvent.type, OutboxEvent.created_at)
+        .where(OutboxEvent.delivered_at.is_(None))
+        .order_by(OutboxEvent.created_at, OutboxEvent.id)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    found = (await session.execute(statement)).all()
+    if not found:
+        return 0
+    endpoints = list(
+        await session.scalars(
+            select(WebhookEndpoint).where(
+                WebhookEndpoint.environment.in_({event.environment for event in found}),
+                WebhookEndpoint.status != EndpointStatus.disabled,
+            )
+        )
+    )
+    wanted = {event.id: [e for e in endpoints if _may_want(e, event)] for event in found}
+    wanted = {event_id: targets for event_id, targets in wanted.items() if targets}
+    if wanted:
+        read = select(OutboxEvent.id, OutboxEvent.payload).where(OutboxEvent.id.in_(wanted))
+        payloads: dict[uuid.UUID, dict[str, Any]] = {row.id: row.payload for row in await session.execute(read)}
+        rows = [
+            {
+                "id": uuid.uuid4(),
+                "endpoint_id": endpoint.id,
+                "environment": event.environment,
+                "event_id": event.id,
+                "event_type": event.type,
+                "body": envelope(event.id, event.type, event.created_at, event.environment, payloads[event.id]),
+                "status": DeliveryStatus.pending,
+                "attempts": 0,
+                "next_attempt_at": now,
+                "created_at": now,
+            }
+            for event in found
+            for endpoint in wanted.get(event.id, ())
+            if _owned_by(endpoint, event.type, payloads[event.id])
+        ]
+        if rows:
+            await session.execute(insert(WebhookDelivery), rows)
+    await session.execute(update(OutboxEvent).where(OutboxEvent.id.in_([e.id for e in found])).values(delivered_at=now))
+    return len(found)
+
+
+# ---- claim, send, record -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    delivery_id: uuid.UUID
+    event_id: uuid.UUID
+    body: dict[str, Any]
+    attempts: int
+    endpoint_id: uuid.UUID
+    url: str
+    environment: Environment
+    secrets: tuple[str, ...]
+
+
+async def claim(
+    session: AsyncSession, *, batch: int, now: datetime, box: SecretBox, lease: timedelta = timedelta(seconds=60)
+) -> list[Job]:
+    """Lease up to `batch` due deliveries of enabled endpoints; deliveries of disabled endpoints are cancelled."""
+    statement = (
+        select(WebhookDelivery)
+        .where(WebhookDelivery.status == DeliveryStatus.pending, WebhookDelivery.next_attempt_at <= now)
+        .order_by(WebhookDelivery.next_attempt_at)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    due = list(await session.scalars(statement))
+    if not due:
+        return []
+    endpoint_ids = {d.endpoint_id for d in due}
+    endpoints = {
+        e.id: e for e in await session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.id.in_(endpoint_ids)))
+    }
+    jobs: list[Job] = []
+    for delivery in due:
+        endpoint = endpoints.get(delivery.endpoint_id)
+        if endpoint is None:  # being deleted: its deliveries go with it
+            continue
+        if not endpoint.enabled and delivery.event_type != "webhook.test":
+            delivery.status, delivery.next_attempt_at = DeliveryStatus.cancelled, None
+            continue
+        delivery.next_attempt_at = now + lease
+        jobs.append(_job(delivery, endpoint, box, now))
+    await session.flush()
+    return jobs
+
+
+def _job(delivery: WebhookDelivery, endpoint: WebhookEndpoint, box: SecretBox, now: datetime) -> Job:
+    secrets = [box.open(endpoint.secret_sealed, endpoint.id)]
+    expires = endpoint.previous_secret_expires_at
+    if endpoint.previous_secret_sealed is not None and expires is not None and expires > now:
+        secrets.append(box.open(endpoint.previous_secret_sealed, endpoint.id))
+    return Job(
+        delivery.id,
+        delivery.event_id,
+        delivery.body,
+        delivery.attempts,
+        endpoint.id,
+        endpoint.url,
+        endpoint.environment,
+        tuple(secrets),
+    )
+
+
+class Sender:
+    """POSTs signed bodies to checked addresses: 15 s timeout, no redirects, no cookies, answer read up to 1 kB."""
+
+    def __init__(self, settings: Settings, client: httpx.AsyncClient | None = None) -> None:
+        self._settings = settings
+        self._client = client or httpx.AsyncClient(
+            timeout=TIMEOUT,
+            follow_redirects=False,
+            trust_env=False,
+            limits=httpx.Limits(
+                max_connections=settings.webhooks_concurrency, max_keepalive_connections=settings.webhooks_concurrency
+            ),
+        )
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+    async def send(self, job: Job) -> Outcome:
+        started = time.perf_counter()
+        body = orjson.dumps(job.body).decode()
+        try:
+            target = await ssrf.pin(job.url, ssrf.policy_for(self._settings, job.environment))
+            request_headers = {
+                **headers(job.secrets, str(job.event_id), utcnow(), body),
+                "host": target.host,
+                "user-agent": USER_AGENT,
+            }
+            extensions = {"sni_hostname": target.sni} if target.sni else {}
+            request = self._client.build_request(
+                "POST", target.url, content=body.encode(), headers=request_headers, extensions=extensions
+            )
+            response = await self._client.send(request, stream=True)
+            try:
+                answer = await _read_capped(response)
+            finally:
+                await response.aclose()
+        except ssrf.UnsafeUrl as exc:
+            return Outcome.refused(exc)
+        except (ssrf.Unresolvable, httpx.HTTPError) as exc:
+            return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS], None)
+        error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+        retry_after = _retry_after(response.headers.get("retry-after"), utcnow())
+        return Outcome(response.status_code, _ms(started), error, answer, retry_after)
+
+
+async def _read_capped(response: httpx.Response) -> str:
+    kept = b""
+    async for chunk in response.aiter_raw():
+        kept += chunk
+        if len(kept) >= RESPONSE_BYTES:
+            break
+    return kept[:RESPONSE_BYTES].decode("utf-8", errors="ignore")
+
+
+def _ms(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)
+
+
+async def record(
+    session: AsyncSession, results: Sequence[tuple[Job, Outcome]], *, now: datetime, rng: random.Random
+) -> None:
+    """Write each attempt's outcome, the next attempt or the final state, and the endpoint's health."""
+    deliveries = {
+        d.id: d
+        for d in await session.scalars(
+            select(WebhookDelivery).where(WebhookDelivery.id.in_([job.delivery_id for job, _ in results]))
+        )
+    }
+    endpoints = {
+        e.id: e
+        for e in await session.scalars(
+            select(WebhookEndpoint).where(WebhookEndpoint.id.in_({job.endpoint_id for job, _ in results}))
+        )
+    }
+    for job, outcome in results:
+        delivery, endpoint = deliveries.get(job.delivery_id), endpoints.get(job.endpoint_id)
+        if delivery is None or endpoint is None:  # deleted while in flight
+            continue
+        delivery.attempts = job.attempts + 1
+        delivery.last_attempt_at = now
+        delivery.last_status_code = outcome.status_code
+        delivery.last_latency_ms = outcome.latency_ms
+        delivery.last_error = outcome.error
+        delivery.last_response_body = outcome.response_body
+        session.add(
+            WebhookDeliveryAttempt(
+                delivery_id=delivery.id,
+                environment=delivery.environment,
+                number=delivery.attempts,
+                attempted_at=now,
+                status_code=outcome.status_code,
+                latency_ms=outcome.latency_ms,
+                error=outcome.error,
+            )
+        )
+        await _settle(session, delivery, endpoint, outcome, now=now, rng=rng)
+    await session.flush()
+
+
+async def _settle(
+    session: AsyncSession,
+    delivery: WebhookDelivery,
+    endpoint: WebhookEndpoint,
+    outcome: Outcome,
+    *,
+    now: datetime,
+    rng: random.Random,
+) -> None:
+    if outcome.ok:
+        delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.succeeded, now, None
+        if endpoint.status is EndpointStatus.failing:
+            endpoint.status, endpoint.status_reason = EndpointStatus.active, None
+        return
+    if outcome.status_code == 410:
+        delivery.status, delivery.next_attempt_at = DeliveryStatus.failed, None
+        endpoint.status, endpoint.status_reason = EndpointStatus.disabled, "the endpoint answered 410 Gone"
+        endpoint.updated_at = now
+        log.warning("webhook_endpoint_disabled", endpoint_id=str(endpoint.id), reason="410")
+        return
+    delay = next_delay(delivery.attempts, outcome.retry_after, rng)
+    if delay is not None:
+        delivery.next_attempt_at = now + delay
+        return
+    delivery.status, delivery.next_attempt_at = DeliveryStatus.failed, None
+    if endpoint.status is EndpointStatus.active and delivery.event_type != "webhook.test":
+        await _mark_failing(session, endpoint, delivery.last_error, now)
+
+
+async def _mark_failing(session: AsyncSession, endpoint: WebhookEndpoint, error: str | None, now: datetime) -> None:
+    endpoint.status, endpoint.status_reason, endpoint.updated_at = EndpointStatus.failing, "retries exhausted", now
+    log.warning("webhook_endpoint_failing", endpoint_id=str(endpoint.id))
+    await events.emit(
+        session,
+        environment=endpoint.environment,
+        type=EventName.WEBHOOK_ENDPOINT_FAILING,
+        payload={
+            "user_id": str(endpoint.user_id),
+            "endpoint_id": str(endpoint.id),
+            "url": endpoint.url,
+            "failing_since": now.isoformat(),
+            "last_error": error,
+        },
+    )
