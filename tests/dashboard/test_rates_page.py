@@ -68,7 +68,7 @@ async def test_the_page_shows_the_api_s_answer_and_its_histogram(
     svg = page[page.index('<svg viewBox="0 0 720 320"') : page.index("</svg>")]
     assert '<title id="histogram-title">Histogram of 15 hourly rates, ICT, Utrecht</title>' in svg
     assert "<desc" in svg
-    assert 'role="img" aria-labelledby="histogram-title histogram-desc"' in svg
+    assert 'role="img" aria-labelledby="histogram-title" aria-describedby="histogram-desc"' in svg
     for name in ("p25", "p50", "p75"):
         assert f'class="marker marker-{name}"' in svg
     bars = re.findall(r'<rect class="bar"[^>]*><title>[^<]*: (\d+)</title>', svg)
