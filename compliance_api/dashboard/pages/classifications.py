@@ -81,6 +81,7 @@ def _list_page(request: Request, account: CurrentAccount, *, status_code: int = 
         account=account,
         status_code=status_code,
         tests={name: label for name, (label, _, _) in TESTS.items()},
+        retention=classify_service.Retention.of(state_of(request).settings),
         verdicts=list(Verdict),
         environments=list(Environment),
         **{"environment": Environment.live, "values": {}, "rows": [], "next_link": None, **context},
