@@ -108,8 +108,7 @@ def _rulesets(request: Request) -> Rulesets:
 
 
 def _retention(request: Request) -> service.Retention:
-    settings = services_of(request).settings
-    return service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
+    return service.Retention.of(services_of(request).settings)
 
 
 @router.post(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.auth.caller import Caller
+from compliance_api.auth.caller import Actor
 from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.schemas import ClassificationList, ClassificationSummary
 from compliance_api.classify.verdict import Country, Verdict
@@ -27,20 +27,21 @@ class ClassificationFilter:
     created_before: dt.datetime | None = None
 
 
-def _scope(caller: Caller) -> str:
+def _scope(caller: Actor) -> str:
     return f"classifications:{caller.user_id}:{caller.environment.value}"
 
 
 async def list_classifications(
     session: AsyncSession,
-    caller: Caller,
+    caller: Actor,
     filters: ClassificationFilter,
     *,
     limit: int,
     cursor: str | None,
     since: dt.datetime,
 ) -> ClassificationList:
-    """One page of the caller's classifications within retention (`since`), newest first."""
+    """One page of the caller's classifications within retention (`since`), newest first (the API and the
+    dashboard)."""
     statement = scoped(select(Classification), Classification, caller.environment).where(
         Classification.user_id == caller.user_id, Classification.created_at >= since
     )

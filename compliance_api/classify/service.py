@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.auth.caller import Caller
+from compliance_api.auth.caller import Actor, Caller
 from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
@@ -18,6 +18,7 @@ from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
 from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.config import Settings
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
@@ -34,6 +35,10 @@ class Retention:
 
     live_years: int
     sandbox_days: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Retention:
+        return cls(settings.classification_retention_years, settings.sandbox_retention_days)
 
     def cutoff(self, environment: Environment, now: dt.datetime) -> dt.datetime:
         """Records created before this instant are expired."""
@@ -153,7 +158,7 @@ async def classify_cross_border(
 
 
 async def _own_record(
-    session: AsyncSession, caller: Caller, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
+    session: AsyncSession, caller: Actor, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
 ) -> Classification:
     """The caller's own record (same user, same environment, within retention); anything else is 404."""
     statement = scoped(select(Classification), Classification, caller.environment).where(
@@ -206,7 +211,7 @@ async def _record_view(session: AsyncSession, record: Classification) -> Classif
 
 
 async def get_classification(
-    session: AsyncSession, caller: Caller, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
+    session: AsyncSession, caller: Actor, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
 ) -> ClassificationRecord:
     """The caller's own record with its current verdict and history; anything else is 404."""
     return await _record_view(session, await _own_record(session, caller, classification_id, retention, now))

@@ -35,3 +35,14 @@ def months_before(day: date, months: int) -> date:
 def window_start(as_of: date, months: int) -> date:
     """First day counted: observations dated after `as_of` minus `months` months, up to and including `as_of`."""
     return months_before(as_of, months) + timedelta(days=1)
+
+
+def nice_step(at_least: float) -> int:
+    """The smallest round whole number (1, 2 or 5 times a power of ten) of at least `at_least`: bin widths and axis
+    steps people read at a glance."""
+    power = 1
+    while True:
+        for factor in (1, 2, 5):
+            if factor * power >= at_least:
+                return factor * power
+        power *= 10

@@ -13,7 +13,6 @@ from compliance_api.kit.patterns import described
 from compliance_api.rates import service
 from compliance_api.rates.cache import Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
-from compliance_api.rates.models import RateBenchmark
 from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
 from compliance_api.services import services_of, settings_of
 
@@ -46,12 +45,8 @@ async def get_benchmark(
         raise ApiError("unknown_sector", f"{sector!r} is not a sector; GET /v1/rates/sectors lists them")
     entry = await _lookup(request, (caller.environment, sector, region))
     min_sample = settings_of(request).rates_min_sample
-    if entry.benchmark is None or entry.sample_size < min_sample:
-        raise ApiError(
-            "insufficient_data",
-            f"{entry.sample_size} observations for {sector} in {region}; "
-            f"at least {min_sample} are needed to publish a benchmark",
-        )
+    if entry.benchmark is None or not service.is_published(entry.sample_size, min_sample):
+        raise service.insufficient_data(sector, region, entry.sample_size, min_sample)
     # Serialised here: returning the model would make FastAPI validate it again (hot path).
     return Response(entry.benchmark.model_dump_json(), media_type="application/json")
 
@@ -65,28 +60,9 @@ async def _lookup(request: Request, key: Key) -> Entry:
         environment, sector, region = key
         async with services.sessionmaker() as session:
             row = await service.get_benchmark(session, environment=environment, sector=sector, region=region)
-        return Entry(_benchmark_out(row), row.sample_size) if row else Entry(None, 0)
+        return Entry(service.benchmark_out(row), row.sample_size) if row else Entry(None, 0)
 
     return await cache.get_or_load(key, read)
-
-
-def _benchmark_out(row: RateBenchmark) -> RateBenchmarkOut:
-    kind = "synthetic observations generated for the sandbox/demo" if row.synthetic else "imported observations"
-    return RateBenchmarkOut(
-        sector=row.sector,
-        region=row.region,
-        p25_eur=round(row.p25_eur, 2),
-        p50_eur=round(row.p50_eur, 2),
-        p75_eur=round(row.p75_eur, 2),
-        sample_size=row.sample_size,
-        as_of=row.as_of,
-        window_months=row.window_months,
-        synthetic=row.synthetic,
-        source=(
-            f"Percentiles (linear interpolation) of {row.sample_size} {kind} dated {row.window_start} to {row.as_of}"
-            + ("." if row.region != NATIONAL else ", all regions.")
-        ),
-    )
 
 
 @router.get(

@@ -13,13 +13,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import delete, func, insert, select, text, tuple_
+from sqlalchemy import Select, case, delete, func, insert, select, text, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
-from compliance_api.rates.compute import QUANTILES, percentile, window_start
+from compliance_api.rates.compute import QUANTILES, nice_step, percentile, window_start
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
+from compliance_api.rates.schemas import RateBenchmarkOut
 
 Pair = tuple[str, str]
 INSERT_CHUNK = 5000
@@ -287,3 +289,104 @@ async def publishable_regions(
     for sector, region in await session.execute(statement):
         found.setdefault(sector, []).append(region)
     return found
+
+
+def benchmark_out(row: RateBenchmark) -> RateBenchmarkOut:
+    """The answer of `GET /v1/rates/benchmark` for a precomputed row (the dashboard shows the same)."""
+    kind = "synthetic observations generated for the sandbox/demo" if row.synthetic else "imported observations"
+    return RateBenchmarkOut(
+        sector=row.sector,
+        region=row.region,
+        p25_eur=round(row.p25_eur, 2),
+        p50_eur=round(row.p50_eur, 2),
+        p75_eur=round(row.p75_eur, 2),
+        sample_size=row.sample_size,
+        as_of=row.as_of,
+        window_months=row.window_months,
+        synthetic=row.synthetic,
+        source=(
+            f"Percentiles (linear interpolation) of {row.sample_size} {kind} dated {row.window_start} to {row.as_of}"
+            + ("." if row.region != NATIONAL else ", all regions.")
+        ),
+    )
+
+
+def is_published(sample_size: int, min_sample: int) -> bool:
+    return sample_size >= min_sample
+
+
+def insufficient_data(sector: str, region: str, sample_size: int, min_sample: int) -> ApiError:
+    """Why a benchmark is not published: too few observations (none at all when no benchmark exists)."""
+    return ApiError(
+        "insufficient_data",
+        f"{sample_size} observations for {sector} in {region}; at least {min_sample} are needed to publish a benchmark",
+    )
+
+
+async def sector_benchmarks(session: AsyncSession, *, environment: Environment, sector: str) -> list[RateBenchmark]:
+    """Every precomputed benchmark of a sector (national first, then the provinces), published or not."""
+    statement = scoped(select(RateBenchmark), RateBenchmark, environment).where(RateBenchmark.sector == sector)
+    rows = list(await session.scalars(statement))
+    return sorted(rows, key=lambda row: REGIONS.index(row.region) if row.region in REGIONS else len(REGIONS))
+
+
+@dataclass(frozen=True, slots=True)
+class Histogram:
+    """Counts of a benchmark's observations (those of its window) in bins of `width_cents` from `start_cents`.
+
+    Bins span the middle of the distribution (at most three interquartile ranges beyond p25 and p75): the first bin
+    also counts the `below` rates under `start_cents`, the last the `above` rates at or over `end_cents`."""
+
+    start_cents: int
+    width_cents: int
+    counts: tuple[int, ...]
+    below: int
+    above: int
+
+    @property
+    def end_cents(self) -> int:
+        return self.start_cents + self.width_cents * len(self.counts)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+
+HISTOGRAM_BINS = 24
+OUTLIER_IQRS = 3
+
+
+def _window_of(benchmark: RateBenchmark) -> Select[int]:
+    """The rates the benchmark was computed from: its sector (and region, unless national) in its window."""
+    o = RateObservation
+    statement = scoped(select(o.rate_cents), o, benchmark.environment).where(
+        o.sector == benchmark.sector, o.observed_on >= benchmark.window_start, o.observed_on <= benchmark.as_of
+    )
+    return statement if benchmark.region == NATIONAL else statement.where(o.region == benchmark.region)
+
+
+async def window_histogram(session: AsyncSession, benchmark: RateBenchmark, *, bins: int = HISTOGRAM_BINS) -> Histogram:
+    """The observations of a benchmark's window, counted in about `bins` bins of a round width, in the database (a
+    national window may hold millions of rates): one pass for the range, one for the counts."""
+    window = _window_of(benchmark).subquery()
+    low, high = (await session.execute(select(func.min(window.c.rate_cents), func.max(window.c.rate_cents)))).one()
+    if low is None:
+        return Histogram(0, 1, (), 0, 0)
+    spread = OUTLIER_IQRS * (benchmark.p75_eur - benchmark.p25_eur) * 100
+    low = max(low, int(benchmark.p25_eur * 100 - spread))
+    high = min(high, int(benchmark.p75_eur * 100 + spread))
+    width = nice_step((high - low) / bins)
+    start = low // width * width
+    count = (high - start) // width + 1
+    end = start + width * count
+    rate = window.c.rate_cents
+    buckets = select(
+        case((rate < start, -1), (rate >= end, count), else_=(rate - start) // width).label("bucket")
+    ).subquery()
+    counts = [0] * count
+    below = above = 0
+    for index, n in await session.execute(select(buckets.c.bucket, func.count()).group_by(buckets.c.bucket)):
+        counts[min(max(index, 0), count - 1)] += n
+        below += n if index < 0 else 0
+        above += n if index >= count else 0
+    return Histogram(start, width, tuple(counts), below, above)

@@ -293,6 +293,36 @@ async def attempt_logs(
     return logs
 
 
+@dataclass(frozen=True, slots=True)
+class EventDelivery:
+    """A delivery of an event to one of the owner's endpoints, with that endpoint's URL and every attempt."""
+
+    delivery: WebhookDelivery
+    endpoint_url: str
+    attempts: list[WebhookDeliveryAttempt]
+
+
+async def deliveries_of_events(
+    session: AsyncSession, owner: Owner, event_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[EventDelivery]]:
+    """The deliveries of these events to the owner's endpoints in the owner's environment, oldest first, with their
+    attempt logs (for the event log's pages); two queries whatever the number of events."""
+    found: dict[uuid.UUID, list[EventDelivery]] = {event_id: [] for event_id in event_ids}
+    if not found:
+        return found
+    statement = (
+        scoped(select(WebhookDelivery, WebhookEndpoint.url), WebhookEndpoint, owner.environment)
+        .join(WebhookEndpoint, WebhookEndpoint.id == WebhookDelivery.endpoint_id)
+        .where(WebhookEndpoint.user_id == owner.user_id, WebhookDelivery.event_id.in_(found))
+        .order_by(WebhookDelivery.created_at, WebhookDelivery.id)
+    )
+    rows = (await session.execute(statement)).all()
+    logs = await attempt_logs(session, [delivery for delivery, _ in rows])
+    for delivery, url in rows:
+        found[delivery.event_id].append(EventDelivery(delivery, url, logs[delivery.id]))
+    return found
+
+
 async def retry(
     session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, delivery_id: uuid.UUID, *, now: datetime
 ) -> WebhookDelivery:

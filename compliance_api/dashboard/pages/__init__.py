@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from compliance_api.dashboard.nav import DashboardPage
-from compliance_api.dashboard.pages import account, dac7, passport, tokens, webhooks
+from compliance_api.dashboard.pages import account, classifications, dac7, events, passport, rates, tokens, webhooks
 
-DASHBOARD_PAGES: tuple[DashboardPage, ...] = (account.PAGE, tokens.PAGE, passport.PAGE, webhooks.PAGE, dac7.PAGE)
+DASHBOARD_PAGES: tuple[DashboardPage, ...] = (
+    account.PAGE,
+    tokens.PAGE,
+    passport.PAGE,
+    webhooks.PAGE,
+    dac7.PAGE,
+    classifications.PAGE,
+    events.PAGE,
+    rates.PAGE,
+)

@@ -1,0 +1,172 @@
+"""`/freelancer/classifications`: the signed-in user's verdicts in one environment, with the filters and pages of
+`GET /v1/classifications` (the same listing function), and a page per verdict with its explanation and the history
+of its re-scores (the record `GET /v1/classifications/{id}` answers)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from compliance_api.classify import listing
+from compliance_api.classify import service as classify_service
+from compliance_api.classify.models import ClassificationKind
+from compliance_api.classify.rescore import causes
+from compliance_api.classify.schemas import ClassificationRecord, LaterVerdict
+from compliance_api.classify.verdict import Country, Verdict
+from compliance_api.dashboard import query
+from compliance_api.dashboard.nav import DashboardPage, NavItem
+from compliance_api.dashboard.service import Acting
+from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of
+from compliance_api.db import DbSession
+from compliance_api.errors import ApiError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.kit.pagination import DEFAULT_LIMIT
+
+router = APIRouter()
+PATH = "/classifications"
+TESTS: dict[str, tuple[str, ClassificationKind, Country | None]] = {
+    "zelfstandigenwet": ("Dutch test (Zelfstandigenwet)", ClassificationKind.zelfstandigenwet, None),
+    "cross_border": ("Any cross-border test", ClassificationKind.cross_border, None),
+    **{
+        country.value: (f"Cross-border: {name}", ClassificationKind.cross_border, country)
+        for country, name in ((Country.FR, "France"), (Country.DE, "Germany"), (Country.BE, "Belgium"))
+    },
+}
+MONITORED = {"yes": True, "no": False}
+VERDICTS = {verdict.value: verdict for verdict in Verdict}
+FILTER_NAMES = ("reference", "verdict", "test", "monitored", "created_after", "created_before")
+STALE_CURSOR = "This page link belongs to another list or is out of date: the list starts again from the newest."
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What the list shows: the environment, the filters as typed (echoed in the form and the page links)."""
+
+    environment: Environment
+    values: dict[str, str]
+    filters: listing.ClassificationFilter
+    cursor: str | None
+
+
+def _shown(request: Request) -> Shown:
+    """The filters of the query string, checked as `GET /v1/classifications` checks its own; FilterError if not."""
+    params = request.query_params
+    values = {name: query.text(params, name, name.replace("_", " ").capitalize()) for name in FILTER_NAMES}
+    test = query.choice(values["test"], TESTS, "Test")
+    after = query.moment(values["created_after"], "Created after")
+    before = query.moment(values["created_before"], "Created before")
+    if after is not None and before is not None and after >= before:
+        raise query.FilterError("“Created after” must be earlier than “Created before”.")
+    filters = listing.ClassificationFilter(
+        reference=values["reference"] or None,
+        verdict=query.choice(values["verdict"], VERDICTS, "Verdict"),
+        kind=test[1] if test else None,
+        country=test[2] if test else None,
+        monitored=query.choice(values["monitored"], MONITORED, "Monitored"),
+        created_after=after,
+        created_before=before,
+    )
+    return Shown(query.environment(params), values, filters, query.text(params, "cursor", "Cursor") or None)
+
+
+def _list_page(request: Request, account: CurrentAccount, *, status_code: int = 200, **context: Any) -> HTMLResponse:
+    return render(
+        request,
+        "classifications/list.html",
+        account=account,
+        status_code=status_code,
+        tests={name: label for name, (label, _, _) in TESTS.items()},
+        retention=classify_service.Retention.of(state_of(request).settings),
+        verdicts=list(Verdict),
+        environments=list(Environment),
+        **{"environment": Environment.live, "values": {}, "rows": [], "next_link": None, **context},
+    )
+
+
+@router.get(PATH, include_in_schema=False)
+async def classifications_page(request: Request, account: CurrentAccount, session: DbSession) -> HTMLResponse:
+    try:
+        shown = _shown(request)
+    except query.FilterError as exc:
+        return _list_page(
+            request,
+            account,
+            status_code=400,
+            error=exc.message,
+            values=query.echoed(request.query_params, FILTER_NAMES),
+        )
+    now = utcnow()
+    since = classify_service.Retention.of(state_of(request).settings).cutoff(shown.environment, now)
+    context: dict[str, Any] = {
+        "environment": shown.environment,
+        "values": shown.values,
+        "paged": shown.cursor is not None,
+    }
+    try:
+        page = await listing.list_classifications(
+            session,
+            Acting.of(account, shown.environment),
+            shown.filters,
+            limit=DEFAULT_LIMIT,
+            cursor=shown.cursor,
+            since=since,
+        )
+    except ApiError:
+        return _list_page(request, account, status_code=400, error=STALE_CURSOR, **context)
+    links = {"environment": shown.environment.value, **shown.values}
+    next_link = query.link(PATH, {**links, "cursor": page.next_cursor}) if page.next_cursor else None
+    first_link = query.link(PATH, links)
+    return _list_page(request, account, rows=page.data, next_link=next_link, first_link=first_link, **context)
+
+
+@dataclass(frozen=True, slots=True)
+class Rescore:
+    """A re-score that changed the verdict, with what made the difference."""
+
+    later: LaterVerdict
+    causes: list[dict[str, Any]]
+
+
+def _rescores(record: ClassificationRecord) -> list[Rescore]:
+    """The history, each entry with its causes against the verdict it replaced (the original one for the first)."""
+    previous = record.result.model_dump(mode="json")
+    found: list[Rescore] = []
+    for later in record.history:
+        new = later.result.model_dump(mode="json")
+        found.append(Rescore(later, causes(previous, new)))
+        previous = new
+    return found
+
+
+@router.get(PATH + "/{environment}/{classification_id}", include_in_schema=False)
+async def classification_page(
+    request: Request,
+    environment: Environment,
+    classification_id: uuid.UUID,
+    account: CurrentAccount,
+    session: DbSession,
+) -> Response:
+    retention = classify_service.Retention.of(state_of(request).settings)
+    try:
+        record = await classify_service.get_classification(
+            session, Acting.of(account, environment), classification_id, retention, utcnow()
+        )
+    except ApiError:  # another user's, the other environment's, expired or unknown
+        return not_found(request, account)
+    return render(
+        request,
+        "classifications/detail.html",
+        account=account,
+        record=record,
+        environment=environment,
+        rescores=_rescores(record),
+        tests={name: label for name, (label, _, _) in TESTS.items()},
+    )
+
+
+PAGE = DashboardPage(router, NavItem("Verdicts", PATH, order=50))

@@ -1,0 +1,94 @@
+"""Filters read from a page's query string (GET forms): the values the API's list filters take, or a `FilterError`
+whose message the page shows above its form with a 400, never a 500."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import TypeVar
+from urllib.parse import urlencode
+
+from starlette.datastructures import QueryParams
+
+from compliance_api.kit.environment import Environment
+from compliance_api.kit.schemas import NUL
+
+ChoiceT = TypeVar("ChoiceT")
+MAX_QUERY_VALUE = 200
+ENVIRONMENTS = {environment.value: environment for environment in Environment}
+
+
+class FilterError(ValueError):
+    """A filter the page cannot use; the message says how to correct it."""
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+def text(query: QueryParams, name: str, label: str, *, max_length: int = MAX_QUERY_VALUE) -> str:
+    """A text filter, stripped ('' when absent); FilterError when too long or holding NUL."""
+    value = query.get(name, "").strip()
+    if NUL in value:
+        raise FilterError(f"“{label}” contains a NUL character (U+0000), which is not allowed.")
+    if len(value) > max_length:
+        raise FilterError(f"“{label}” may have at most {max_length} characters.")
+    return value
+
+
+def texts(query: QueryParams, name: str, label: str) -> list[str]:
+    """A repeated text filter (checkboxes), each value checked as `text` checks one."""
+    values = [value.strip() for value in query.getlist(name)]
+    if any(NUL in value or len(value) > MAX_QUERY_VALUE for value in values):
+        raise FilterError(f"“{label}” has a value that is not one of the choices.")
+    return [value for value in values if value]
+
+
+def choice(value: str, options: Mapping[str, ChoiceT], label: str) -> ChoiceT | None:
+    """None for '' (any), the option named `value`, else FilterError."""
+    if not value:
+        return None
+    if value not in options:
+        raise FilterError(f"“{label}” must be one of the choices in the list.")
+    return options[value]
+
+
+def environment(query: QueryParams) -> Environment:
+    """The environment a list shows: production unless `environment=test`."""
+    found = choice(text(query, "environment", "Environment"), ENVIRONMENTS, "Environment")
+    return found or Environment.live
+
+
+def moment(value: str, label: str) -> dt.datetime | None:
+    """An instant: `YYYY-MM-DD` (midnight), `YYYY-MM-DDTHH:MM[:SS]` as a date-time field sends it, both in UTC, or
+    ISO 8601 with an offset; None for ''."""
+    if not value:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value) if value[:4].isascii() and value[:4].isdigit() else None
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        raise FilterError(f"“{label}” must be a date and time, such as 2026-11-01T09:30 (UTC).")
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
+
+
+def as_field(moment: dt.datetime | None) -> str:
+    """How a date-time field shows an instant: `YYYY-MM-DDTHH:MM` in UTC."""
+    return "" if moment is None else moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M")
+
+
+def echoed(query: QueryParams, names: tuple[str, ...]) -> dict[str, str]:
+    """The values of a refused query, to show again in its form (NUL removed, cut to a sane length)."""
+    return {name: query.get(name, "").replace(NUL, "")[:MAX_QUERY_VALUE] for name in names}
+
+
+def link(path: str, values: Mapping[str, str | list[str]]) -> str:
+    """`path` with the non-empty `values` as its query string (lists repeat their name)."""
+    pairs = [
+        (name, item)
+        for name, value in values.items()
+        for item in (value if isinstance(value, list) else [value])
+        if item
+    ]
+    return f"{path}?{urlencode(pairs)}" if pairs else path
