@@ -13,8 +13,9 @@ from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service, ssrf
+from compliance_api.webhooks.delivery import dispatch
 from compliance_api.webhooks.signing import SecretBox
-from compliance_api.webhooks.worker import Worker, dispatch
+from compliance_api.webhooks.worker import Worker
 from tests.factories import create_user
 from tests.webhooks.receiver import Receiver
 
