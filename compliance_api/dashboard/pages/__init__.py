@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 from compliance_api.dashboard.nav import DashboardPage
-from compliance_api.dashboard.pages import account, dac7, passport, tokens, webhooks
+from compliance_api.dashboard.pages import account, dac7, logs, passport, tokens, usage, webhooks
 
-DASHBOARD_PAGES: tuple[DashboardPage, ...] = (account.PAGE, tokens.PAGE, passport.PAGE, webhooks.PAGE, dac7.PAGE)
+DASHBOARD_PAGES: tuple[DashboardPage, ...] = (
+    account.PAGE,
+    tokens.PAGE,
+    passport.PAGE,
+    webhooks.PAGE,
+    dac7.PAGE,
+    logs.PAGE,
+    usage.PAGE,
+)
