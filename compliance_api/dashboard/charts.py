@@ -10,6 +10,7 @@ from dataclasses import dataclass
 WIDTH = 640
 AXIS = 48  # room for the value labels left of the plot
 FOOT = 22  # room for the labels under the bars
+RIGHT = 28  # room for the last bar's label, centred under it
 TOP = 8
 
 
@@ -48,6 +49,7 @@ class BarChart:
     width: int
     height: int
     plot_left: int
+    plot_right: int
     plot_bottom: int
     bars: tuple[Bar, ...]
     ticks: tuple[Tick, ...]
@@ -67,7 +69,7 @@ def bar_chart(
     top = _nice_top(max((c.value for c in columns), default=0))
     plot_height = height - FOOT - TOP
     plot_bottom = height - FOOT
-    slot = (WIDTH - AXIS) / max(len(columns), 1)
+    slot = (WIDTH - AXIS - RIGHT) / max(len(columns), 1)
 
     def scaled(value: int) -> float:
         return round(plot_height * value / top, 2)
@@ -87,5 +89,6 @@ def bar_chart(
                 labelled=(len(columns) - 1 - index) % label_every == 0,
             )
         )
-    ticks = tuple(Tick(value, plot_bottom - scaled(value)) for value in sorted({0, top // 2, top}))
-    return BarChart(id, title, description, WIDTH, height, AXIS, plot_bottom, tuple(bars), ticks)
+    middle = (top // 2,) if top % 2 == 0 else ()
+    ticks = tuple(Tick(value, plot_bottom - scaled(value)) for value in (0, *middle, top))
+    return BarChart(id, title, description, WIDTH, height, AXIS, WIDTH - RIGHT, plot_bottom, tuple(bars), ticks)

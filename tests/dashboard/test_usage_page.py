@@ -49,10 +49,12 @@ async def test_the_usage_page_draws_each_environment_and_token_beside_the_limits
     assert f'<dd data-field="total">{len(answers)}</dd>' in production
     share = f"{100 * limited / len(answers):.1f}%"
     assert f'<dd data-field="rate-limited">{limited} ({share})</dd>' in production
-    assert f"{FREE.per_minute} requests a minute" in production and f"{FREE.burst} requests" in production
+    assert f"{FREE.per_minute} requests a minute" in production
+    assert f"{FREE.burst} requests" in production
     assert f"{SANDBOX.per_minute} requests a minute" in sandbox
     assert '<dd data-field="total">1</dd>' in sandbox
-    assert "payroll" in production and "ci" in sandbox
+    assert "payroll" in production
+    assert "ci" in sandbox
     # one chart for the environment and one per token, each labelled, described and with its data table
     assert production.count("<svg ") == 2
     assert production.count('role="img"') == 2
@@ -60,9 +62,11 @@ async def test_the_usage_page_draws_each_environment_and_token_beside_the_limits
     assert len(re.findall(r"<desc id=\"usage-live[^\"]*-desc\">", production)) == 2
     assert production.count("data table</summary>") == 2
     assert f"{len(answers)} requests in the last 30 days, {limited} of them answered 429" in production
-    assert "<script" not in page.text and "style=" not in page.text
+    assert "<script" not in page.text
+    assert "style=" not in page.text
     assert page.headers["content-security-policy"].startswith("default-src 'self'; script-src 'self'")
-    assert live not in page.text and test not in page.text
+    assert live not in page.text
+    assert test not in page.text
 
 
 async def test_without_requests_the_page_says_so(browser: AsyncClient, sessionmaker: Maker) -> None:
