@@ -11,7 +11,7 @@ from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.requestlog import service
-from compliance_api.requestlog.schemas import LoggedRequest, RequestList, RequestToken
+from compliance_api.requestlog.schemas import LIST_EXAMPLE, LoggedRequest, RequestList, RequestToken
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"])
 
@@ -33,7 +33,13 @@ def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
     )
 
 
-@router.get("", summary="Your requests, newest first", operation_id="request-list", response_model=RequestList)
+@router.get(
+    "",
+    summary="Your requests, newest first",
+    operation_id="request-list",
+    response_model=RequestList,
+    openapi_extra={"responses": {"200": {"content": {"application/json": {"example": LIST_EXAMPLE}}}}},
+)
 async def list_requests(
     caller: CurrentCaller,
     session: DbSession,

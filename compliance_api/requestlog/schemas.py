@@ -33,6 +33,13 @@ EXAMPLE: dict[str, Any] = {
 }
 
 
+LIST_EXAMPLE: dict[str, Any] = {
+    "data": [EXAMPLE],
+    "has_more": True,
+    "next_cursor": "eyJ0IjoiMjAyNi0xMS0yNVQwMjowMDowNC41MTIwMDArMDA6MDAifQ",
+}
+
+
 class RequestToken(ResponseSchema):
     """The token a request was made with: never the token itself."""
 

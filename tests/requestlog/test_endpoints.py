@@ -4,10 +4,12 @@ what the middleware hands to the log (status, latency, token, rate limit, proble
 from __future__ import annotations
 
 from fastapi import FastAPI
-from httpx import AsyncClient
+from httpx import ASGITransport, AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.auth.tokens import TOKEN_LENGTH
+from compliance_api.config import Settings
+from tests.conftest import running_app
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import make_account
 from tests.requestlog.conftest import flush, request_log, stored_rows
@@ -138,3 +140,26 @@ async def test_a_token_is_never_listed_whole(app: FastAPI, client: AsyncClient, 
     token = auth["Authorization"].removeprefix("Bearer ")
     assert len(token) == TOKEN_LENGTH
     assert token not in answer.text
+
+
+async def test_the_contract_example_has_the_shape_of_an_answer(
+    app: FastAPI, client: AsyncClient, auth: dict[str, str]
+) -> None:
+    await client.get("/v1/wtta/lookup", params={"kvk": "12345678"}, headers=auth)
+    await flush(app)
+    answered = (await client.get("/v1/requests", headers=auth)).json()
+    operation = (await client.get("/openapi.json")).json()["paths"]["/v1/requests"]["get"]
+    example = operation["responses"]["200"]["content"]["application/json"]["example"]
+    assert example.keys() == answered.keys()
+    assert example["data"][0].keys() == answered["data"][0].keys()
+    assert example["data"][0]["token"].keys() == answered["data"][0]["token"].keys()
+    assert example["data"][0]["problem"].keys() == answered["data"][0]["problem"].keys()
+
+
+async def test_shutdown_writes_the_buffered_requests(settings: Settings, sessionmaker: Maker, pepper: bytes) -> None:
+    _, token = await create_token(sessionmaker, pepper)
+    async with running_app(settings) as application:
+        async with AsyncClient(transport=ASGITransport(app=application), base_url="http://api.test") as http:
+            assert (await http.get("/v1/rates/sectors", headers=bearer(token))).status_code == 200
+        assert len(request_log(application)) == 1
+    assert [row["path"] for row in await stored_rows(sessionmaker)] == ["/v1/rates/sectors"]
