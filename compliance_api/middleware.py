@@ -16,7 +16,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError, ErrorCode, FieldError, send_problem
 from compliance_api.kit.addresses import request_base_url
-from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
@@ -223,7 +222,7 @@ class RequestContext:
         remaining = state.get("rate_limit_remaining")
         self.request_log.record(
             Recorded(
-                finished_at=utcnow(),
+                finished_at=time.time(),
                 caller=caller,
                 method=scope["method"],
                 route=route,

@@ -23,10 +23,8 @@ import datetime as dt
 import re
 import uuid
 from contextlib import suppress
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-import orjson
 import structlog
 
 from compliance_api.auth.caller import Caller
@@ -51,38 +49,28 @@ def redact(text: str) -> str:
     return SECRET.sub(lambda found: found.group(1) + REDACTED, text) if "_" in text else text
 
 
-def _redacted(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(key)): _redacted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item) for item in value]
-    return value
-
-
 def plain_path(path: str) -> str:
     """A path no route matched, with every segment that could carry a value other than a plain word replaced."""
     segments = path.split("/")
     return "/".join(s if not s or PLAIN_SEGMENT.fullmatch(s) else "{…}" for s in segments)[:200]
 
 
-def problem_of(body: bytes) -> dict[str, Any] | None:
-    """The stored form of an error answer's body: its problem+json object, redacted; None when it is not one."""
-    if not body or len(body) > MAX_PROBLEM_BYTES:
+def problem_text(body: bytes) -> str | None:
+    """The stored form of an error answer's body: its problem+json text as answered, redacted (the redaction adds no
+    quote or backslash, so the JSON stays whole); None when it is not a JSON object of ours."""
+    if not body.startswith(b"{") or len(body) > MAX_PROBLEM_BYTES:
         return None
     try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        return redact(body.decode())
+    except UnicodeDecodeError:
         return None
-    return _redacted(parsed) if isinstance(parsed, dict) else None
 
 
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """What the hot path keeps of one request: references and numbers, turned into a row later."""
+class Recorded(NamedTuple):
+    """What the hot path keeps of one request: references and numbers (a tuple: the cheapest record to make), turned
+    into a row by the background flush."""
 
-    finished_at: dt.datetime
+    finished_at: float  # time.time()
     caller: Caller
     method: str
     route: str | None
@@ -101,14 +89,14 @@ class Recorded:
             "user_id": caller.user_id,
             "token_id": caller.token_id,
             "token_last4": caller.token_last4,
-            "created_at": self.finished_at - dt.timedelta(seconds=self.elapsed),
+            "created_at": dt.datetime.fromtimestamp(self.finished_at - self.elapsed, dt.UTC),
             "method": self.method[:10],
             "path": self.route or plain_path(self.raw_path),
             "status": self.status,
             "latency_us": round(self.elapsed * 1_000_000),
             "request_id": redact(self.request_id),
             "rate_limit_remaining": self.rate_limit_remaining,
-            "problem": problem_of(self.problem) if self.problem is not None and self.status >= 400 else None,
+            "problem": problem_text(self.problem) if self.problem is not None and self.status >= 400 else None,
         }
 
 

@@ -29,7 +29,7 @@ def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
         latency_ms=round(row.latency_us / 1000, 3),
         token=RequestToken(id=row.token_id, name=logged.token_name, last4=row.token_last4),
         rate_limit_remaining=row.rate_limit_remaining,
-        problem=row.problem,
+        problem=logged.problem,
     )
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import JSON, Index, String
+from sqlalchemy import Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.db import Base
@@ -15,7 +14,8 @@ from compliance_api.kit.environment import EnvironmentOwned
 
 class ApiRequest(EnvironmentOwned, Base):
     """`path` is the route's template (`/v1/passport/{token}/verify`), so no path parameter is ever stored; `problem`
-    is the problem+json body of a 4xx or 5xx answer (secret-shaped strings redacted), null otherwise."""
+    is the problem+json text of a 4xx or 5xx answer as it was sent (secret-shaped strings redacted), null otherwise:
+    kept as text, so writing it costs no parsing or serialising."""
 
     __tablename__ = "api_request"
     __table_args__ = (
@@ -34,4 +34,4 @@ class ApiRequest(EnvironmentOwned, Base):
     latency_us: Mapped[int] = mapped_column()
     request_id: Mapped[str] = mapped_column(String(128))
     rate_limit_remaining: Mapped[int | None] = mapped_column(default=None)
-    problem: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    problem: Mapped[str | None] = mapped_column(Text, default=None)

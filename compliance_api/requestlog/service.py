@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import orjson
 from sqlalchemy import Date, Select, case, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.ext.compiler import compiles
@@ -61,6 +62,17 @@ class LoggedRequest:
 
     row: ApiRequest
     token_name: str | None
+
+    @property
+    def problem(self) -> dict[str, Any] | None:
+        """The stored problem body as an object (None for successful answers)."""
+        if self.row.problem is None:
+            return None
+        try:
+            parsed = orjson.loads(self.row.problem)
+        except orjson.JSONDecodeError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
 
 
 def _visible_to(owner: Owner, now: dt.datetime) -> Select[ApiRequest]:

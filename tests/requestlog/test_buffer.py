@@ -4,6 +4,7 @@ a record becomes once it is a row."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 
 import orjson
@@ -18,7 +19,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.ratelimit.tiers import FREE
-from compliance_api.requestlog.buffer import Recorded, RequestLogBuffer, plain_path, problem_of, redact
+from compliance_api.requestlog.buffer import Recorded, RequestLogBuffer, plain_path, problem_text, redact
 from tests.requestlog.conftest import stored_rows
 
 CALLER = Caller(uuid.uuid4(), uuid.uuid4(), Environment.test, Plan.free, UserKind.business, FREE, "Ab12")
@@ -26,7 +27,7 @@ CALLER = Caller(uuid.uuid4(), uuid.uuid4(), Environment.test, Plan.free, UserKin
 
 def _recorded(number: int = 0, *, status: int = 200, problem: bytes | None = None) -> Recorded:
     return Recorded(
-        finished_at=utcnow(),
+        finished_at=time.time(),
         caller=CALLER,
         method="GET",
         route="/v1/rates/sectors",
@@ -85,10 +86,11 @@ async def test_a_failed_write_is_counted_and_the_buffer_goes_on() -> None:
 def test_a_row_keeps_the_problem_of_an_error_only_redacted_and_never_a_success_body() -> None:
     problem = orjson.dumps({"code": "unknown_sector", "detail": "'sk_test_abcDEF123' is not a sector"})
     row = _recorded(status=404, problem=problem).row()
-    assert row["problem"] == {"code": "unknown_sector", "detail": "'sk_test_[redacted]' is not a sector"}
+    assert orjson.loads(row["problem"]) == {"code": "unknown_sector", "detail": "'sk_test_[redacted]' is not a sector"}
     assert row["created_at"] < utcnow() - dt.timedelta(seconds=0.002)
     assert _recorded(status=200, problem=b'{"id": "x"}').row()["problem"] is None
     assert _recorded(status=500, problem=b"not json").row()["problem"] is None
+    assert _recorded(status=500, problem=b"{" + b"x" * 9000).row()["problem"] is None
 
 
 def test_secret_shaped_strings_are_redacted_to_their_prefix() -> None:
@@ -96,9 +98,9 @@ def test_secret_shaped_strings_are_redacted_to_their_prefix() -> None:
         "run sk_live_[redacted] and pst_[redacted] and whsec_[redacted] ok"
     )
     assert redact("req_0123abcd") == "req_0123abcd"
-    assert problem_of(b'{"errors": [{"field": "body.sk_test_Zz9", "message": "m"}]}') == {
-        "errors": [{"field": "body.sk_test_[redacted]", "message": "m"}]
-    }
+    assert problem_text(b'{"errors": [{"field": "body.sk_test_Zz9", "message": "m"}]}') == (
+        '{"errors": [{"field": "body.sk_test_[redacted]", "message": "m"}]}'
+    )
 
 
 def test_an_unmatched_path_keeps_only_its_plain_segments() -> None:

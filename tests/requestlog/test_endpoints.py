@@ -3,6 +3,7 @@ what the middleware hands to the log (status, latency, token, rate limit, proble
 
 from __future__ import annotations
 
+import orjson
 from fastapi import FastAPI
 from httpx import ASGITransport, AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -62,7 +63,7 @@ async def test_a_429_row_says_nothing_remained(
     limited = [row for row in await stored_rows(sessionmaker) if row["status"] == 429]
     assert len(limited) == sum(1 for a in answers if a.status_code == 429) > 0
     assert {row["rate_limit_remaining"] for row in limited} == {0}
-    assert all(row["problem"]["code"] == "rate_limited" for row in limited)
+    assert all(orjson.loads(row["problem"])["code"] == "rate_limited" for row in limited)
 
 
 async def test_filters_by_status_class_path_and_request_id(

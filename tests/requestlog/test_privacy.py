@@ -94,5 +94,4 @@ async def test_a_problem_that_echoes_a_secret_is_stored_redacted(
     assert pasted in answered.json()["detail"]
     await flush(app)
     [row] = await stored_rows(sessionmaker)
-    assert row["problem"]["code"] == "unknown_sector"
-    assert row["problem"]["detail"] == answered.json()["detail"].replace(pasted, "pst_[redacted]")
+    assert row["problem"] == answered.text.replace(pasted, "pst_[redacted]")

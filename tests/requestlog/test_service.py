@@ -31,7 +31,18 @@ async def _log(audit: GroupCommit, entries: list[tuple[ApiToken, dt.datetime, in
     buffer = RequestLogBuffer(audit, capacity=10_000, flush_seconds=3600)
     for token, at, status in entries:
         buffer.record(
-            Recorded(at, _caller(token), "GET", "/v1/rates/sectors", "/v1/rates/sectors", status, 0.001, "r", 0, None)
+            Recorded(
+                at.timestamp(),
+                _caller(token),
+                "GET",
+                "/v1/rates/sectors",
+                "/v1/rates/sectors",
+                status,
+                0.001,
+                "r",
+                0,
+                None,
+            )
         )
     assert await buffer.flush() == len(entries)
 

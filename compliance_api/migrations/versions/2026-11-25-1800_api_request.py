@@ -32,7 +32,7 @@ def upgrade() -> None:
         sa.Column("latency_us", sa.Integer(), nullable=False),
         sa.Column("request_id", sa.String(length=128), nullable=False),
         sa.Column("rate_limit_remaining", sa.Integer(), nullable=True),
-        sa.Column("problem", sa.JSON(), nullable=True),
+        sa.Column("problem", sa.Text(), nullable=True),
         sa.Column("environment", ENVIRONMENT, nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_api_request")),
     )
