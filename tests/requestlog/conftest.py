@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 from fastapi import FastAPI
+from httpx import AsyncClient, Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -41,3 +42,13 @@ async def stored_rows(sessionmaker: async_sessionmaker[AsyncSession]) -> list[di
 async def stored_text(sessionmaker: async_sessionmaker[AsyncSession]) -> str:
     """The whole request log as one text, to search for what must never be in it."""
     return orjson.dumps(await stored_rows(sessionmaker), default=str).decode()
+
+
+async def until_rate_limited(client: AsyncClient, headers: dict[str, str], *, refused: int = 3) -> list[Response]:
+    """Requests until `refused` of them were answered 429 (the bucket refills while a slow machine sends them, so a
+    fixed count past the burst may never reach the limit); every answer, in order."""
+    answers: list[Response] = []
+    while sum(a.status_code == 429 for a in answers) < refused:
+        assert len(answers) < 2000, "never rate limited"
+        answers.append(await client.get("/v1/rates/sectors", headers=headers))
+    return answers

@@ -13,7 +13,7 @@ from compliance_api.config import Settings
 from tests.conftest import running_app
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import make_account
-from tests.requestlog.conftest import flush, request_log, stored_rows
+from tests.requestlog.conftest import flush, request_log, stored_rows, until_rate_limited
 
 Maker = async_sessionmaker[AsyncSession]
 LOOKUP = "/v1/wtta/lookup"
@@ -58,7 +58,7 @@ async def test_unauthenticated_requests_are_not_logged(app: FastAPI, client: Asy
 async def test_a_429_row_says_nothing_remained(
     app: FastAPI, client: AsyncClient, auth: dict[str, str], sessionmaker: Maker
 ) -> None:
-    answers = [await client.get("/v1/rates/sectors", headers=auth) for _ in range(125)]
+    answers = await until_rate_limited(client, auth)
     await flush(app)
     limited = [row for row in await stored_rows(sessionmaker) if row["status"] == 429]
     assert len(limited) == sum(1 for a in answers if a.status_code == 429) > 0
