@@ -14,6 +14,7 @@ from compliance_api.events.endpoints import router as events_router
 from compliance_api.health.endpoints import router as health_router
 from compliance_api.passport.endpoints import router as passport_router
 from compliance_api.rates.endpoints import router as rates_router
+from compliance_api.requestlog.endpoints import router as requests_router
 from compliance_api.webhooks.endpoints import router as webhooks_router
 from compliance_api.wtta.endpoints import router as wtta_router
 
@@ -27,4 +28,5 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     dac7_router,
     webhooks_router,
     events_router,
+    requests_router,
 )

@@ -42,6 +42,7 @@ from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.breaker import CircuitBreaker
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 from compliance_api.rates.cache import BenchmarkCache
+from compliance_api.requestlog.buffer import RequestLogBuffer
 from compliance_api.retention.jobs import run_daily
 from compliance_api.services import Services
 from compliance_api.webhooks.catalogue import register_webhooks
@@ -78,6 +79,7 @@ def build_services(settings: Settings) -> Services:
         else MemoryLimiter()
     )
     pepper = settings.secret_key_bytes()
+    audit = GroupCommit(batch_writer_for(engine))
     return Services(
         settings=settings,
         engine=engine,
@@ -98,7 +100,7 @@ def build_services(settings: Settings) -> Services:
         previous_pepper=settings.previous_secret_key_bytes(),
         public_base_url=settings.public_base_url.rstrip("/"),
         rulesets=packaged_rulesets(),
-        audit=GroupCommit(batch_writer_for(engine)),
+        audit=audit,
         signing_keys=_signing_keys(settings),
         wtta_reader=lookup_reader_for(
             settings.resolved_database_url,
@@ -108,6 +110,9 @@ def build_services(settings: Settings) -> Services:
         webhook_secrets=secret_box(settings),
         rate_benchmarks=BenchmarkCache(settings.rates_cache_seconds),
         passport_hot_path=new_hot_path(engine, mirror=settings.passport_mirror),
+        request_log=RequestLogBuffer(
+            audit, capacity=settings.request_log_buffer, flush_seconds=settings.request_log_flush_seconds
+        ),
     )
 
 
@@ -158,6 +163,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await services.health.start()
+        services.request_log.start()
         worker = _start_webhook_worker(services)
         # Start-up objects live as long as the process: keep them out of the garbage collector's full passes,
         # which otherwise pause the event loop for 60-100 ms under load (bench/RESULTS.md).
@@ -169,6 +175,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if worker is not None:
                 await worker.stop()
             await services.health.stop()
+            await services.request_log.close()
             await services.audit.close()
             await services.limiter.close()
             if services.wtta_reader is not None:

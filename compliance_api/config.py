@@ -145,6 +145,14 @@ class Settings(BaseSettings):
     webhooks_batch_size: int = Field(
         default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
     )
+    # The request log (requestlog/buffer.py): requests kept in memory per process before a batch is written (more are
+    # dropped and counted), and the longest a request waits in memory.
+    request_log_buffer: int = Field(
+        default=10_000, ge=100, le=1_000_000, validation_alias=AliasChoices("COMPLIANCE_REQUEST_LOG_BUFFER")
+    )
+    request_log_flush_seconds: float = Field(
+        default=1.0, gt=0, le=3600, validation_alias=AliasChoices("COMPLIANCE_REQUEST_LOG_FLUSH_SECONDS")
+    )
     guide_dir: Path = Field(default=GUIDE_SITE, validation_alias=AliasChoices("COMPLIANCE_GUIDE_DIR"))
 
     @field_validator("wtta_register_url")

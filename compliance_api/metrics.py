@@ -1,5 +1,5 @@
 """Prometheus metrics: requests, latencies, rate-limit rejections, webhook delivery attempts, WTTA lookups, the Redis
-circuit breaker."""
+circuit breaker, the request log's losses."""
 
 from __future__ import annotations
 
@@ -39,3 +39,6 @@ REDIS_BREAKER_TRANSITIONS = Counter(
 WTTA_REFRESHES = Counter(
     "compliance_wtta_refreshes_total", "Scheduled refreshes of the WTTA register cache from its URL", ["outcome"]
 )  # outcome: imported, not_modified (the server answered 304), failed (retried with backoff)
+REQUEST_LOG_DROPPED = Counter(
+    "compliance_request_log_dropped_total", "Requests the request log did not keep", ["reason"]
+)  # reason: buffer_full (the in-memory buffer was full), write_failed (a batch could not be written)

@@ -1,5 +1,5 @@
 """The outermost pure ASGI middleware: request id, environment, body limit, security headers, access log, metrics,
-last-resort 500 (503 with `Retry-After` when the database is unreachable)."""
+the request log, last-resort 500 (503 with `Retry-After` when the database is unreachable)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from compliance_api.kit.environment import Environment, InvalidHost, environment
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
 from compliance_api.metrics import LATENCY, REQUESTS
+from compliance_api.requestlog.buffer import MAX_PROBLEM_BYTES, UNLOGGED_ROUTES, Recorded
 
 if TYPE_CHECKING:
     from compliance_api.services import Services
@@ -88,6 +89,7 @@ class RequestContext:
         self.max_body = services.settings.max_body_bytes
         self.access_log = services.settings.access_log
         self.https_headers = security_headers(services.settings.hsts_max_age_seconds)
+        self.request_log = services.request_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -103,6 +105,7 @@ class RequestContext:
         invalid = environment if isinstance(environment, FieldError) else _nul_field(scope)
         status = 500
         response_started = False
+        problem: list[bytes] = []  # an error answer's body, for the request log
         security = self.https_headers if scope.get("scheme") == "https" else SECURITY_HEADERS
 
         async def send_wrapper(message: Message) -> None:
@@ -116,6 +119,8 @@ class RequestContext:
                     *security,
                     (b"x-request-id", request_id.encode()),
                 ]
+            elif status >= 400 and message["type"] == "http.response.body":
+                problem.append(message.get("body", b""))
             await send(message)
 
         try:
@@ -131,7 +136,7 @@ class RequestContext:
                 raise
             await self._answer_failure(send_wrapper, scope, exc)
         finally:
-            self._record(scope, state, status, time.perf_counter() - started)
+            self._record(scope, state, status, time.perf_counter() - started, problem)
 
     async def _answer_failure(self, send: Send, scope: Scope, error: Exception) -> None:
         """503 with `Retry-After` when the database is out of reach (a warning, no traceback); else a logged 500."""
@@ -179,14 +184,18 @@ class RequestContext:
             headers=headers,
         )
 
-    def _record(self, scope: Scope, state: dict[str, object], status: int, elapsed: float) -> None:
-        route = scope.get("route")
-        template = getattr(route, "path", None) or "unmatched"
+    def _record(
+        self, scope: Scope, state: dict[str, object], status: int, elapsed: float, problem: list[bytes]
+    ) -> None:
+        route = getattr(scope.get("route"), "path", None)
+        template = route or "unmatched"
         REQUESTS.labels(scope["method"], template, str(status)).inc()
         LATENCY.labels(template).observe(elapsed)
+        caller = state.get("caller")
+        if isinstance(caller, Caller) and template not in UNLOGGED_ROUTES:
+            self._log_request(scope, state, caller, route, status, elapsed, problem)
         if not self.access_log:
             return
-        caller = state.get("caller")
         access_log.info(
             "request",
             request_id=state["request_id"],
@@ -196,4 +205,32 @@ class RequestContext:
             route=template,
             status=status,
             duration_ms=round(elapsed * 1000, 3),
+        )
+
+    def _log_request(
+        self,
+        scope: Scope,
+        state: dict[str, object],
+        caller: Caller,
+        route: str | None,
+        status: int,
+        elapsed: float,
+        problem: list[bytes],
+    ) -> None:
+        """Hand the request to the request log's buffer (memory only; written later, in batches)."""
+        body = b"".join(problem) if problem and sum(map(len, problem)) <= MAX_PROBLEM_BYTES else None
+        remaining = state.get("rate_limit_remaining")
+        self.request_log.record(
+            Recorded(
+                finished_at=time.time(),
+                caller=caller,
+                method=scope["method"],
+                route=route,
+                raw_path=scope["path"],
+                status=status,
+                elapsed=elapsed,
+                request_id=str(state["request_id"]),
+                rate_limit_remaining=remaining if isinstance(remaining, int) else None,
+                problem=body,
+            )
         )

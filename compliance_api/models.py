@@ -10,11 +10,13 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.idempotency.models import IdempotencyRecord
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
+from compliance_api.requestlog.models import ApiRequest
 from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
 
 __all__ = [
     "AccountPassword",
+    "ApiRequest",
     "ApiToken",
     "Base",
     "Classification",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from compliance_api.passport.signing import SigningKeys
     from compliance_api.ratelimit.limiter import Limiter
     from compliance_api.rates.cache import BenchmarkCache
+    from compliance_api.requestlog.buffer import RequestLogBuffer
     from compliance_api.webhooks.signing import SecretBox
     from compliance_api.wtta.reader import LookupReader
 
@@ -51,6 +52,7 @@ class Services:
     webhook_secrets: SecretBox
     rate_benchmarks: BenchmarkCache
     passport_hot_path: HotPath
+    request_log: RequestLogBuffer
 
 
 def services_of(connection: HTTPConnection) -> Services:

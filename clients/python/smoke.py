@@ -39,6 +39,7 @@ from compliance_api_client.api.passport import (
     passport_verify,
 )
 from compliance_api_client.api.rates import rates_benchmark_get, rates_sectors_get
+from compliance_api_client.api.requests import request_list
 from compliance_api_client.api.webhooks import (
     webhook_delivery_list,
     webhook_delivery_retry,
@@ -153,6 +154,7 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
 
     recent = call(event_list, 200, client=business, limit=10).data
     assert call(event_get, 200, client=business, event_id=recent[0].id).id == recent[0].id
+    assert isinstance(call(request_list, 200, client=business, limit=10).data, list)  # written within a second
 
     operations = {
         operation["operationId"].replace("-", "_")

@@ -135,6 +135,8 @@ expectStatus(await business.DELETE("/v1/webhook-endpoints/{endpoint_id}", endpoi
 const events = expectStatus(await business.GET("/v1/events", { params: { query: { limit: 10 } } }), 200);
 const eventId = events.data[0]?.id ?? "";
 expectStatus(await business.GET("/v1/events/{event_id}", { params: { path: { event_id: eventId } } }), 200);
+const requests = expectStatus(await business.GET("/v1/requests", { params: { query: { limit: 10 } } }), 200);
+if (!Array.isArray(requests.data)) throw new Error("GET /v1/requests answered no data list");
 
 const missing = [...operationIds.values()].filter((id) => !called.has(id)).sort();
 if (missing.length > 0) throw new Error(`the TypeScript smoke test calls no ${missing.join(", ")}`);

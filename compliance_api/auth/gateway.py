@@ -126,6 +126,7 @@ class ApiGateway:
             decision = limiter.consume_now(cached.limiter_key, caller.tier)
         else:
             decision = await limiter.consume(cached.limiter_key, caller.tier)
+        state["rate_limit_remaining"] = decision.remaining  # for the request log
         headers = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
         if not decision.allowed:
             RATE_LIMITED.labels(tier=caller.tier.name).inc()

@@ -1,9 +1,9 @@
 """The daily purges, for the worker: `await run_daily(sessionmaker, settings, stop)` as one of its tasks.
 
 Each day: sandbox data past 30 days (fixtures kept), verdicts past their retention (production years, sandbox days),
-Idempotency-Key records past 24 hours and events past 30 days; then monitored verdicts are re-scored under today's
-law (once a day per environment, and once more when a start brings new ruleset versions). Each job is its own
-transaction; one failing does not stop the others.
+Idempotency-Key records past 24 hours, events and logged requests past 30 days; then monitored verdicts are re-scored
+under today's law (once a day per environment, and once more when a start brings new ruleset versions). Each job is
+its own transaction; one failing does not stop the others.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from compliance_api.idempotency.service import purge_expired as purge_expired_id
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
+from compliance_api.requestlog.service import purge_expired as purge_expired_requests
 from compliance_api.retention.service import purge_sandbox
 
 log = structlog.get_logger()
@@ -97,17 +98,19 @@ async def _purge_sandbox(sessionmaker: async_sessionmaker[AsyncSession], setting
 
 
 async def _purge_expired(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime) -> bool:
-    """Verdicts past retention, Idempotency-Key records past 24 hours and events past the event log's 30 days."""
+    """Verdicts past retention, Idempotency-Key records past 24 hours, events past the event log's 30 days and
+    requests past the request log's 30 days."""
     retention = Retention(settings.classification_retention_years, settings.sandbox_retention_days)
     try:
         async with sessionmaker.begin() as session:
             verdicts = await purge_expired_classifications(session, retention, now)
             keys = await purge_expired_idempotency(session, now)
             events = await purge_expired_events(session, now)
+            requests = await purge_expired_requests(session, now)
     except (SQLAlchemyError, OSError) as exc:
         return _reported("expired_purge_failed", exc)
     by_environment = {f"verdicts_{e.value}": n for e, n in verdicts.items()}
-    log.info("expired_purged", idempotency_records=keys, events=events, **by_environment)
+    log.info("expired_purged", idempotency_records=keys, events=events, requests=requests, **by_environment)
     return True
 
 

@@ -30,6 +30,7 @@ from compliance_api.passport.fixtures import DEMO_CHECKS, DEMO_FREELANCER_EMAIL
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.rates import service as rates_service
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
+from compliance_api.requestlog.models import ApiRequest
 from compliance_api.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt
 from compliance_api.wtta import register_import
 from compliance_api.wtta.fixtures import DEMO_LOCATION, SANDBOX_ADMISSIONS
@@ -250,6 +251,7 @@ RULES: tuple[Step, ...] = (
     aged(WebhookDeliveryAttempt, "attempted_at"),
     aged(WebhookDelivery),
     aged(OutboxEvent),
+    aged(ApiRequest),
     PurgeRule(_table(WttaStatusChange), _stale_status_change),
     PurgeRule(_table(WttaAdmission), _stale_admission, _register_changed),
     PurgeRule(_table(WttaImport), _stale_wtta_import, _register_changed),

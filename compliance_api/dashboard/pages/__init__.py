@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from compliance_api.dashboard.nav import DashboardPage
-from compliance_api.dashboard.pages import account, classifications, dac7, events, passport, rates, tokens, webhooks
+from compliance_api.dashboard.pages import (
+    account,
+    classifications,
+    dac7,
+    events,
+    logs,
+    passport,
+    rates,
+    tokens,
+    usage,
+    webhooks,
+)
 
 DASHBOARD_PAGES: tuple[DashboardPage, ...] = (
     account.PAGE,
@@ -14,4 +25,6 @@ DASHBOARD_PAGES: tuple[DashboardPage, ...] = (
     classifications.PAGE,
     events.PAGE,
     rates.PAGE,
+    logs.PAGE,
+    usage.PAGE,
 )

@@ -1,0 +1,241 @@
+"""Reading the request log: one account's requests in one environment, filtered and paged, and their daily usage."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import orjson
+from sqlalchemy import Date, Select, case, delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
+
+from compliance_api.auth.models import ApiToken
+from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.pagination import Paged, created_key, paginate
+from compliance_api.requestlog.models import ApiRequest
+
+RETENTION = dt.timedelta(days=30)
+"""How long the request log keeps a request, in both environments."""
+USAGE_DAYS = 30
+
+
+class StatusClass(StrEnum):
+    success = "2xx"
+    redirect = "3xx"
+    client_error = "4xx"
+    server_error = "5xx"
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        first = int(self.value[0]) * 100
+        return first, first + 100
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Whose request log: an account in one environment."""
+
+    user_id: uuid.UUID
+    environment: Environment
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    status_class: StatusClass | None = None
+    path: str | None = None  # a prefix of the route template, e.g. `/v1/wtta`
+    request_id: str | None = None
+
+    @property
+    def scope(self) -> str:
+        return f"{self.status_class or ''}|{self.path or ''}|{self.request_id or ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRequest:
+    """A row of the log with the name its token has now."""
+
+    row: ApiRequest
+    token_name: str | None
+
+    @property
+    def problem(self) -> dict[str, Any] | None:
+        """The stored problem body as an object (None for successful answers)."""
+        if self.row.problem is None:
+            return None
+        try:
+            parsed = orjson.loads(self.row.problem)
+        except orjson.JSONDecodeError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+
+
+def _visible_to(owner: Owner, now: dt.datetime) -> Select[ApiRequest]:
+    return scoped(select(ApiRequest), ApiRequest, owner.environment).where(
+        ApiRequest.user_id == owner.user_id, ApiRequest.created_at >= now - RETENTION
+    )
+
+
+def _filtered(statement: Select[ApiRequest], filters: Filters) -> Select[ApiRequest]:
+    if filters.status_class is not None:
+        low, high = filters.status_class.bounds
+        statement = statement.where(ApiRequest.status >= low, ApiRequest.status < high)
+    if filters.path:
+        statement = statement.where(ApiRequest.path.startswith(filters.path, autoescape=True))
+    if filters.request_id:
+        statement = statement.where(ApiRequest.request_id == filters.request_id)
+    return statement
+
+
+async def list_requests(
+    session: AsyncSession,
+    owner: Owner,
+    filters: Filters,
+    *,
+    limit: int,
+    cursor: str | None,
+    now: dt.datetime,
+) -> Paged[LoggedRequest]:
+    """A page of the owner's requests of the last 30 days, newest first, each with its token's current name."""
+    page = await paginate(
+        session,
+        _filtered(_visible_to(owner, now), filters),
+        ApiRequest.created_at,
+        ApiRequest.id,
+        limit=limit,
+        cursor=cursor,
+        scope=f"requests:{owner.user_id}:{owner.environment.value}:{filters.scope}",
+        key_of=created_key,
+    )
+    tokens = await _tokens(session, list({row.token_id for row in page.rows}))
+    named = [LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None) for row in page.rows]
+    return Paged(named, page.has_more, page.next_cursor)
+
+
+async def get_request(
+    session: AsyncSession, owner: Owner, request_id: uuid.UUID, now: dt.datetime
+) -> LoggedRequest | None:
+    """One of the owner's logged requests by its row id; None when it is someone else's, elsewhere or expired."""
+    row = await session.scalar(_visible_to(owner, now).where(ApiRequest.id == request_id))
+    if row is None:
+        return None
+    tokens = await _tokens(session, [row.token_id])
+    return LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None)
+
+
+class _UtcDay(FunctionElement[dt.date]):
+    """The UTC calendar day of a timestamp column, on either backend."""
+
+    type = Date()
+    inherit_cache = True
+
+
+@compiles(_UtcDay, "postgresql")
+def _utc_day_postgresql(element: _UtcDay, compiler: Any, **kw: Any) -> str:
+    return f"CAST(timezone('UTC', {compiler.process(element.clauses, **kw)}) AS DATE)"
+
+
+@compiles(_UtcDay)
+def _utc_day_sqlite(element: _UtcDay, compiler: Any, **kw: Any) -> str:
+    return f"date({compiler.process(element.clauses, **kw)})"  # SQLite keeps UTC timestamps as naive text
+
+
+@dataclass(frozen=True, slots=True)
+class DayCount:
+    day: dt.date
+    requests: int
+    rate_limited: int
+
+    @property
+    def rate_limited_share(self) -> float:
+        return self.rate_limited / self.requests if self.requests else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    token_id: uuid.UUID
+    name: str | None
+    last4: str
+    days: tuple[DayCount, ...]
+
+    @property
+    def requests(self) -> int:
+        return sum(d.requests for d in self.days)
+
+    @property
+    def rate_limited(self) -> int:
+        return sum(d.rate_limited for d in self.days)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Requests per UTC day of the last 30 days (today included, oldest first), in total and per token."""
+
+    days: tuple[DayCount, ...]
+    tokens: tuple[TokenUsage, ...]
+
+    @property
+    def requests(self) -> int:
+        return sum(d.requests for d in self.days)
+
+    @property
+    def rate_limited(self) -> int:
+        return sum(d.rate_limited for d in self.days)
+
+
+def usage_days(today: dt.date) -> list[dt.date]:
+    return [today - dt.timedelta(days=back) for back in range(USAGE_DAYS - 1, -1, -1)]
+
+
+def _as_date(value: object) -> dt.date:
+    return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+
+
+async def usage(session: AsyncSession, owner: Owner, now: dt.datetime) -> Usage:
+    """Counted in the database, grouped by day and token (one index range scan of the owner's 30 days)."""
+    days = usage_days(now.date())
+    day = _UtcDay(ApiRequest.created_at)
+    limited = func.sum(case((ApiRequest.status == 429, 1), else_=0))
+    statement = (
+        scoped(select(day, ApiRequest.token_id, func.count(), limited), ApiRequest, owner.environment)
+        .where(
+            ApiRequest.user_id == owner.user_id,
+            ApiRequest.created_at >= dt.datetime.combine(days[0], dt.time(), tzinfo=dt.UTC),
+        )
+        .group_by(day, ApiRequest.token_id)
+    )
+    counts: dict[uuid.UUID, dict[dt.date, tuple[int, int]]] = {}
+    for raw_day, token_id, requests, rate_limited in await session.execute(statement):
+        counts.setdefault(token_id, {})[_as_date(raw_day)] = (int(requests), int(rate_limited or 0))
+    tokens = await _tokens(session, list(counts))
+    per_token = tuple(
+        TokenUsage(
+            token_id,
+            tokens[token_id].name if token_id in tokens else None,
+            tokens[token_id].last4 if token_id in tokens else "????",
+            tuple(DayCount(d, *by_day.get(d, (0, 0))) for d in days),
+        )
+        for token_id, by_day in sorted(counts.items(), key=lambda item: -sum(n for n, _ in item[1].values()))
+    )
+    totals = tuple(
+        DayCount(d, sum(t.days[i].requests for t in per_token), sum(t.days[i].rate_limited for t in per_token))
+        for i, d in enumerate(days)
+    )
+    return Usage(totals, per_token)
+
+
+async def _tokens(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ApiToken]:
+    if not ids:
+        return {}
+    return {token.id: token for token in await session.scalars(select(ApiToken).where(ApiToken.id.in_(ids)))}
+
+
+async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
+    """Delete requests past the log's 30 days, in both environments."""
+    result = await session.execute(delete(ApiRequest).where(ApiRequest.created_at < now - RETENTION))
+    return int(result.rowcount)  # type: ignore[attr-defined]
