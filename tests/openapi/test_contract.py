@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import re
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
@@ -14,6 +16,8 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.openapi.contract import frozen_contract, frozen_versions
 from tests.classify.conftest import make_account
+
+ROOT = Path(__file__).resolve().parents[2]
 
 API_PATH = re.compile(r"^/(api/)?v1/")
 ZW = "/v1/classify/zelfstandigenwet"
@@ -298,3 +302,24 @@ async def test_every_reference_resolves(app: FastAPI) -> None:
     for reference in references:
         kind, name = reference.removeprefix("#/components/").split("/")
         assert name in {"schemas": schemas, "headers": headers}[kind], reference
+
+
+def test_every_list_operation_lets_schemathesis_expect_a_foreign_cursor_400() -> None:
+    """A cursor is opaque: schemathesis generates strings the API rightly refuses, so each list operation must be
+    named in `.ci/schemathesis.toml` (a new list was once missed and failed CI)."""
+    configured = {
+        operation["include-operation-id"]
+        for operation in tomllib.loads((ROOT / ".ci" / "schemathesis.toml").read_text())["operations"]
+        if 400 in operation.get("checks", {}).get("positive_data_acceptance", {}).get("expected-statuses", [])
+    }
+    contract = frozen_contract(CONTRACT_VERSION)
+    assert contract is not None
+    lists = {
+        operation["operationId"]
+        for item in contract["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+        and any(parameter.get("name") == "cursor" for parameter in operation.get("parameters", []))
+    }
+    assert lists
+    assert lists <= configured, f"add to .ci/schemathesis.toml: {sorted(lists - configured)}"
