@@ -20,7 +20,7 @@ from compliance_api.kit.environment import Environment, InvalidHost, environment
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
 from compliance_api.metrics import LATENCY, REQUESTS
-from compliance_api.requestlog.buffer import MAX_PROBLEM_BYTES, UNLOGGED_ROUTES, Recorded
+from compliance_api.requestlog.buffer import MAX_PROBLEM_BYTES, SECRET_SHAPED, UNLOGGED_ROUTES, Recorded
 
 if TYPE_CHECKING:
     from compliance_api.services import Services
@@ -44,6 +44,11 @@ def security_headers(hsts_max_age_seconds: int) -> tuple[tuple[bytes, bytes], ..
     if hsts_max_age_seconds <= 0:
         return SECURITY_HEADERS
     return (*SECURITY_HEADERS, (b"strict-transport-security", b"max-age=%d" % hsts_max_age_seconds))
+
+
+def _usable_request_id(offered: bytes) -> bool:
+    """A client's request id is echoed and logged, so one shaped like a token or secret is replaced instead."""
+    return bool(SANE_REQUEST_ID.match(offered)) and not (b"_" in offered and SECRET_SHAPED.search(offered.decode()))
 
 
 def _context_headers(scope: Scope) -> tuple[bytes, list[bytes], bytes | None]:
@@ -97,7 +102,7 @@ class RequestContext:
             return
         started = time.perf_counter()
         offered, hosts, length = _context_headers(scope)
-        request_id = offered.decode() if SANE_REQUEST_ID.match(offered) else "req_" + secrets.token_hex(12)
+        request_id = offered.decode() if _usable_request_id(offered) else "req_" + secrets.token_hex(12)
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         environment = _environment(hosts, self.sandbox_hosts)

@@ -218,6 +218,16 @@ async def test_request_id_is_echoed_when_sane_and_replaced_otherwise(http: Async
     assert replaced.headers["x-request-id"].startswith("req_")
 
 
+@pytest.mark.parametrize("offered", ["sk_live_" + "a" * 43, "x-sk_test_abc", "pst_" + "b" * 32, "whsec_c2VjcmV0"])
+async def test_a_request_id_shaped_like_a_secret_is_replaced_never_echoed_or_logged(
+    http: AsyncClient, offered: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The request id is echoed in the answer and written in the access log: a token pasted there must not be."""
+    response = await http.get("/livez", headers={"X-Request-Id": offered})
+    assert response.headers["x-request-id"].startswith("req_")
+    assert offered not in capfd.readouterr().out
+
+
 async def test_every_error_code_has_a_page(http: AsyncClient) -> None:
     for code in ERROR_CATALOGUE:
         response = await http.get(f"/errors/{code}")

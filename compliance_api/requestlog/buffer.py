@@ -39,14 +39,14 @@ MAX_PROBLEM_BYTES = 8192
 BATCH_SIZE = 500
 UNLOGGED_ROUTES = frozenset({"/v1/health"})
 """Monitoring probes, not an integration's work: logging them would bury the requests worth finding."""
-SECRET = re.compile(r"(sk_live_|sk_test_|pst_|whsec_)[0-9A-Za-z_+/=-]*")
+SECRET_SHAPED = re.compile(r"(sk_live_|sk_test_|pst_|whsec_)[0-9A-Za-z_+/=-]*")
 PLAIN_SEGMENT = re.compile(r"[a-z0-9.-]{1,36}")
 REDACTED = "[redacted]"
 
 
 def redact(text: str) -> str:
     """`text` with every secret-shaped string cut to its prefix: `sk_live_[redacted]`."""
-    return SECRET.sub(lambda found: found.group(1) + REDACTED, text) if "_" in text else text
+    return SECRET_SHAPED.sub(lambda found: found.group(1) + REDACTED, text) if "_" in text else text
 
 
 def plain_path(path: str) -> str:
