@@ -32,7 +32,7 @@ from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.endpoints import new_hot_path
 from compliance_api.passport.mirror import LISTENER_NAME, CountedReader, MirroredReader
-from compliance_api.passport.reader import PostgresReader, SqliteReader, reader_for
+from compliance_api.passport.reader import PassportReader, PostgresReader, SqliteReader, reader_for
 from compliance_api.passport.signing import SigningKeys
 from tests.conftest import SECRET, ProxiedPostgres
 from tests.passport.conftest import Account, give_passport, make_account
@@ -81,9 +81,35 @@ async def listening(mirror: MirroredReader) -> None:
     assert mirror.listening
 
 
+async def own_through(reader: PassportReader, holder: Account) -> bytes:
+    """The holder's own passport read through `reader`."""
+    caller = caller_of(holder)
+    return await service.own_passport_json(reader, caller, packaged_catalogue(), utcnow(), LatestCache())
+
+
+async def verify_through(
+    reader: PassportReader, engine: AsyncEngine, business: Account, token: str, pepper: bytes, keys: SigningKeys
+) -> bytes:
+    """A verification by `business` read through `reader`, its view committed through a group commit of its own."""
+    audit = GroupCommit(batch_writer_for(engine))
+    try:
+        return await service.verify_share_json(
+            reader,
+            audit,
+            caller_of(business),
+            token,
+            pepper=pepper,
+            keys=keys,
+            catalogue=packaged_catalogue(),
+            now=utcnow(),
+            cache=LatestCache(),
+        )
+    finally:
+        await audit.close()
+
+
 async def own(mirrored: Mirrored) -> bytes:
-    caller = caller_of(mirrored.holder)
-    return await service.own_passport_json(mirrored.mirror, caller, packaged_catalogue(), utcnow(), LatestCache())
+    return await own_through(mirrored.mirror, mirrored.holder)
 
 
 async def new_share(mirrored: Mirrored, pepper: bytes) -> str:
@@ -95,21 +121,7 @@ async def new_share(mirrored: Mirrored, pepper: bytes) -> str:
 
 
 async def verify(mirrored: Mirrored, token: str, pepper: bytes, keys: SigningKeys) -> bytes:
-    audit = GroupCommit(batch_writer_for(mirrored.engine))
-    try:
-        return await service.verify_share_json(
-            mirrored.mirror,
-            audit,
-            caller_of(mirrored.business),
-            token,
-            pepper=pepper,
-            keys=keys,
-            catalogue=packaged_catalogue(),
-            now=utcnow(),
-            cache=LatestCache(),
-        )
-    finally:
-        await audit.close()
+    return await verify_through(mirrored.mirror, mirrored.engine, mirrored.business, token, pepper, keys)
 
 
 @pytest.fixture
@@ -270,26 +282,11 @@ async def counted(tmp_path: Path, pepper: bytes) -> AsyncIterator[Counted]:
 
 
 async def own_counted(counted: Counted) -> bytes:
-    caller = caller_of(counted.holder)
-    return await service.own_passport_json(counted.reader, caller, packaged_catalogue(), utcnow(), LatestCache())
+    return await own_through(counted.reader, counted.holder)
 
 
 async def verify_counted(counted: Counted, token: str, pepper: bytes, keys: SigningKeys) -> bytes:
-    audit = GroupCommit(batch_writer_for(counted.engine))
-    try:
-        return await service.verify_share_json(
-            counted.reader,
-            audit,
-            caller_of(counted.business),
-            token,
-            pepper=pepper,
-            keys=keys,
-            catalogue=packaged_catalogue(),
-            now=utcnow(),
-            cache=LatestCache(),
-        )
-    finally:
-        await audit.close()
+    return await verify_through(counted.reader, counted.engine, counted.business, token, pepper, keys)
 
 
 async def test_sqlite_a_second_read_is_answered_from_memory(counted: Counted) -> None:
