@@ -7,6 +7,7 @@ from typing import get_args
 
 from mypy import api as mypy_api
 
+import compliance_api
 from compliance_api.errors import ERROR_CATALOGUE, ErrorCode
 from compliance_api.events.types import EventName
 from compliance_api.webhooks.catalogue import EVENT_TYPES
@@ -34,9 +35,14 @@ def test_the_event_names_are_exactly_the_catalogued_events() -> None:
 def test_mypy_refuses_a_misspelt_error_code_or_event_name(tmp_path: Path) -> None:
     snippet = tmp_path / "misspelt.py"
     snippet.write_text(MISSPELT, encoding="utf-8")
+    package = Path(compliance_api.__file__).parent
+    # The three modules that define the names, checked with the snippet; what they import is skipped (a fifth of
+    # the time of following every import, and it reports what they import as Any, which the snippet never sees).
+    defining = [package / "errors.py", package / "events" / "service.py", package / "events" / "types.py"]
     report, _, status = mypy_api.run(
-        ["--no-incremental", "--follow-imports=silent", "--cache-dir", str(tmp_path / "cache"), str(snippet)]
+        ["--no-incremental", "--follow-imports=skip", "--cache-dir", str(tmp_path / "cache"), str(snippet)]
+        + [str(path) for path in defining]
     )
-    errors = [line for line in report.splitlines() if ": error:" in line]
+    errors = [line for line in report.splitlines() if line.startswith(str(snippet)) and ": error:" in line]
     assert status == 1
     assert [line.split(":")[1] for line in errors] == ["6", "7"], report
