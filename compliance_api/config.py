@@ -36,6 +36,16 @@ class Deployment(StrEnum):
     production = "production"
 
 
+class PasswordHashProfile(StrEnum):
+    """argon2id parameters for dashboard passwords (argon2-cffi's profiles): RFC 9106's second recommendation (64 MiB,
+    3 passes) by default, its first (2 GiB, 1 pass) for hosts with the memory, or argon2-cffi's cheapest, which only
+    a test run may use (`compliance-api check` calls it unsafe, and production refuses to start with it)."""
+
+    rfc_9106_low_memory = "rfc_9106_low_memory"
+    rfc_9106_high_memory = "rfc_9106_high_memory"
+    cheapest = "cheapest"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=ENV_FILE, extra="ignore", populate_by_name=True)
 
@@ -120,6 +130,11 @@ class Settings(BaseSettings):
     )
     smtp_url: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SMTP_URL"))
     mail_from: str = Field(default="compliance-api@localhost", validation_alias=AliasChoices("COMPLIANCE_MAIL_FROM"))
+    # Stored hashes carry their parameters: after a change, each password is re-hashed at its next sign-in.
+    password_hash_profile: PasswordHashProfile = Field(
+        default=PasswordHashProfile.rfc_9106_low_memory,
+        validation_alias=AliasChoices("COMPLIANCE_PASSWORD_HASH_PROFILE"),
+    )
     dashboard_session_hours: float = Field(
         default=12.0, gt=0, le=720, validation_alias=AliasChoices("COMPLIANCE_DASHBOARD_SESSION_HOURS")
     )

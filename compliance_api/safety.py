@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from compliance_api.config import Settings, secret_problem, unknown_settings_in_environment
+from compliance_api.config import PasswordHashProfile, Settings, secret_problem, unknown_settings_in_environment
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import NoSigningKey, SigningKeys
 
@@ -188,6 +188,16 @@ def _mail(settings: Settings, _: int) -> Iterator[Finding]:
         )
 
 
+def _passwords(settings: Settings, _: int) -> Iterator[Finding]:
+    if settings.password_hash_profile is PasswordHashProfile.cheapest:
+        yield Finding(
+            Severity.unsafe,
+            "password_hash_for_tests",
+            "COMPLIANCE_PASSWORD_HASH_PROFILE is `cheapest`: dashboard passwords are hashed with 8 KiB and one pass, "
+            "which an offline guesser breaks at full speed; it exists for test runs only.",
+        )
+
+
 CHECKS: tuple[Check, ...] = (
     _secret,
     _previous_secret,
@@ -197,6 +207,7 @@ CHECKS: tuple[Check, ...] = (
     _network,
     _webhooks,
     _mail,
+    _passwords,
     _unknown_settings,
 )
 

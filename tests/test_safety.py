@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from compliance_api.config import Deployment, Settings, estimated_entropy_bits
+from compliance_api.config import Deployment, PasswordHashProfile, Settings, estimated_entropy_bits
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import add_key
 from compliance_api.safety import Severity, findings, unsafe
@@ -68,6 +68,11 @@ def test_sqlite_with_several_workers_is_unsafe_and_with_one_a_warning(tmp_path: 
     assert _codes(_production(database_url=sqlite), workers=2) == {"sqlite_several_workers": Severity.unsafe}
     assert _codes(_production(database_url=sqlite)) == {"sqlite_in_production": Severity.warning}
     assert _codes(_production(database_url="")) == {"sqlite_in_production": Severity.warning}  # the default
+
+
+def test_the_test_runs_password_hashing_is_unsafe() -> None:
+    cheap = _production(password_hash_profile=PasswordHashProfile.cheapest)
+    assert _codes(cheap) == {"password_hash_for_tests": Severity.unsafe}
 
 
 def test_several_workers_without_redis_is_unsafe() -> None:

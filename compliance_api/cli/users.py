@@ -11,6 +11,7 @@ from compliance_api.accounts.errors import UserNotFound
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.cli.common import JsonOption, print_json, run, transaction
 from compliance_api.config import Settings
+from compliance_api.dashboard import passwords
 from compliance_api.dashboard import service as dashboard_service
 from compliance_api.kit.addresses import public_base_url
 from compliance_api.kit.clock import utcnow
@@ -55,7 +56,13 @@ def set_password(
     async def work() -> None:
         async with transaction(settings) as session:
             user = await accounts_service.get_by_email_or_raise(session, email=email)
-            await dashboard_service.replace_password(session, user=user, password=password, now=utcnow())
+            await dashboard_service.replace_password(
+                session,
+                user=user,
+                password=password,
+                hasher=passwords.hasher_for(settings.password_hash_profile),
+                now=utcnow(),
+            )
         typer.echo(f"password set for {user.email}", err=True)
 
     run(work)

@@ -9,6 +9,7 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
+from argon2 import PasswordHasher
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -41,9 +42,11 @@ class Acting:
         return cls(account.id, environment, account.kind)
 
 
-async def set_password(session: AsyncSession, *, user: User, password: str, now: dt.datetime) -> None:
+async def set_password(
+    session: AsyncSession, *, user: User, password: str, hasher: PasswordHasher, now: dt.datetime
+) -> None:
     """Set (or replace) a user's password; the caller has checked it with `passwords.problem`."""
-    hashed = await passwords.hash_password(password)
+    hashed = await passwords.hash_password(password, hasher)
     row = await session.get(AccountPassword, user.id)
     if row is None:
         session.add(AccountPassword(user_id=user.id, password_hash=hashed, updated_at=now))
@@ -58,7 +61,9 @@ def _checked_password(password: str, email: str) -> None:
         raise AccountFormError(problem)
 
 
-async def sign_up(session: AsyncSession, *, email: str, password: str, kind: UserKind, now: dt.datetime) -> User:
+async def sign_up(
+    session: AsyncSession, *, email: str, password: str, kind: UserKind, hasher: PasswordHasher, now: dt.datetime
+) -> User:
     try:
         normalised = accounts_service.normalise_email(email)
     except InvalidEmail:
@@ -68,7 +73,7 @@ async def sign_up(session: AsyncSession, *, email: str, password: str, kind: Use
         user = await accounts_service.create(session, email=normalised, kind=kind, plan=Plan.free)
     except UserExists:
         raise AccountFormError("An account with this e-mail already exists: sign in, or reset its password.") from None
-    await set_password(session, user=user, password=password, now=now)
+    await set_password(session, user=user, password=password, hasher=hasher, now=now)
     return user
 
 
@@ -79,15 +84,17 @@ async def _user_by_email(session: AsyncSession, email: str) -> User | None:
         return None
 
 
-async def authenticate(session: AsyncSession, *, email: str, password: str, now: dt.datetime) -> User | None:
+async def authenticate(
+    session: AsyncSession, *, email: str, password: str, hasher: PasswordHasher, now: dt.datetime
+) -> User | None:
     """The user, if e-mail and password match; else None, after the same work (a dummy hash) whatever went wrong."""
     user = await _user_by_email(session, email)
     stored = await session.get(AccountPassword, user.id) if user is not None else None
-    matches = await passwords.verify(stored.password_hash if stored else None, password)
+    matches = await passwords.verify(stored.password_hash if stored else None, password, hasher)
     if user is None or stored is None or not matches:
         return None
-    if passwords.needs_rehash(stored.password_hash):
-        await set_password(session, user=user, password=password, now=now)
+    if passwords.needs_rehash(stored.password_hash, hasher):
+        await set_password(session, user=user, password=password, hasher=hasher, now=now)
     return user
 
 
@@ -154,17 +161,21 @@ async def reset_is_usable(session: AsyncSession, *, token: str, pepper: bytes, n
     return await _usable_reset(session, token, pepper, now) is not None
 
 
-async def reset_password(session: AsyncSession, *, token: str, password: str, pepper: bytes, now: dt.datetime) -> User:
+async def reset_password(
+    session: AsyncSession, *, token: str, password: str, pepper: bytes, hasher: PasswordHasher, now: dt.datetime
+) -> User:
     """Use a reset link: set the password, spend every open link of the user, sign out every browser."""
     reset = await _usable_reset(session, token, pepper, now)
     if reset is None:
         raise AccountFormError(INVALID_RESET_LINK)
     user = await session.get_one(User, reset.user_id)
-    await replace_password(session, user=user, password=password, now=now)
+    await replace_password(session, user=user, password=password, hasher=hasher, now=now)
     return user
 
 
-async def replace_password(session: AsyncSession, *, user: User, password: str, now: dt.datetime) -> None:
+async def replace_password(
+    session: AsyncSession, *, user: User, password: str, hasher: PasswordHasher, now: dt.datetime
+) -> None:
     """Check and set a new password, spend every open reset link of the user, sign out every browser."""
     _checked_password(password, user.email)
     await session.execute(
@@ -173,7 +184,7 @@ async def replace_password(session: AsyncSession, *, user: User, password: str, 
         .values(used_at=now)
     )
     await session.execute(delete(DashboardSession).where(DashboardSession.user_id == user.id))
-    await set_password(session, user=user, password=password, now=now)
+    await set_password(session, user=user, password=password, hasher=hasher, now=now)
 
 
 def reset_link(base_url: str, token: str) -> str:

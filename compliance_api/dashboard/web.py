@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
+from argon2 import PasswordHasher
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
@@ -15,7 +16,7 @@ from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User
 from compliance_api.config import Settings
-from compliance_api.dashboard import csrf
+from compliance_api.dashboard import csrf, passwords
 from compliance_api.dashboard import service as account_service
 from compliance_api.dashboard.mail import Mailer
 from compliance_api.dashboard.nav import NavItem
@@ -81,6 +82,10 @@ class DashboardState:
     @property
     def reset_lifetime(self) -> dt.timedelta:
         return dt.timedelta(minutes=self.settings.password_reset_minutes)
+
+    @property
+    def password_hasher(self) -> PasswordHasher:
+        return passwords.hasher_for(self.settings.password_hash_profile)
 
 
 def state_of(request: Request) -> DashboardState:

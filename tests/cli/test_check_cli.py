@@ -13,6 +13,12 @@ from tests.cli.conftest import invoke, with_signing_keys
 
 
 @pytest.fixture
+def cli_env(cli_env: dict[str, str]) -> dict[str, str]:
+    """The suite's CLI environment with the default password hashing: its test-only profile is itself a finding."""
+    return {name: value for name, value in cli_env.items() if name != "COMPLIANCE_PASSWORD_HASH_PROFILE"}
+
+
+@pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Replaces uvicorn: records what `serve` would have started with instead of serving."""
     calls: list[dict[str, Any]] = []

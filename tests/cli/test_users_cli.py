@@ -7,7 +7,8 @@ import asyncio
 from typer.testing import CliRunner
 
 from compliance_api.cli import app as cli
-from compliance_api.config import Settings
+from compliance_api.config import PasswordHashProfile, Settings
+from compliance_api.dashboard import passwords
 from compliance_api.dashboard import service as dashboard_service
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.kit.clock import utcnow
@@ -24,7 +25,13 @@ def _signs_in(env: dict[str, str], email: str, password: str) -> bool:
         engine = create_engine(Settings(database_url=env["DATABASE_URL"]).resolved_database_url)
         try:
             async with create_sessionmaker(engine).begin() as session:
-                user = await dashboard_service.authenticate(session, email=email, password=password, now=utcnow())
+                user = await dashboard_service.authenticate(
+                    session,
+                    email=email,
+                    password=password,
+                    hasher=passwords.hasher_for(PasswordHashProfile(env["COMPLIANCE_PASSWORD_HASH_PROFILE"])),
+                    now=utcnow(),
+                )
         finally:
             await engine.dispose()
         return user is not None

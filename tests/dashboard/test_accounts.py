@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
+from compliance_api.config import PasswordHashProfile
 from compliance_api.dashboard import passwords, throttle
 from compliance_api.dashboard import service as account_service
 from compliance_api.dashboard.models import AccountPassword, DashboardSession
@@ -27,6 +28,8 @@ from tests.dashboard.conftest import (
     sign_up,
 )
 from tests.factories import create_user
+
+CHEAP = passwords.hasher_for(PasswordHashProfile.cheapest)  # the suite's (tests/conftest.py)
 
 
 def _set_cookie(response_headers: list[str], name: str) -> str:
@@ -100,7 +103,8 @@ async def test_wrong_password_and_unknown_email_answer_alike_after_the_same_work
             verified.append(hash)
             return super().verify(hash, password)
 
-    monkeypatch.setattr(passwords, "HASHER", CountingHasher())
+    counting = CountingHasher.from_parameters(passwords.PARAMETERS[PasswordHashProfile.cheapest])
+    monkeypatch.setattr(passwords, "hasher_for", lambda _: counting)
     wrong = await sign_in(other_browser, "known@example.com", "wrong password!")
     unknown = await sign_in(other_browser, "nobody@example.com", "wrong password!")
     assert wrong.status_code == unknown.status_code == 400
@@ -297,9 +301,11 @@ async def test_a_reset_signs_out_every_browser_and_links_expire(
         late = now + dt.timedelta(minutes=30)
         with pytest.raises(account_service.AccountFormError):
             await account_service.reset_password(
-                session, token=token, password="too late password", pepper=pepper, now=late
+                session, token=token, password="too late password", pepper=pepper, hasher=CHEAP, now=late
             )
-        await account_service.reset_password(session, token=token, password="just in time!", pepper=pepper, now=now)
+        await account_service.reset_password(
+            session, token=token, password="just in time!", pepper=pepper, hasher=CHEAP, now=now
+        )
     page = await browser.get("/freelancer/api-tokens")
     assert page.status_code == 303  # the browser's session ended with the reset
 

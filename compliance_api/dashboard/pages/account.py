@@ -90,7 +90,12 @@ async def sign_up(request: Request, form: CheckedForm, session: DbSession) -> Re
         return render(request, "account/sign_up.html", status_code=400, error="Choose an account kind.", **context)
     try:
         user = await account_service.sign_up(
-            session, email=email, password=field(form, "password"), kind=UserKind(kind), now=utcnow()
+            session,
+            email=email,
+            password=field(form, "password"),
+            kind=UserKind(kind),
+            hasher=state_of(request).password_hasher,
+            now=utcnow(),
         )
     except account_service.AccountFormError as exc:
         return render(request, "account/sign_up.html", status_code=400, error=str(exc), **context)
@@ -113,7 +118,13 @@ async def sign_in(request: Request, form: CheckedForm, session: DbSession) -> Re
     if wait is not None:
         log.warning("dashboard_sign_in_throttled", address=_address(request), retry_after=wait)
         return _too_many(request, "account/sign_in.html", wait, **context)
-    user = await account_service.authenticate(session, email=email, password=field(form, "password"), now=utcnow())
+    user = await account_service.authenticate(
+        session,
+        email=email,
+        password=field(form, "password"),
+        hasher=state_of(request).password_hasher,
+        now=utcnow(),
+    )
     if user is None:
         log.info("dashboard_sign_in_failed", address=_address(request))
         return render(request, "account/sign_in.html", status_code=400, error=WRONG_CREDENTIALS, **context)
@@ -177,8 +188,14 @@ async def reset_form(
 async def reset(request: Request, form: CheckedForm, session: DbSession) -> Response:
     token = field(form, "token")
     try:
+        state = state_of(request)
         user = await account_service.reset_password(
-            session, token=token, password=field(form, "password"), pepper=state_of(request).pepper, now=utcnow()
+            session,
+            token=token,
+            password=field(form, "password"),
+            pepper=state.pepper,
+            hasher=state.password_hasher,
+            now=utcnow(),
         )
     except account_service.AccountFormError as exc:
         return render(request, "account/reset.html", status_code=400, token=token, error=str(exc))
