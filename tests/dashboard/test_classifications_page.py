@@ -106,6 +106,9 @@ async def test_the_filters_select_what_the_api_selects(
     for dashboard_filters, api_filters in cases:
         shown = await browser.get(PAGE, params=dashboard_filters)
         assert shown.status_code == 200, (dashboard_filters, shown.text)
+        for chosen in ("verdict", "test", "monitored"):  # the form shows the filters it was sent
+            if chosen in dashboard_filters:
+                assert f'<option value="{dashboard_filters[chosen]}" selected>' in shown.text, chosen
         listed = (await client.get("/v1/classifications", params=api_filters, headers=fay.live)).json()["data"]
         assert _ids(shown.text) == [item["id"] for item in listed], dashboard_filters
     everything = _ids((await browser.get(PAGE)).text)
