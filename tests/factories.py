@@ -10,7 +10,12 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.models import ApiToken
+from compliance_api.config import Settings
+from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.webhooks import service as webhooks_service
+from compliance_api.webhooks import ssrf
+from compliance_api.webhooks.signing import SecretBox
 
 
 async def create_user(
@@ -38,6 +43,30 @@ async def create_token(
     owner = user or await create_user(sessionmaker, plan=plan)
     async with sessionmaker.begin() as session:
         return await auth_service.create(session, user=owner, environment=environment, name=name, pepper=pepper)
+
+
+async def create_webhook_endpoint(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    owner: webhooks_service.Owner,
+    url: str = "https://hooks.example.com/in",
+    *,
+    enabled_events: tuple[str, ...] = ("*",),
+) -> uuid.UUID:
+    """An enabled endpoint of `owner` (every event by default); returns its id."""
+    async with sessionmaker.begin() as session:
+        row, _ = await webhooks_service.create(
+            session,
+            owner,
+            url=url,
+            enabled_events=list(enabled_events),
+            description="",
+            enabled=True,
+            policy=ssrf.policy_for(settings, owner.environment),
+            box=SecretBox(settings.secret_key_bytes()),
+            now=utcnow(),
+        )
+        return row.id
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -14,16 +14,14 @@ from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.responses import Response
 
-from compliance_api.accounts.models import User
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service as webhooks_service
-from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
 from tests.dashboard.conftest import signed_up_user
-from tests.factories import bearer, create_token
+from tests.factories import bearer, create_token, create_webhook_endpoint
 from tests.webhooks.receiver import Receiver, receiving
 
 PAGE = "/freelancer/events"
@@ -52,24 +50,6 @@ async def worker(settings: Settings, sessionmaker: async_sessionmaker[AsyncSessi
     await delivery.close()
 
 
-async def _endpoint(
-    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, user: User, environment: Environment, url: str
-) -> uuid.UUID:
-    async with sessionmaker.begin() as session:
-        row, _ = await webhooks_service.create(
-            session,
-            webhooks_service.Owner(user.id, environment),
-            url=url,
-            enabled_events=["*"],
-            description="",
-            enabled=True,
-            policy=ssrf.policy_for(settings, environment),
-            box=SecretBox(settings.secret_key_bytes()),
-            now=utcnow(),
-        )
-        return row.id
-
-
 async def _classified(api: AsyncClient, headers: dict[str, str], reference: str) -> dict[str, Any]:
     answer = await api.post(ZW, json={"engagement": {}, "reference": reference}, headers=headers)
     assert answer.status_code == 200, answer.text
@@ -94,12 +74,12 @@ async def test_events_are_listed_with_their_deliveries_and_attempts(
 ) -> None:
     fay = await signed_up_user(browser, sessionmaker, "fay@example.com")
     _, token = await create_token(sessionmaker, pepper, user=fay)
-    endpoint_id = await _endpoint(sessionmaker, settings, fay, Environment.live, receiver.url)
+    owner = webhooks_service.Owner(fay.id, Environment.live)
+    endpoint_id = await create_webhook_endpoint(sessionmaker, settings, owner, receiver.url)
     made = await _classified(client, bearer(token), "first")
     receiver.answers.append(Response("busy", status_code=503))
     await worker.run_once()
     async with sessionmaker.begin() as session:
-        owner = webhooks_service.Owner(fay.id, Environment.live)
         [delivery] = (await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=5)).rows
         await webhooks_service.retry(session, owner, endpoint_id, delivery.id, now=utcnow())
     await worker.run_once()

@@ -15,11 +15,10 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.webhooks import service, ssrf
+from compliance_api.webhooks import service
 from compliance_api.webhooks.delivery import dispatch
 from compliance_api.webhooks.models import WebhookDelivery
-from compliance_api.webhooks.signing import SecretBox
-from tests.factories import create_user
+from tests.factories import create_user, create_webhook_endpoint
 
 Maker = async_sessionmaker[AsyncSession]
 ADMISSION = {"kvk_number": "99000003", "from_status": "admitted", "to_status": "withdrawn"}
@@ -27,19 +26,7 @@ ADMISSION = {"kvk_number": "99000003", "from_status": "admitted", "to_status": "
 
 async def _endpoint(sessionmaker: Maker, settings: Settings, environment: Environment, wanted: list[str]) -> uuid.UUID:
     owner = service.Owner((await create_user(sessionmaker)).id, environment)
-    async with sessionmaker.begin() as session:
-        row, _ = await service.create(
-            session,
-            owner,
-            url="https://hooks.example.com/in",
-            enabled_events=wanted,
-            description="",
-            enabled=True,
-            policy=ssrf.policy_for(settings, environment),
-            box=SecretBox(settings.secret_key_bytes()),
-            now=utcnow(),
-        )
-        return row.id
+    return await create_webhook_endpoint(sessionmaker, settings, owner, enabled_events=tuple(wanted))
 
 
 async def _emit(sessionmaker: Maker, environment: Environment, name: EventName, payload: dict[str, Any]) -> uuid.UUID:

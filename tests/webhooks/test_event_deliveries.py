@@ -3,8 +3,6 @@ dashboard's event log). An environment-wide event is delivered to every account'
 
 from __future__ import annotations
 
-import uuid
-
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Settings
@@ -12,11 +10,10 @@ from compliance_api.events import service as events
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.webhooks import service, ssrf
+from compliance_api.webhooks import service
 from compliance_api.webhooks.delivery import dispatch
-from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
-from tests.factories import create_user
+from tests.factories import create_user, create_webhook_endpoint
 from tests.webhooks.receiver import Receiver
 
 ADMISSION = {
@@ -29,31 +26,13 @@ ADMISSION = {
 }
 
 
-async def _endpoint(
-    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, owner: service.Owner, url: str
-) -> uuid.UUID:
-    async with sessionmaker.begin() as session:
-        row, _ = await service.create(
-            session,
-            owner,
-            url=url,
-            enabled_events=["*"],
-            description="",
-            enabled=True,
-            policy=ssrf.policy_for(settings, owner.environment),
-            box=SecretBox(settings.secret_key_bytes()),
-            now=utcnow(),
-        )
-        return row.id
-
-
 async def test_each_owner_sees_only_the_deliveries_to_its_own_endpoints(
     sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, receiver: Receiver, worker: Worker
 ) -> None:
     anna = service.Owner((await create_user(sessionmaker)).id, Environment.live)
     ben = service.Owner((await create_user(sessionmaker)).id, Environment.live)
-    anna_endpoint = await _endpoint(sessionmaker, settings, anna, receiver.url + "/anna")
-    await _endpoint(sessionmaker, settings, ben, receiver.url + "/ben")
+    anna_endpoint = await create_webhook_endpoint(sessionmaker, settings, anna, receiver.url + "/anna")
+    await create_webhook_endpoint(sessionmaker, settings, ben, receiver.url + "/ben")
     async with sessionmaker.begin() as session:
         event_id = await events.emit(
             session, environment=Environment.live, type=EventName.WTTA_ADMISSION_UPDATED, payload=ADMISSION
@@ -81,7 +60,7 @@ async def test_an_event_not_yet_handed_on_has_no_delivery(
     sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
 ) -> None:
     anna = service.Owner((await create_user(sessionmaker)).id, Environment.live)
-    await _endpoint(sessionmaker, settings, anna, "https://hooks.example.com/in")
+    await create_webhook_endpoint(sessionmaker, settings, anna, "https://hooks.example.com/in")
     async with sessionmaker.begin() as session:
         event_id = await events.emit(
             session, environment=Environment.live, type=EventName.WTTA_ADMISSION_UPDATED, payload=ADMISSION
