@@ -148,8 +148,12 @@ async def purge_expired(session: AsyncSession, now: datetime) -> int:
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def dispatched_since(session: AsyncSession, reader: Reader, since: datetime, now: datetime) -> list[OutboxEvent]:
-    """The reader's events since `since` that were already handed on to the webhooks, oldest first (for replays:
-    the ones still waiting are delivered anyway)."""
-    statement = _visible_to(reader, now).where(OutboxEvent.created_at >= since, OutboxEvent.delivered_at.is_not(None))
+async def replayable_since(
+    session: AsyncSession, reader: Reader, since: datetime, now: datetime, *, endpoint_created_at: datetime
+) -> list[OutboxEvent]:
+    """The reader's events since `since` a replay to an endpoint made at `endpoint_created_at` sends, oldest first:
+    those already handed on to the webhooks, and those still waiting that are older than the endpoint (dispatch
+    gives an endpoint only the events from its creation on; it delivers the other waiting ones itself)."""
+    handed_on_or_older = or_(OutboxEvent.delivered_at.is_not(None), OutboxEvent.created_at < endpoint_created_at)
+    statement = _visible_to(reader, now).where(OutboxEvent.created_at >= since, handed_on_or_older)
     return list(await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id)))

@@ -220,7 +220,8 @@ async def replay(
     row = await get(session, owner, endpoint_id)
     since = max(since, now - events.EVENT_RETENTION)
     reader = events.Reader(owner.user_id, owner.environment)
-    wanted = [event for event in await events.dispatched_since(session, reader, since, now) if row.wants(event.type)]
+    replayable = await events.replayable_since(session, reader, since, now, endpoint_created_at=row.created_at)
+    wanted = [event for event in replayable if row.wants(event.type)]
     existing = {
         delivery.event_id: delivery
         for delivery in await session.scalars(

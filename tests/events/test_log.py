@@ -177,6 +177,29 @@ async def test_a_replay_sends_missed_events_and_resends_delivered_ones_with_the_
     await _dispatch(sessionmaker)  # the waiting event is dispatched as usual, without a clash with the replay
 
 
+async def test_a_replay_sends_an_event_older_than_the_endpoint_that_dispatch_has_not_reached_yet(
+    client: AsyncClient, sessionmaker: Maker, make_account: MakeAccount, receiver: Receiver
+) -> None:
+    anna = await make_account()
+    earlier = utcnow() - dt.timedelta(minutes=1)
+    waiting = await _emit(sessionmaker, "passport.updated", _passport_updated(anna.user.id), at=earlier)
+    body = {"url": receiver.url, "enabled_events": ["passport.updated"]}
+    endpoint = (await client.post("/v1/webhook-endpoints", json=body, headers=anna.live)).json()
+    since = (utcnow() - dt.timedelta(hours=1)).isoformat()
+    answer = await client.post(
+        f"/v1/webhook-endpoints/{endpoint['id']}/replay", json={"since": since}, headers=anna.live
+    )
+    assert answer.json()["replayed"] == 1, "dispatch never gives an endpoint an event older than itself"
+    await _dispatch(sessionmaker)  # hands the event on without a second delivery to this endpoint
+    async with sessionmaker() as session:
+        rows = list(
+            await session.scalars(
+                select(WebhookDelivery).where(WebhookDelivery.endpoint_id == uuid.UUID(endpoint["id"]))
+            )
+        )
+    assert [str(r.event_id) for r in rows] == [waiting]
+
+
 async def test_a_replay_goes_back_30_days_at_most_and_only_to_ones_own_endpoint(
     client: AsyncClient, make_account: MakeAccount, receiver: Receiver
 ) -> None:
