@@ -1,6 +1,6 @@
 """The dated OpenAPI 3.1 contract: FastAPI's generated schema plus what every `/v1` operation shares.
 
-Security, the statuses every operation can return (400 instead of FastAPI's 422, 401, 429, 500, 503) and the
+Security, the statuses every operation can return (400 instead of FastAPI's 422, 401, 429, 431, 500, 503) and the
 response headers (`X-Request-Id`, `X-RateLimit-*`) are added here in one pass, so no route can forget them.
 """
 
@@ -144,7 +144,7 @@ DEPRECATION_HEADERS: dict[str, Any] = {
     "Sunset": _header("RFC 8594: the HTTP-date after which the operation may stop answering.", {"type": "string"}),
     "Link": _header('The deprecation notice: `<url>; rel="deprecation"`.', {"type": "string"}),
 }
-UNROUTED_STATUSES = ("401", "413", "429", "503")  # answered before the route runs: no deprecation headers
+UNROUTED_STATUSES = ("401", "413", "429", "431", "503")  # answered before the route runs: no deprecation headers
 
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Policy")
 
@@ -164,6 +164,10 @@ def _shared_responses(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
             ("WWW-Authenticate",),
         ),
         "429": _problem("Rate limit exceeded.", (*RATE_HEADERS, "Retry-After")),
+        "431": _problem(
+            "The request line and headers are over the size limit (`headers_too_large`), a long query string "
+            "included; the connection closes."
+        ),
         "500": _problem("Internal error.", RATE_HEADERS),
         "503": _problem("The database cannot be reached.", ("Retry-After",)),
     }
@@ -211,7 +215,7 @@ def _decorate_operation(operation: dict[str, Any], components: dict[str, Any]) -
     for status, response in responses.items():
         headers = response.setdefault("headers", {})
         headers.setdefault("X-Request-Id", {"$ref": "#/components/headers/X-Request-Id"})
-        if status not in ("401", "503", "413"):
+        if status not in ("401", "413", "431", "503"):
             for name in RATE_HEADERS:
                 headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
     operation["responses"] = dict(sorted(responses.items()))
