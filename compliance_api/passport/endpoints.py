@@ -196,7 +196,7 @@ async def list_views(
     responses={404: {"description": "`share_not_found`: unknown, expired and revoked tokens alike."}},
 )
 async def verify(
-    token: Annotated[str, Path(examples=["pst_4Xc9QmT2LbV7nR1sK8dF3hJ6wZ0yPq5a"])], request: Request
+    token: Annotated[str, Path(examples=["pst_example"])], request: Request
 ) -> Response:
     """The passport summary signed as a compact JWS (EdDSA, `kid`); any account may verify, and each
     verification is recorded for the freelancer to see."""

@@ -50,7 +50,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "passport-get-api": {"responses": {"200": OWN_PASSPORT}},
     "passport-share-create": {
         "request": {"ttl_days": 30},
-        "responses": {"201": {**SHARE, "token": "pst_8utFTT4EGxjoqgU0yLSuCEzIBBVmR3C6"}},
+        "responses": {"201": {**SHARE, "token": "pst_<shown once>"}},
     },
     "passport-share-list": {"responses": {"200": {"data": [SHARE], **PAGE_END}}},
     "passport-share-revoke": {

@@ -10,7 +10,8 @@ ENDPOINT_ID = "0b6f4f1e-2a43-4c55-9a0e-2f4f1c3d5e6a"
 DELIVERY_ID = "5d2c3b4a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
 EVENT_ID = "d35d7cda-bef2-42c3-9d5b-0282f44c8130"
 URL = "https://example.com/hooks/compliance"
-SECRET = "whsec_ZXhhbXBsZS1vbmx5LW5vdC1hLXJlYWwtc2VjcmV0ISE="  # noqa: S105 (base64 of "example-only-not-a-real-secret!!")
+# Placeholders, not secret-shaped: a value that looks like a real secret is flagged by secret scanners and copied.
+SECRET = "whsec_<32 random bytes, base64, shown once>"  # noqa: S105
 
 ENDPOINT: dict[str, Any] = {
     "id": ENDPOINT_ID,
@@ -85,7 +86,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 **ENDPOINT,
                 "updated_at": "2026-07-10T09:30:00Z",
                 "previous_secret_expires_at": "2026-07-11T09:30:00Z",
-                "secret": "whsec_ZXhhbXBsZS1vbmx5LXJvdGF0ZWQtbm90LXJlYWwhISE=",
+                "secret": "whsec_<the new secret: 32 random bytes, base64, shown once>",
             }
         }
     },
