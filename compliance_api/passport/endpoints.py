@@ -195,9 +195,7 @@ async def list_views(
     response_model=PassportSummary,
     responses={404: {"description": "`share_not_found`: unknown, expired and revoked tokens alike."}},
 )
-async def verify(
-    token: Annotated[str, Path(examples=["pst_example"])], request: Request
-) -> Response:
+async def verify(token: Annotated[str, Path(examples=["pst_example"])], request: Request) -> Response:
     """The passport summary signed as a compact JWS (EdDSA, `kid`); any account may verify, and each
     verification is recorded for the freelancer to see."""
     services = services_of(request)
