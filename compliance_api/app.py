@@ -26,9 +26,10 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.config import Deployment, Settings, unknown_settings_in_environment
 from compliance_api.dashboard.app import create_dashboard
 from compliance_api.db import create_engine, create_sessionmaker
-from compliance_api.errors import install_error_handlers
+from compliance_api.errors import Problems, install_error_handlers
 from compliance_api.health.endpoints import probes
 from compliance_api.health.probe import HealthProbe
+from compliance_api.idempotency.service import Idempotency
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
@@ -37,7 +38,8 @@ from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
 from compliance_api.openapi.endpoints import mount_docs_assets, mount_guide
 from compliance_api.openapi.endpoints import router as openapi_router
-from compliance_api.passport.endpoints import jwks_router, new_hot_path
+from compliance_api.passport.endpoints import jwks_router
+from compliance_api.passport.hot_path import new_hot_path
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.ratelimit.breaker import CircuitBreaker
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
@@ -80,10 +82,11 @@ def build_services(settings: Settings) -> Services:
     )
     pepper = settings.secret_key_bytes()
     audit = GroupCommit(batch_writer_for(engine))
+    sessionmaker = create_sessionmaker(engine)
     return Services(
         settings=settings,
         engine=engine,
-        sessionmaker=create_sessionmaker(engine),
+        sessionmaker=sessionmaker,
         redis=redis,
         limiter=limiter,
         token_cache=TokenCache(settings.token_cache_ttl_seconds),
@@ -99,6 +102,8 @@ def build_services(settings: Settings) -> Services:
         pepper=pepper,
         previous_pepper=settings.previous_secret_key_bytes(),
         public_base_url=settings.public_base_url.rstrip("/"),
+        problems=Problems(settings.public_base_url.rstrip("/")),
+        idempotency=Idempotency(pepper, sessionmaker),
         rulesets=packaged_rulesets(),
         audit=audit,
         signing_keys=_signing_keys(settings),
@@ -196,7 +201,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redirect_slashes=False,
     )
     app.state.services = services
-    install_error_handlers(app)
+    install_error_handlers(app, services.problems)
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(probes)

@@ -1,4 +1,4 @@
-"""Database: declarative base, UTC timestamps, engine and session factories."""
+"""Database: declarative base, UTC timestamps, engine and session factories (a request's session: `sessions`)."""
 
 from __future__ import annotations
 
@@ -6,21 +6,17 @@ import contextlib
 import os
 import stat
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
 import orjson
-from fastapi import Depends, Request
 from sqlalchemy import Enum, MetaData, Uuid, event
 from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import DateTime, TypeDecorator
-
-from compliance_api.services import services_of
 
 PRIVATE_FILE_MODE = 0o600
 NAMING_CONVENTION = {
@@ -134,15 +130,3 @@ def asyncpg_dsn(url: URL) -> str | None:
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
-
-
-async def _request_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """One session per request; committed once after the endpoint returns, rolled back on any error."""
-    sessionmaker: async_sessionmaker[AsyncSession] = services_of(request).sessionmaker
-    async with sessionmaker() as session:  # closing without a commit rolls back
-        yield session
-        await session.commit()
-
-
-# scope="function": commit before the response is sent, so a failed commit is answered as an error, never a 200.
-DbSession = Annotated[AsyncSession, Depends(_request_session, scope="function")]

@@ -12,11 +12,10 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
-from starlette.types import Send
+from starlette.types import Scope, Send
 
 from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.patterns import pattern_message
-from compliance_api.services import services_of
 
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
@@ -304,30 +303,59 @@ def problem_response(
     )
 
 
-async def send_problem(
-    send: Send,
-    code: ErrorCode,
-    *,
-    request_id: str,
-    base_url: str,
-    detail: str | None = None,
-    errors: Sequence[FieldError] = (),
-    headers: Sequence[tuple[bytes, bytes]] = (),
-) -> None:
-    """Answer with a problem directly on an ASGI `send` (for middleware, which runs outside FastAPI's handlers)."""
-    body = problem_body(code, request_id=request_id, base_url=base_url, detail=detail, errors=errors)
-    start_headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", b"%d" % len(body)), *headers]
-    await send({"type": "http.response.start", "status": ERROR_CATALOGUE[code].status, "headers": start_headers})
-    await send({"type": "http.response.body", "body": body})
+@dataclass(frozen=True, slots=True)
+class Problems:
+    """This app's problems, as responses and on a raw ASGI `send`: their `type` URLs follow each request's address
+    unless `public_base_url` (`COMPLIANCE_PUBLIC_BASE_URL`) is set, and carry the request's id."""
+
+    public_base_url: str
+
+    def base_url(self, scope: Scope) -> str:
+        """Where the `type` URLs of this request's problems point."""
+        return request_base_url(scope, self.public_base_url)
+
+    def response(
+        self,
+        scope: Scope,
+        code: ErrorCode,
+        *,
+        detail: str | None = None,
+        errors: Sequence[FieldError] = (),
+        headers: Mapping[str, str] | None = None,
+    ) -> Response:
+        return problem_response(
+            code,
+            request_id=_request_id(scope),
+            base_url=self.base_url(scope),
+            detail=detail,
+            errors=errors,
+            headers=headers,
+        )
+
+    async def send(
+        self,
+        send: Send,
+        scope: Scope,
+        code: ErrorCode,
+        *,
+        detail: str | None = None,
+        errors: Sequence[FieldError] = (),
+        headers: Sequence[tuple[bytes, bytes]] = (),
+    ) -> None:
+        """Answer directly on an ASGI `send` (for the ASGI layers, which run outside FastAPI's handlers); without a
+        `detail`, the field errors make it."""
+        if detail is None and errors:
+            detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
+        body = problem_body(
+            code, request_id=_request_id(scope), base_url=self.base_url(scope), detail=detail, errors=errors
+        )
+        start_headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", b"%d" % len(body)), *headers]
+        await send({"type": "http.response.start", "status": ERROR_CATALOGUE[code].status, "headers": start_headers})
+        await send({"type": "http.response.body", "body": body})
 
 
-def _request_id(request: Request) -> str:
-    return str(request.scope.get("state", {}).get("request_id", ""))
-
-
-def problem_base_url(request: Request) -> str:
-    """Where the `type` URLs of this request's problems point."""
-    return request_base_url(request.scope, services_of(request).public_base_url)
+def _request_id(scope: Scope) -> str:
+    return str(scope.get("state", {}).get("request_id", ""))
 
 
 def _field_path(location: Sequence[int | str]) -> str:
@@ -369,18 +397,6 @@ def _body_problem(request: Request, exc: RequestValidationError) -> tuple[ErrorC
     return None
 
 
-async def _handle_api_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return problem_response(
-        exc.code,
-        request_id=_request_id(request),
-        base_url=problem_base_url(request),
-        detail=str(exc.detail),
-        errors=exc.errors,
-        headers=exc.headers,
-    )
-
-
 def _allowed_methods(request: Request) -> str:
     """Every method some route takes on this path: Starlette's 405 names only the first route's (GET and POST on one
     path are two routes)."""
@@ -403,39 +419,36 @@ STATUS_CODES: dict[int, ErrorCode] = {
 """The code of a plain HTTP error Starlette raises (no route, wrong method, body too large)."""
 
 
-async def _handle_http_exception(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, StarletteHTTPException)
-    code: ErrorCode = STATUS_CODES.get(
-        exc.status_code, "validation_failed" if 400 <= exc.status_code < 500 else "internal_error"
-    )
-    detail = exc.detail if isinstance(exc.detail, str) and exc.status_code not in (404, 405) else None
-    headers = dict(exc.headers or {})
-    if exc.status_code == 405:
-        headers["Allow"] = _allowed_methods(request)
-    return problem_response(
-        code, request_id=_request_id(request), base_url=problem_base_url(request), detail=detail, headers=headers
-    )
+def install_error_handlers(app: FastAPI, problems: Problems) -> None:
+    """Every error a route raises, answered as a problem by `problems`."""
 
-
-async def _handle_validation(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, RequestValidationError)
-    errors = validation_errors(exc)
-    body_problem = _body_problem(request, exc)
-    if body_problem is not None:
-        code, detail = body_problem
-        return problem_response(
-            code, request_id=_request_id(request), base_url=problem_base_url(request), detail=detail, errors=errors
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return problems.response(
+            request.scope, exc.code, detail=str(exc.detail), errors=exc.errors, headers=exc.headers
         )
-    return problem_response(
-        "validation_failed",
-        request_id=_request_id(request),
-        base_url=problem_base_url(request),
-        detail="; ".join(f"{e.field}: {e.message}" for e in errors),
-        errors=errors,
-    )
 
+    async def http_exception(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        code: ErrorCode = STATUS_CODES.get(
+            exc.status_code, "validation_failed" if 400 <= exc.status_code < 500 else "internal_error"
+        )
+        detail = exc.detail if isinstance(exc.detail, str) and exc.status_code not in (404, 405) else None
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed_methods(request)
+        return problems.response(request.scope, code, detail=detail, headers=headers)
 
-def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(ApiError, _handle_api_error)
-    app.add_exception_handler(StarletteHTTPException, _handle_http_exception)
-    app.add_exception_handler(RequestValidationError, _handle_validation)
+    async def validation(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        errors = validation_errors(exc)
+        body_problem = _body_problem(request, exc)
+        if body_problem is not None:
+            code, detail = body_problem
+            return problems.response(request.scope, code, detail=detail, errors=errors)
+        detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
+        return problems.response(request.scope, "validation_failed", detail=detail, errors=errors)
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(StarletteHTTPException, http_exception)
+    app.add_exception_handler(RequestValidationError, validation)

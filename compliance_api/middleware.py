@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
@@ -14,8 +13,7 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
-from compliance_api.errors import ApiError, ErrorCode, FieldError, send_problem
-from compliance_api.kit.addresses import request_base_url
+from compliance_api.errors import ApiError, FieldError
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
@@ -95,6 +93,7 @@ class RequestContext:
         self.access_log = services.settings.access_log
         self.https_headers = security_headers(services.settings.hsts_max_age_seconds)
         self.request_log = services.request_log
+        self.problems = services.problems
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -130,9 +129,9 @@ class RequestContext:
 
         try:
             if invalid is not None:
-                await self._send_problem(send_wrapper, scope, "validation_failed", invalid)
+                await self.problems.send(send_wrapper, scope, "validation_failed", errors=(invalid,))
             elif length is not None and length.isascii() and length.isdigit() and int(length) > self.max_body:
-                await self._send_problem(send_wrapper, scope, "payload_too_large")
+                await self.problems.send(send_wrapper, scope, "payload_too_large")
             else:
                 await self.app(scope, self._limited(receive), send_wrapper)
         except Exception as exc:
@@ -149,10 +148,10 @@ class RequestContext:
         if is_database_unreachable(error):
             log.warning("database_unavailable", request_id=request_id, path=path, error=type(error).__name__)
             retry = ((b"retry-after", b"%d" % RETRY_AFTER_SECONDS),)
-            await self._send_problem(send, scope, "service_unavailable", headers=retry)
+            await self.problems.send(send, scope, "service_unavailable", headers=retry)
             return
         log.exception("unhandled_error", request_id=request_id, path=path)
-        await self._send_problem(send, scope, "internal_error")
+        await self.problems.send(send, scope, "internal_error")
 
     def _limited(self, receive: Receive) -> Receive:
         """Count streamed bodies too. (Starlette's own body limit answers in plain text, outside problem+json.)"""
@@ -168,26 +167,6 @@ class RequestContext:
             return message
 
         return limited_receive
-
-    async def _send_problem(
-        self,
-        send: Send,
-        scope: Scope,
-        code: ErrorCode,
-        invalid: FieldError | None = None,
-        headers: Sequence[tuple[bytes, bytes]] = (),
-    ) -> None:
-        errors = () if invalid is None else (invalid,)
-        detail = None if invalid is None else f"{invalid.field}: {invalid.message}"
-        await send_problem(
-            send,
-            code,
-            request_id=str(scope["state"]["request_id"]),
-            base_url=request_base_url(scope, self.services.public_base_url),
-            detail=detail,
-            errors=errors,
-            headers=headers,
-        )
 
     def _record(
         self, scope: Scope, state: dict[str, object], status: int, elapsed: float, problem: list[bytes]

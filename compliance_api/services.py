@@ -1,8 +1,9 @@
 """The long-lived collaborators of one app instance, and the one typed way to reach them from a request.
 
-Below the app: this module imports the collaborators' types for the type checker only, so any module (errors, db,
-the gateway, endpoints) can use it without importing the app or a domain it does not need. `services_of(request)` is
-a plain function, so the hot path keeps no `Depends`; endpoints that like dependencies take `AppServices`.
+Part of the app's wiring: only what sits above the domains uses it (the app, the ASGI layers, endpoints, dashboard
+pages, `sessions`); no domain service or model imports it, so the import graph has no cycle (tests/test_imports.py).
+It imports the collaborators' types for the type checker only. `services_of(request)` is a plain function, so the hot
+path keeps no `Depends`; endpoints that like dependencies take `AppServices`.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ if TYPE_CHECKING:
     from compliance_api.auth.cache import TokenCache
     from compliance_api.classify.ruleset import Rulesets
     from compliance_api.config import Settings
+    from compliance_api.errors import Problems
     from compliance_api.health.probe import HealthProbe
+    from compliance_api.idempotency.service import Idempotency
     from compliance_api.kit.group_commit import GroupCommit
-    from compliance_api.passport.endpoints import HotPath
+    from compliance_api.passport.hot_path import HotPath
     from compliance_api.passport.signing import SigningKeys
     from compliance_api.ratelimit.limiter import Limiter
     from compliance_api.rates.cache import BenchmarkCache
@@ -45,6 +48,8 @@ class Services:
     pepper: bytes
     previous_pepper: bytes | None  # set only while COMPLIANCE_SECRET_KEY is being rotated
     public_base_url: str  # COMPLIANCE_PUBLIC_BASE_URL; empty: links follow each request's address
+    problems: Problems
+    idempotency: Idempotency
     rulesets: Rulesets
     audit: GroupCommit
     signing_keys: SigningKeys
@@ -62,6 +67,11 @@ def services_of(connection: HTTPConnection) -> Services:
 
 def settings_of(connection: HTTPConnection) -> Settings:
     return services_of(connection).settings
+
+
+def problem_base_url(connection: HTTPConnection) -> str:
+    """Where the `type` URLs of this request's problems point."""
+    return services_of(connection).problems.base_url(connection.scope)
 
 
 AppServices = Annotated["Services", Depends(services_of)]

@@ -14,9 +14,9 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.config import Settings
-from compliance_api.db import DbSession
 from compliance_api.errors import ERROR_CATALOGUE, ErrorCode
 from compliance_api.kit.schemas import RequestSchema
+from compliance_api.sessions import DbSession
 from tests.conftest import running_app
 from tests.factories import bearer, create_token
 

@@ -1,5 +1,6 @@
-"""The package's import graph, read from the source with `ast`: no module imports itself back through others, and
-nothing the app is built from imports `compliance_api.app` (not even for the type checker)."""
+"""The package's import graph, read from the source with `ast`: no module imports itself back through others, counting
+every import (at module level, inside functions, and those only the type checker follows under `TYPE_CHECKING`), and
+nothing the app is built from imports `compliance_api.app`."""
 
 from __future__ import annotations
 
@@ -20,31 +21,32 @@ def _module(path: Path) -> str:
 MODULES = {_module(p): p for p in PACKAGE.rglob("*.py") if "migrations" not in p.parts}
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
+def _absolute(importer: str, node: ast.ImportFrom) -> str:
+    """The module an `ImportFrom` names, relative imports (`from . import x`) resolved against `importer`."""
+    if node.level == 0:
+        return node.module or ""
+    package = importer.split(".") if MODULES[importer].name == "__init__.py" else importer.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
 
 
-def _imports(node: ast.AST, *, type_checking: bool) -> Iterator[tuple[str, bool]]:
-    """Every `compliance_api` module imported under `node`, with whether only the type checker imports it."""
-    for child in ast.iter_child_nodes(node):
-        guarded = type_checking or (isinstance(child, ast.If) and _is_type_checking(child))
-        if isinstance(child, ast.Import):
-            yield from ((alias.name, guarded) for alias in child.names)
-        elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
-            for alias in child.names:
-                submodule = f"{child.module}.{alias.name}"
-                yield (submodule if submodule in MODULES else child.module), guarded
-        yield from _imports(child, type_checking=guarded)
+def _imports(importer: str, tree: ast.AST) -> Iterator[str]:
+    """Every `compliance_api` module imported anywhere in `tree`: at module level, in functions, under any `if`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(importer, node)
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                yield submodule if submodule in MODULES else module
 
 
-def _graph(*, with_type_checking: bool) -> dict[str, set[str]]:
+def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in MODULES.items():
-        found = _imports(ast.parse(path.read_text(encoding="utf-8")), type_checking=False)
-        graph[name] = {m for m, guarded in found if m in MODULES and m != name and (with_type_checking or not guarded)}
+        found = _imports(name, ast.parse(path.read_text(encoding="utf-8")))
+        graph[name] = {module for module in found if module in MODULES and module != name}
     return graph
 
 
@@ -64,21 +66,29 @@ def _cycle_from(start: str, graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_module_imports_itself_back() -> None:
-    graph = _graph(with_type_checking=False)
+    graph = _graph()
     cycles = [cycle for name in sorted(graph) if (cycle := _cycle_from(name, graph))]
     assert cycles == []
 
 
 def test_nothing_below_the_app_imports_it() -> None:
-    graph = _graph(with_type_checking=True)
+    graph = _graph()
     importers = {
         name for name, targets in graph.items() if "compliance_api.app" in targets and not name.startswith(ENTRY_POINTS)
     }
     assert importers == set()
 
 
-def test_the_graph_sees_real_imports() -> None:
-    """The reader finds what it should: the app imports its services and the gateway, the CLI imports the app."""
-    graph = _graph(with_type_checking=True)
+def test_the_graph_sees_every_form_of_import() -> None:
+    """The reader finds what it should: plain and `from` imports, imports the type checker alone follows, imports
+    inside functions, and relative imports."""
+    graph = _graph()
     assert {"compliance_api.services", "compliance_api.auth.gateway"} <= graph["compliance_api.app"]
     assert "compliance_api.app" in graph["compliance_api.cli.openapi"]
+    assert "compliance_api.passport.hot_path" in graph["compliance_api.services"]  # under TYPE_CHECKING only
+    source = (
+        "if TYPE_CHECKING:\n    from compliance_api.config import Settings\n"
+        "def f():\n    import compliance_api.db\n    from . import errors\n    from .kit import clock\n"
+    )
+    found = set(_imports("compliance_api.services", ast.parse(source)))
+    assert found == {"compliance_api.config", "compliance_api.db", "compliance_api.errors", "compliance_api.kit.clock"}

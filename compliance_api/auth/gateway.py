@@ -19,8 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from compliance_api.auth import service as auth_service
 from compliance_api.auth import tokens
 from compliance_api.auth.cache import CachedToken, resolution
-from compliance_api.errors import ErrorCode, send_problem
-from compliance_api.kit.addresses import request_base_url
+from compliance_api.errors import ErrorCode
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.metrics import RATE_LIMITED
@@ -110,13 +109,13 @@ class ApiGateway:
             cached = await self._authenticate(scope)
         except AuthFailure as failure:
             extra = [(b"www-authenticate", www_authenticate(failure.code, failure.detail).encode())]
-            await self._problem(send, scope, failure.code, failure.detail, extra)
+            await self.services.problems.send(send, scope, failure.code, detail=failure.detail, headers=extra)
             return
         except (SQLAlchemyError, OSError) as exc:  # asyncpg raises OSError when it cannot connect
             if not is_database_unreachable(exc):
                 raise
             log.error("auth_database_unavailable", error=type(exc).__name__)
-            await self._problem(send, scope, "service_unavailable", None, [RETRY_AFTER])
+            await self.services.problems.send(send, scope, "service_unavailable", headers=[RETRY_AFTER])
             return
         caller = cached.caller
         assert caller is not None
@@ -130,7 +129,7 @@ class ApiGateway:
         headers = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
         if not decision.allowed:
             RATE_LIMITED.labels(tier=caller.tier.name).inc()
-            await self._problem(send, scope, "rate_limited", None, headers)
+            await self.services.problems.send(send, scope, "rate_limited", headers=headers)
             return
         state["response_headers"] = headers  # stamped by RequestContext on the response, whatever it is
         state["limiter_key"] = cached.limiter_key  # for routes that cost more than one request (batches)
@@ -190,20 +189,3 @@ class ApiGateway:
         cached = resolution(environment, record, last4=credentials[-4:])
         self.services.token_cache.put(token_hash, cached)
         return cached
-
-    async def _problem(
-        self,
-        send: Send,
-        scope: Scope,
-        code: ErrorCode,
-        detail: str | None,
-        headers: list[tuple[bytes, bytes]],
-    ) -> None:
-        await send_problem(
-            send,
-            code,
-            request_id=str(scope["state"]["request_id"]),
-            base_url=request_base_url(scope, self.services.public_base_url),
-            detail=detail,
-            headers=headers,
-        )

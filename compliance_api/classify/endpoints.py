@@ -31,14 +31,14 @@ from compliance_api.classify.schemas import (
     ZWVerdict,
 )
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.db import DbSession
-from compliance_api.errors import ApiError, problem_base_url
-from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, idempotent, key_of
+from compliance_api.errors import ApiError
+from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, key_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
-from compliance_api.services import services_of
+from compliance_api.services import problem_base_url, services_of
+from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
@@ -98,7 +98,9 @@ async def _answer(
         return Response(orjson.dumps(await run()), media_type="application/json", headers=LANGUAGE_HEADERS[language])
     async with services_of(request).sessionmaker.begin() as session:
         path = _fingerprinted_path(request, language)
-        replayed = await idempotent(request, caller_of(request), session, key, fingerprint("POST", path, body), run)
+        replayed = await services_of(request).idempotency.answer(
+            caller_of(request), session, key, fingerprint("POST", path, body), run
+        )
     return _in_language(replayed, language)
 
 

@@ -11,10 +11,11 @@ from fastapi.responses import Response
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.dac7 import service
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, GrantList
-from compliance_api.db import DbSession
-from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idempotent
+from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.services import services_of
+from compliance_api.sessions import DbSession
 
 router = APIRouter(tags=["dac7"])
 
@@ -63,8 +64,7 @@ async def create_grant(
 ) -> Response:
     """Grant the user `grantee_id` read access to your snapshot in this environment until you revoke it;
     granting an active grantee again returns the active grant. Honours Idempotency-Key."""
-    return await idempotent(
-        request,
+    return await services_of(request).idempotency.answer(
         caller,
         session,
         idempotency_key,

@@ -20,10 +20,10 @@ from compliance_api.dashboard import csrf, passwords
 from compliance_api.dashboard import service as account_service
 from compliance_api.dashboard.mail import Mailer
 from compliance_api.dashboard.nav import NavItem
-from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.schemas import NUL
 from compliance_api.ratelimit.limiter import Limiter
+from compliance_api.sessions import DbSession
 
 MOUNT = "/freelancer"
 SESSION_COOKIE = "dashboard_session"

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from compliance_api.auth.caller import CurrentCaller
-from compliance_api.db import DbSession
 from compliance_api.events import service
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.schemas import Event, EventList
@@ -16,6 +15,7 @@ from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
+from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/events", tags=["events"])
 

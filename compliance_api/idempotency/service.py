@@ -1,9 +1,10 @@
 """`Idempotency-Key` for POSTs that create something (docs/integrate/idempotency.md), reusable by any endpoint.
 
-Usage in an endpoint (the key comes from an `IdempotencyKey` header parameter):
+Usage in an endpoint (the key comes from an `IdempotencyKey` header parameter; `Idempotency` is one of the app's
+services):
 
-    return await idempotent(request, caller, session, key, fingerprint("POST", path, body),
-                            lambda: service.create(...), status_code=201)
+    return await services_of(request).idempotency.answer(caller, session, key, fingerprint("POST", path, body),
+                                                         lambda: service.create(...), status_code=201)
 
 - A key is claimed per (user, environment, key) in its own short transaction, committed before the work starts,
   so a concurrent duplicate sees the claim and gets 409 `idempotency_in_progress`.
@@ -28,6 +29,7 @@ import json
 import os
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import orjson
@@ -44,7 +46,6 @@ from compliance_api.errors import ApiError, FieldError
 from compliance_api.idempotency.models import IdempotencyRecord
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.patterns import described
-from compliance_api.services import services_of
 
 RETENTION = dt.timedelta(hours=24)
 CLAIM_LEASE = dt.timedelta(minutes=5)
@@ -80,7 +81,7 @@ parameter (a FastAPI parameter costs ~40 µs a request on the classify hot path;
 
 
 def key_of(request: Request) -> str | None:
-    """The Idempotency-Key header, if sent (validated by `idempotent`)."""
+    """The Idempotency-Key header, if sent (validated by `Idempotency.answer`)."""
     return request.headers.get("idempotency-key")
 
 
@@ -159,42 +160,48 @@ async def _release(sessionmaker: async_sessionmaker[AsyncSession], claim_id: uui
         await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id == claim_id))
 
 
-async def idempotent(
-    request: Request,
-    caller: Caller,
-    session: AsyncSession,
-    key: str | None,
-    request_fingerprint: str,
-    run: Callable[[], Awaitable[BaseModel | dict[str, Any]]],
-    *,
-    status_code: int = 200,
-) -> Response:
-    """Run `run` once per Idempotency-Key and answer with its result as JSON; without a key, just run it."""
-    if key is None:
-        return JSONResponse(_json_ready(await run()), status_code=status_code)
-    check_key(key)
-    services = services_of(request)
-    key_hash = _derive(services.pepper, b"idempotency-key:", caller, key).hex()
-    secret = _derive(services.pepper, b"idempotency-seal:", caller, key)
-    try:
-        record = await _claim(services.sessionmaker, caller, key_hash, request_fingerprint, utcnow())
-    except IntegrityError:  # a concurrent duplicate inserted its claim between our read and our insert
-        raise ApiError("idempotency_in_progress") from None
-    if record.response_body is not None:
-        status, body = _open(secret, record.response_body)
-        return Response(body, status_code=status, media_type="application/json", headers={REPLAYED_HEADER: "true"})
-    try:
-        result = await run()
-    except Exception:  # a cancelled request keeps its claim until CLAIM_LEASE runs out
-        await _release(services.sessionmaker, record.id)
-        raise
-    body = orjson.dumps(_json_ready(result))
-    await session.execute(
-        update(IdempotencyRecord)
-        .where(IdempotencyRecord.id == record.id)
-        .values(response_status=status_code, response_body=_seal(secret, status_code, body))
-    )
-    return Response(body, status_code=status_code, media_type="application/json")
+@dataclass(frozen=True, slots=True)
+class Idempotency:
+    """Idempotency-Key for one app: keys hashed, and answers sealed, under keys derived from the server pepper."""
+
+    pepper: bytes
+    sessionmaker: async_sessionmaker[AsyncSession]
+
+    async def answer(
+        self,
+        caller: Caller,
+        session: AsyncSession,
+        key: str | None,
+        request_fingerprint: str,
+        run: Callable[[], Awaitable[BaseModel | dict[str, Any]]],
+        *,
+        status_code: int = 200,
+    ) -> Response:
+        """Run `run` once per Idempotency-Key and answer with its result as JSON; without a key, just run it."""
+        if key is None:
+            return JSONResponse(_json_ready(await run()), status_code=status_code)
+        check_key(key)
+        key_hash = _derive(self.pepper, b"idempotency-key:", caller, key).hex()
+        secret = _derive(self.pepper, b"idempotency-seal:", caller, key)
+        try:
+            record = await _claim(self.sessionmaker, caller, key_hash, request_fingerprint, utcnow())
+        except IntegrityError:  # a concurrent duplicate inserted its claim between our read and our insert
+            raise ApiError("idempotency_in_progress") from None
+        if record.response_body is not None:
+            status, body = _open(secret, record.response_body)
+            return Response(body, status_code=status, media_type="application/json", headers={REPLAYED_HEADER: "true"})
+        try:
+            result = await run()
+        except Exception:  # a cancelled request keeps its claim until CLAIM_LEASE runs out
+            await _release(self.sessionmaker, record.id)
+            raise
+        body = orjson.dumps(_json_ready(result))
+        await session.execute(
+            update(IdempotencyRecord)
+            .where(IdempotencyRecord.id == record.id)
+            .values(response_status=status_code, response_body=_seal(secret, status_code, body))
+        )
+        return Response(body, status_code=status_code, media_type="application/json")
 
 
 def _json_ready(result: BaseModel | dict[str, Any]) -> Any:

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from compliance_api.auth.caller import CurrentCaller, caller_of
-from compliance_api.db import DbSession
-from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idempotent
+from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.passport import service
-from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.mirror import CountedReader, MirroredReader
-from compliance_api.passport.reader import PassportReader, SqliteReader, postgres_dsn, reader_for
+from compliance_api.passport.hot_path import HotPath
 from compliance_api.passport.schemas import (
     OwnPassport,
     PassportSummary,
@@ -31,6 +26,7 @@ from compliance_api.passport.schemas import (
 )
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.services import services_of
+from compliance_api.sessions import DbSession
 
 router = APIRouter(tags=["passport"])
 # The two hot routes on a router of their own, tried right after the WTTA lookup: FastAPI tries every route before
@@ -55,30 +51,6 @@ SHARE_ID = Annotated[uuid.UUID, Path(examples=["6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b
 def _keys(request: Request) -> SigningKeys:
     keys: SigningKeys = services_of(request).signing_keys
     return keys
-
-
-@dataclass(frozen=True, slots=True)
-class HotPath:
-    """Per application: the direct reader of the two hot routes and the bodies they built last."""
-
-    reader: PassportReader
-    own: LatestCache[bytes]
-    summaries: LatestCache[bytes]
-
-    async def close(self) -> None:
-        if isinstance(self.reader, MirroredReader):
-            await self.reader.close()
-
-
-def new_hot_path(engine: AsyncEngine, *, mirror: bool = True) -> HotPath:
-    """The hot routes' reader (its connections are made on first use; through an in-memory copy of the rows unless
-    `mirror` is off) and empty body caches."""
-    reader = reader_for(engine)
-    if mirror and isinstance(reader, SqliteReader):
-        reader = CountedReader(reader)
-    elif mirror and (dsn := postgres_dsn(engine)) is not None:
-        reader = MirroredReader(reader, dsn)
-    return HotPath(reader, LatestCache(), LatestCache())
 
 
 def hot_path(request: Request) -> HotPath:
@@ -135,8 +107,7 @@ async def create_share(
 ) -> Response:
     """A new share-token for your passport, shown once, valid `ttl_days` (default 30); honours Idempotency-Key."""
     wanted = body or ShareCreate()
-    return await idempotent(
-        request,
+    return await services_of(request).idempotency.answer(
         caller,
         session,
         idempotency_key,

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from compliance_api.auth.caller import CurrentCaller
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.patterns import described
 from compliance_api.rates import service
@@ -15,6 +14,7 @@ from compliance_api.rates.cache import Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
 from compliance_api.services import services_of, settings_of
+from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/rates", tags=["rates"])
 

@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from compliance_api.auth.caller import CurrentCaller
-from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.requestlog import service
 from compliance_api.requestlog.schemas import LIST_EXAMPLE, LoggedRequest, RequestList, RequestToken
+from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"])
 

@@ -11,12 +11,12 @@ from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import CurrentCaller
-from compliance_api.db import DbSession
-from compliance_api.idempotency.service import IdempotencyKey, fingerprint, idempotent
+from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
-from compliance_api.services import settings_of
+from compliance_api.services import services_of, settings_of
+from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from compliance_api.webhooks.schemas import (
@@ -31,7 +31,6 @@ from compliance_api.webhooks.schemas import (
     ReplayAccepted,
     ReplayRequest,
 )
-from compliance_api.webhooks.signing import box_of
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
 
@@ -102,13 +101,12 @@ async def create(
             description=body.description,
             enabled=body.enabled,
             policy=_policy(request, caller),
-            box=box_of(request),
+            box=services_of(request).webhook_secrets,
             now=utcnow(),
         )
         return _with_secret(row, secret)
 
-    return await idempotent(
-        request,
+    return await services_of(request).idempotency.answer(
         caller,
         session,
         idempotency_key,
@@ -185,7 +183,7 @@ async def remove(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSes
 async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession, request: Request) -> Any:
     """A new `whsec_` secret, shown once; for 24 hours deliveries carry signatures with the old and the new one."""
     row, secret = await service.rotate_secret(
-        session, service.Owner.of(caller), endpoint_id, box=box_of(request), now=utcnow()
+        session, service.Owner.of(caller), endpoint_id, box=services_of(request).webhook_secrets, now=utcnow()
     )
     return _with_secret(row, secret)
 

@@ -20,11 +20,9 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from fastapi import Request
 from standardwebhooks.webhooks import Webhook
 
 from compliance_api.config import Settings
-from compliance_api.services import services_of
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (a prefix, not a secret)
 SECRET_BYTES = 32
@@ -70,12 +68,6 @@ def secret_box(settings: Settings) -> SecretBox:
     """The box for these settings: the current secret, plus the retired one while a rotation is in progress."""
     current, *retired = settings.secret_keys()
     return SecretBox(current, *retired)
-
-
-def box_of(request: Request) -> SecretBox:
-    """The app's box (built once at start-up from its settings)."""
-    box: SecretBox = services_of(request).webhook_secrets
-    return box
 
 
 def signature_header(secrets_in_use: Iterable[str], msg_id: str, timestamp: datetime, body: str) -> str:

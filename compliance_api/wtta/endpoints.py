@@ -10,11 +10,11 @@ from fastapi.exceptions import RequestValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import CurrentCaller, caller_of
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
 from compliance_api.services import services_of
+from compliance_api.sessions import DbSession
 from compliance_api.wtta import service
 from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
 

@@ -19,10 +19,11 @@ from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError
 from compliance_api.idempotency import service as idempotency
 from compliance_api.idempotency.models import IdempotencyRecord
-from compliance_api.idempotency.service import check_key, fingerprint, idempotent
+from compliance_api.idempotency.service import Idempotency, check_key, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.ratelimit.tiers import tier_for
+from compliance_api.services import services_of
 from tests.factories import create_user
 
 
@@ -54,8 +55,8 @@ async def caller(sessionmaker: async_sessionmaker[AsyncSession]) -> Caller:
     return Caller(user.id, uuid.uuid4(), environment, user.plan, user.kind, tier_for(user.plan, environment), "abcd")
 
 
-def request_for(app: FastAPI) -> Request:
-    return Request({"type": "http", "app": app, "method": "POST", "path": "/v1/things", "headers": []})
+def idempotency_of(app: FastAPI) -> Idempotency:
+    return services_of(Request({"type": "http", "app": app})).idempotency
 
 
 async def call(
@@ -67,8 +68,7 @@ async def call(
     body: str = "a",
 ) -> Response:
     async with sessionmaker.begin() as session:
-        return await idempotent(
-            request_for(app),
+        return await idempotency_of(app).answer(
             caller,
             session,
             key,
@@ -152,11 +152,11 @@ async def test_a_failed_request_does_not_keep_its_key(
 
     with pytest.raises(ApiError):
         async with sessionmaker.begin() as session:
-            await idempotent(request_for(app), caller, session, "key-1", "f" * 64, failing)
+            await idempotency_of(app).answer(caller, session, "key-1", "f" * 64, failing)
     assert await records(sessionmaker) == 0
     work = Work()
     async with sessionmaker.begin() as session:
-        response = await idempotent(request_for(app), caller, session, "key-1", "f" * 64, work)
+        response = await idempotency_of(app).answer(caller, session, "key-1", "f" * 64, work)
     assert (response.status_code, work.calls) == (200, 1)
 
 

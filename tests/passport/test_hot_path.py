@@ -19,7 +19,8 @@ from compliance_api.kit.environment import Environment
 from compliance_api.passport import service, signing
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.endpoints import HotPath, hot_path
+from compliance_api.passport.endpoints import hot_path
+from compliance_api.passport.hot_path import HotPath
 from compliance_api.passport.reader import EngineReader
 from compliance_api.ratelimit.tiers import tier_for
 from tests.passport.conftest import Account, give_passport

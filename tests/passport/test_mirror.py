@@ -30,7 +30,7 @@ from compliance_api.passport import reader as reads
 from compliance_api.passport import service
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.endpoints import new_hot_path
+from compliance_api.passport.hot_path import new_hot_path
 from compliance_api.passport.mirror import LISTENER_NAME, CountedReader, MirroredReader
 from compliance_api.passport.reader import PassportReader, PostgresReader, SqliteReader, reader_for
 from compliance_api.passport.signing import SigningKeys

@@ -25,10 +25,10 @@ from compliance_api.dashboard.web import (
     set_cookie,
     state_of,
 )
-from compliance_api.db import DbSession
 from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.clock import utcnow
 from compliance_api.ratelimit.tiers import Tier
+from compliance_api.sessions import DbSession
 
 log = structlog.get_logger()
 router = APIRouter()

@@ -21,11 +21,11 @@ from compliance_api.dashboard import query
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
 from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.sessions import DbSession
 
 router = APIRouter()
 PATH = "/classifications"

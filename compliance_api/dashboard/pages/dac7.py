@@ -21,10 +21,10 @@ from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
 from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.sessions import DbSession
 
 router = APIRouter()
 

@@ -15,13 +15,13 @@ from fastapi.responses import HTMLResponse, Response
 from compliance_api.dashboard import query
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import CurrentAccount, not_found, render
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.events import service as events_service
 from compliance_api.events.types import ROUTES, EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service as webhooks_service
 
 router = APIRouter()

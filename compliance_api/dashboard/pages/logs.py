@@ -12,11 +12,11 @@ from fastapi.responses import HTMLResponse, Response
 
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import CurrentAccount, not_found, render
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.requestlog import service
+from compliance_api.sessions import DbSession
 
 router = APIRouter()
 STATUS_CLASSES = (service.StatusClass.success, service.StatusClass.client_error, service.StatusClass.server_error)

@@ -25,13 +25,13 @@ from compliance_api.dashboard.web import (
     render,
     state_of,
 )
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import service as passport_service
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.schemas import MAX_TTL_DAYS, OwnPassport, Share, ShareView
+from compliance_api.sessions import DbSession
 
 router = APIRouter()
 

@@ -13,11 +13,11 @@ from compliance_api.dashboard import query
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.rate_chart import histogram_chart, range_bars
 from compliance_api.dashboard.web import CurrentAccount, render, state_of
-from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
 from compliance_api.rates import service as rates_service
 from compliance_api.rates.catalogue import NATIONAL, PROVINCES, REGIONS, SECTORS
 from compliance_api.rates.schemas import RateBenchmarkOut
+from compliance_api.sessions import DbSession
 
 router = APIRouter()
 PATH = "/rates"

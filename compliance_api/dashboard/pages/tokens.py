@@ -27,9 +27,9 @@ from compliance_api.dashboard.web import (
     render,
     state_of,
 )
-from compliance_api.db import DbSession
 from compliance_api.kit.environment import Environment
 from compliance_api.services import services_of
+from compliance_api.sessions import DbSession
 
 log = structlog.get_logger()
 router = APIRouter()

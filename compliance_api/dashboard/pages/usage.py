@@ -11,11 +11,11 @@ from fastapi.responses import HTMLResponse
 from compliance_api.dashboard.charts import BarChart, Column, bar_chart
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import CurrentAccount, render
-from compliance_api.db import DbSession
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.ratelimit.tiers import Tier, tier_for
 from compliance_api.requestlog import service
+from compliance_api.sessions import DbSession
 
 router = APIRouter()
 

@@ -23,15 +23,15 @@ from compliance_api.dashboard.web import (
     render,
     state_of,
 )
-from compliance_api.db import DbSession
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.services import services_of
+from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service as webhooks_service
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.schemas import EndpointCreate
-from compliance_api.webhooks.signing import box_of
 
 router = APIRouter()
 DELIVERY_LOG_LIMIT = 50
@@ -95,7 +95,7 @@ async def create_endpoint(
             description=body.description,
             enabled=True,
             policy=ssrf.policy_for(state_of(request).settings, environment),
-            box=box_of(request),
+            box=services_of(request).webhook_secrets,
             now=utcnow(),
         )
     except FormFieldRejected as exc:
