@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from itertools import chain
 from typing import Any
 
@@ -36,8 +36,7 @@ import structlog
 from sqlalchemy import event
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 
-from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
-from compliance_api.kit.pg_listen import listen
+from compliance_api.kit.pg_listen import Follower, listen
 from compliance_api.metrics import PASSPORT_READS
 from compliance_api.passport.reader import AnySelect, PassportReader, Row, SqliteReader
 
@@ -119,18 +118,21 @@ class MirroredReader:
         self._source = source
         self._dsn = dsn
         self._keepalive_seconds = keepalive_seconds
-        self._retry_seconds = retry_seconds
         self._memory = RowMemory(max_entries)
         self._generation = 0
         self._changed = asyncio.Event()
-        self._listening = False
-        self._watch_task: asyncio.Task[None] | None = None
-        self._outage = DatabaseOutage("passport_mirror", first_wait=retry_seconds, max_wait=max(retry_seconds, 60.0))
+        self._follower = Follower(
+            "passport_mirror",
+            self._listen,
+            on_heard=self.invalidate,
+            on_lost=self.invalidate,
+            retry_seconds=retry_seconds,
+        )
         _MIRRORS.add(self)
 
     @property
     def listening(self) -> bool:
-        return self._listening
+        return self._follower.following
 
     def invalidate(self) -> None:
         """Something the routes read may have changed: forget every row, and any read still under way."""
@@ -144,9 +146,8 @@ class MirroredReader:
         await self._changed.wait()
 
     async def fetch(self, statement: AnySelect, parameters: Mapping[str, Any]) -> list[Row]:
-        if self._watch_task is None:
-            self._watch_task = asyncio.create_task(self._watch())
-        if not self._listening:
+        self._follower.start()
+        if not self._follower.following:
             _FROM_DATABASE.inc()
             return await self._source.fetch(statement, parameters)
         key = _key(statement, parameters)
@@ -159,42 +160,13 @@ class MirroredReader:
         return rows
 
     async def close(self) -> None:
-        if self._watch_task is not None:
-            self._watch_task.cancel()
-            await asyncio.gather(self._watch_task, return_exceptions=True)  # the listener lets go of its connection
-            self._watch_task = None
-        self._listening = False
+        await self._follower.close()
         self.invalidate()
 
-    async def _watch(self) -> None:
-        """Listen for as long as the process lives; a lost database is retried after longer and longer waits and
-        logged once (`DatabaseOutage`)."""
-        while True:
-            wait = self._retry_seconds
-            try:
-                await listen(
-                    self._dsn,
-                    CHANNEL,
-                    self._heard,
-                    application_name=LISTENER_NAME,
-                    keepalive_seconds=self._keepalive_seconds,
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                if is_database_unreachable(exc):
-                    wait = self._outage.failed(exc)
-                else:
-                    log.warning("passport.mirror.watch_lost", exc_info=True)
-            self._listening = False
-            self.invalidate()
-            await asyncio.sleep(wait)
-
-    def _heard(self) -> None:
-        """Called when listening starts and on every notification."""
-        self._outage.succeeded()
-        self._listening = True
-        self.invalidate()
+    async def _listen(self, on_change: Callable[[], None]) -> None:
+        await listen(
+            self._dsn, CHANNEL, on_change, application_name=LISTENER_NAME, keepalive_seconds=self._keepalive_seconds
+        )
 
 
 _MIRRORS: weakref.WeakSet[MirroredReader] = weakref.WeakSet()

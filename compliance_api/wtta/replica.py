@@ -33,7 +33,8 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
+from compliance_api.kit.outage import is_database_unreachable
+from compliance_api.kit.pg_listen import Follower
 from compliance_api.metrics import WTTA_LOOKUP_READS, WTTA_REPLICA_ROWS
 from compliance_api.wtta.models import AdmissionStatus
 from compliance_api.wtta.register_import import REGISTER_CHANGED
@@ -200,10 +201,15 @@ class ReplicatedLookup:
         self._generation = 0
         self._reading = asyncio.Lock()
         self._watching = asyncio.Event()
-        self._watch_task: asyncio.Task[None] | None = None
+        self._follower = Follower(
+            "wtta_replica",
+            source.watch,
+            on_heard=self._changed,
+            on_lost=self._watching.clear,
+            retry_seconds=retry_seconds,
+        )
         self._loads: dict[Environment, asyncio.Task[None]] = {}
         self._failed_at: dict[Environment, float] = {}
-        self._outage = DatabaseOutage("wtta_replica", first_wait=retry_seconds, max_wait=max(retry_seconds, 60.0))
         _REPLICAS.add(self)
 
     def invalidate(self) -> None:
@@ -212,7 +218,7 @@ class ReplicatedLookup:
         self._versions = None
 
     async def lookup(self, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
-        self._start_watching()
+        self._follower.start()
         if self._source.committed_elsewhere():
             self.invalidate()
         if self._watching.is_set():
@@ -230,7 +236,7 @@ class ReplicatedLookup:
 
     async def wait_loaded(self, environment: Environment) -> int:
         """Bring this environment's copy up to date now; returns its row count (tests, benchmarks, warm-up)."""
-        self._start_watching()
+        self._follower.start()
         await self._watching.wait()
         versions = await self._read_versions()
         snapshot = self._snapshots.get(environment)
@@ -241,11 +247,10 @@ class ReplicatedLookup:
         return len(self._snapshots.get(environment, ()))
 
     async def close(self) -> None:
-        tasks = [task for task in (self._watch_task, *self._loads.values()) if task is not None]
+        tasks = list(self._loads.values())
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)  # the listener and loads let go of their connections
-        self._watch_task = None
+        await asyncio.gather(self._follower.close(), *tasks, return_exceptions=True)  # connections let go
         self._snapshots.clear()
         await self._source.close()
 
@@ -276,11 +281,11 @@ class ReplicatedLookup:
         except Exception as exc:
             self._failed_at[environment] = time.monotonic()
             if is_database_unreachable(exc):
-                self._outage.failed(exc)
+                self._follower.outage.failed(exc)
             else:
                 log.exception("wtta.replica.load_failed", environment=environment.value)
         else:
-            self._outage.succeeded()
+            self._follower.outage.succeeded()
             self._failed_at.pop(environment, None)
             self._snapshots[environment] = snapshot
             WTTA_REPLICA_ROWS.labels(environment.value).set(len(snapshot))
@@ -295,30 +300,8 @@ class ReplicatedLookup:
         finally:
             del self._loads[environment]
 
-    def _start_watching(self) -> None:
-        if self._watch_task is None:
-            self._watch_task = asyncio.create_task(self._watch())
-
-    async def _watch(self) -> None:
-        """Listen for changes for as long as the process lives; a lost database is retried after longer and longer
-        waits and logged once (`DatabaseOutage`)."""
-        while True:
-            wait = self._retry_seconds
-            try:
-                await self._source.watch(self._changed)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                if is_database_unreachable(exc):
-                    wait = self._outage.failed(exc)
-                else:
-                    log.warning("wtta.replica.watch_lost", exc_info=True)
-            self._watching.clear()
-            await asyncio.sleep(wait)
-
     def _changed(self) -> None:
         """Called when listening starts and on every change."""
-        self._outage.succeeded()
         self._watching.set()
         self.invalidate()
 

@@ -123,17 +123,19 @@ async def test_a_change_committed_in_this_process_is_answered_at_once(
 
 
 class Announced:
-    """Wraps the replica's change callback: lets a test wait for a change announced by PostgreSQL."""
+    """Wraps the callback the replica's follower calls on a change: lets a test wait for a change announced by
+    PostgreSQL."""
 
     def __init__(self, replica: ReplicatedLookup) -> None:
         self.event = asyncio.Event()
-        original: Callable[[], None] = replica._changed
+        follower = replica._follower
+        original: Callable[[], None] = follower._on_heard
 
         def changed() -> None:
             original()
             self.event.set()
 
-        replica._changed = changed  # type: ignore[method-assign]
+        follower._on_heard = changed
 
     async def next(self) -> None:
         await asyncio.wait_for(self.event.wait(), timeout=30)
