@@ -1,6 +1,6 @@
 """Batch classification throughput: Dutch verdicts per second through `POST /v1/classify/zelfstandigenwet/batch`
 (1000 items per call, every verdict kept in the audit trail) for ONE API worker pinned to CPU 0, wrk on CPU 1 (the
-machinery of `harness.py` and `classify_ratio.py`). Target (issue figure): >= 5,000 verdicts/s per worker on
+machinery of `harness.py` and `classify_ratio.py`). Target: >= 5,000 verdicts/s per worker on
 SQLite and on PostgreSQL.
 
 The audit rows of the bench user are counted with the database's own client afterwards: they must equal the

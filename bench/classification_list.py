@@ -1,6 +1,6 @@
 """`GET /v1/classifications` at scale: one page of 100 out of 1,000,000 classifications of one account, on
 PostgreSQL, through the listing service (the query the endpoint runs), first page and deep pages (cursor), with and
-without a filter. Prints p50/p99 over the calls and the query plan. Target (issue figure): p99 <= 20 ms.
+without a filter. Prints p50/p99 over the calls and the query plan. Target: p99 <= 20 ms.
 
 The million rows are written with one `INSERT ... SELECT generate_series` (a real verdict body, copied), into a
 fresh database `compliance_bench_list`.

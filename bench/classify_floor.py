@@ -1,6 +1,6 @@
 """How far below `/v1/health` the Dutch classify endpoint must stay: the framework floor of a POST that does its work.
 
-Issue 3 asks for `rps(classify) / rps(health) >= 0.6`. This script measures, in one server process and run, the
+The target is `rps(classify) / rps(health) >= 0.6`. This script measures, in one server process and run, the
 real endpoint against two reductions of it that are added to the app for the run only:
 
 * `score`: the same route declaration and body validation, scoring, the verdict body and its serialisation; no

@@ -72,7 +72,8 @@ def post_script() -> str:
 def backend_env(name: str, workdir: Path) -> dict[str, str]:
     env = harness.base_env(workdir)  # SQLite under workdir/var, no Redis
     if name == "postgres":
-        # As in production (docs/deploy.md): the webhook worker is its own process, not a task of the API server.
+        # As in production (docs/operate/deploy.md): the webhook worker is its own process, not a task of the API
+        # server.
         env.update(DATABASE_URL=PG_URL, REDIS_URL=REDIS_URL, COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER="false")
     return env
 

@@ -3,8 +3,8 @@ of which changes verdict (EUR 37 an hour, every criterion favourable, classified
 threshold: `safe`; re-scored as of today under EUR 38: at least `risky`), so each writes a new verdict and an event.
 
 The classifications are made through the classify service (its group commit) in a fresh database
-`compliance_bench_rescore`; then one `rescore` runs in one transaction, as the CLI and the worker run it. Target
-(issue figure): 100,000 in at most 60 s.
+`compliance_bench_rescore`; then one `rescore` runs in one transaction, as the CLI and the worker run it. Target:
+100,000 in at most 60 s.
 
     .venv/bin/python bench/rescore.py [--count 100000] [--markdown FILE]
 """

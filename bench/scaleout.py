@@ -1,4 +1,4 @@
-"""Scale-out load test (issue 9, point 4): two API workers, one webhook worker, PostgreSQL and Redis.
+"""Scale-out load test: two API workers, one webhook worker, PostgreSQL and Redis.
 
 Setup: database `compliance_bench_scale` (created and migrated), Redis db 11 (flushed first, so every bucket starts
 full), `compliance-api serve --workers 2` and `compliance-api worker`; three production users at mixed tiers

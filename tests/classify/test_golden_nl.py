@@ -1,4 +1,4 @@
-"""Golden cases for the Dutch test: the worked cases of the NL brief (§5.1) and the edges of every rule."""
+"""Golden cases for the Dutch test: worked cases from the Dutch rules and the edges of every rule."""
 
 from __future__ import annotations
 

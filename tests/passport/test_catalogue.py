@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from compliance_api.passport.catalogue import Catalogue, is_valid, packaged_catalogue
 
 
-def test_packaged_catalogue_publishes_the_briefed_checks_with_weights_adding_up_to_100() -> None:
+def test_packaged_catalogue_publishes_the_five_checks_with_weights_adding_up_to_100() -> None:
     catalogue = packaged_catalogue()
     assert set(catalogue.check_ids) == {
         "kvk_registration",
