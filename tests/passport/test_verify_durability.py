@@ -21,6 +21,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import service
+from compliance_api.passport import views as passport_views
 from compliance_api.passport.models import PassportShareView
 from tests.conftest import SECRET
 from tests.factories import bearer, create_token, create_user
@@ -87,9 +88,10 @@ async def test_every_answered_verification_survives_a_kill(
     _, verifier_token = await create_token(sessionmaker, pepper, user=verifier)
     await give_passport(sessionmaker, freelancer.user)
     async with sessionmaker.begin() as session:
-        share = await service.create_share_for(
+        created = await service.create_share_for(
             session, freelancer.user, Environment.live, ttl_days=30, pepper=pepper, now=utcnow()
         )
+    share = passport_views.share_created(created, utcnow())
     port = free_port()
     server = serve(database_url, var_dir, port)
     try:
