@@ -15,9 +15,14 @@ from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
-from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict
+from compliance_api.classify.models import (
+    Classification,
+    ClassificationKind,
+    ClassificationVerdict,
+    RecordWithHistory,
+)
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
-from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.config import Settings
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
@@ -172,49 +177,20 @@ async def _own_record(
     return record
 
 
-async def _record_view(session: AsyncSession, record: Classification) -> ClassificationRecord:
-    history = list(
-        await session.scalars(
-            select(ClassificationVerdict)
-            .where(ClassificationVerdict.classification_id == record.id)
-            .order_by(ClassificationVerdict.created_at)
-        )
+async def _with_history(session: AsyncSession, record: Classification) -> RecordWithHistory:
+    history = await session.scalars(
+        select(ClassificationVerdict)
+        .where(ClassificationVerdict.classification_id == record.id)
+        .order_by(ClassificationVerdict.created_at)
     )
-    return ClassificationRecord.model_validate(
-        {
-            "id": record.id,
-            "kind": record.kind,
-            "created_at": record.created_at,
-            "language": record.language,
-            "reference": record.reference,
-            "metadata": record.client_metadata or {},
-            "monitor": record.monitor,
-            "verdict": history[-1].verdict if history else record.result["verdict"],
-            "history": [
-                {
-                    "id": later.id,
-                    "verdict": later.verdict,
-                    "previous_verdict": later.previous_verdict,
-                    "supersedes": later.supersedes_id,
-                    "as_of": later.as_of,
-                    "ruleset": later.result["ruleset"],
-                    "created_at": later.created_at,
-                    "result": later.result,
-                }
-                for later in history
-            ],
-            "ruleset": record.result["ruleset"],
-            "request": record.request,
-            "result": record.result,
-        }
-    )
+    return RecordWithHistory(record, list(history))
 
 
 async def get_classification(
     session: AsyncSession, caller: Actor, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
-) -> ClassificationRecord:
-    """The caller's own record with its current verdict and history; anything else is 404."""
-    return await _record_view(session, await _own_record(session, caller, classification_id, retention, now))
+) -> RecordWithHistory:
+    """The caller's own record with its history; anything else is 404."""
+    return await _with_history(session, await _own_record(session, caller, classification_id, retention, now))
 
 
 async def set_monitoring(
@@ -224,12 +200,12 @@ async def set_monitoring(
     monitor: bool,
     retention: Retention,
     now: dt.datetime,
-) -> ClassificationRecord:
+) -> RecordWithHistory:
     """Switch re-scoring on or off for the caller's own classification (the verdicts themselves never change)."""
     record = await _own_record(session, caller, classification_id, retention, now)
     record.monitor = monitor
     await session.flush()
-    return await _record_view(session, record)
+    return await _with_history(session, record)
 
 
 async def purge_expired(session: AsyncSession, retention: Retention, now: dt.datetime) -> dict[Environment, int]:
