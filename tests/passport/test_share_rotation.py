@@ -16,8 +16,11 @@ from compliance_api.passport import service, share_tokens, views
 from compliance_api.passport.models import PassportShare
 from compliance_api.passport.schemas import ShareCreated
 from tests.auth.rotation import NEW_SECRET, SECRET, serving
+from tests.conftest import commits
 from tests.factories import bearer, create_token
 from tests.passport.conftest import Account, give_passport
+
+pytestmark = commits  # each test starts an app or server of its own on the test database
 
 
 async def old_share(

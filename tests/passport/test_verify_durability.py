@@ -23,10 +23,12 @@ from compliance_api.kit.environment import Environment
 from compliance_api.passport import service
 from compliance_api.passport import views as passport_views
 from compliance_api.passport.models import PassportShareView
-from tests.conftest import SECRET
+from tests.conftest import SECRET, commits
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import Account, give_passport
 from tests.servers import _wait_until_live, free_port
+
+pytestmark = commits  # each test starts an app or server of its own on the test database
 
 REQUESTS = 400
 IN_FLIGHT = 32
