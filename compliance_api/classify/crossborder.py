@@ -1,4 +1,17 @@
-"""The FR, DE and BE tests: score a map of criteria against the country's ruleset (pure; no I/O)."""
+"""The FR, DE and BE tests: score a map of criteria against the country's ruleset (pure; no I/O).
+
+Each criterion is an indicator of employment: `true` met, `false` known not to be met, left out unanswered. The
+verdict follows the facts, in this order:
+
+1. `unsafe` when a decisive rule for employment holds (the ruleset's `decisive` rules, each with its source);
+2. `unsafe` when the weighing rules (`rules`: shares of the weighted indicators met, counts) say so;
+3. `safe` when a decisive rule for self-employment holds;
+4. otherwise `risky` when a weighing rule says so, else `safe`, but never `safe` while answering the unanswered
+   criteria could still lead to `unsafe`.
+
+Unanswered criteria count as not met and never make a verdict decisive; for a `risky` verdict the next questions
+say which answers would decide it.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +19,30 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from compliance_api.classify.decide import (
+    CompiledRule,
+    FactTable,
+    Memo,
+    NextQuestion,
+    WeightSum,
+    any_could_hold,
+    compile_rule,
+    conditions_of,
+    equals_bool,
+    holding,
+    next_questions,
+    one_answer_away,
+    rules_by_input,
+)
+from compliance_api.classify.dutch import Outcome
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
-from compliance_api.classify.ruleset import CrossBorderRule, CrossBorderRuleset, CrossBorderTariefgrens
-from compliance_api.classify.verdict import Verdict, guarded, worst
+from compliance_api.classify.ruleset import (
+    CrossBorderRule,
+    CrossBorderRuleset,
+    CrossBorderTariefgrens,
+    DecisiveRule,
+)
+from compliance_api.classify.verdict import Verdict, worst
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +57,9 @@ class CrossBorderAssessment:
     met: tuple[str, ...]
     not_provided: tuple[str, ...]
     fired: tuple[CrossBorderRule, ...]
+    decided_by: tuple[DecisiveRule, ...]
+    decided_facts: tuple[str, ...]
+    next_questions: tuple[NextQuestion, ...]
     advice: str
     language: Language
 
@@ -32,29 +69,153 @@ def unknown_criteria(ruleset: CrossBorderRuleset, names: Iterable[str]) -> list[
     return sorted(name for name in names if name not in allowed)
 
 
-def _fires(rule: CrossBorderRule, met: set[str], weight_met: int, weight_total: int) -> bool:
-    if not set(rule.all_of) <= met:
-        return False
-    if rule.at_least is not None and len(met.intersection(rule.of)) < rule.at_least:
-        return False
-    # Integer arithmetic: a share of exactly 50 % must count as 50 %, whatever the float rounding.
-    return rule.share_at_least_percent is None or weight_met * 100 >= rule.share_at_least_percent * weight_total
+@dataclass(frozen=True, slots=True)
+class _Weighing:
+    """A weighing rule as masks of the criteria met."""
+
+    rule: CrossBorderRule
+    all_mask: int
+    of_mask: int
 
 
-def _fired(ruleset: CrossBorderRuleset, met: set[str]) -> tuple[CrossBorderRule, ...]:
-    weights = {criterion.name: criterion.weight for criterion in ruleset.criteria}
-    weight_met, weight_total = sum(weights[name] for name in met), sum(weights.values())
-    return tuple(rule for rule in ruleset.rules if _fires(rule, met, weight_met, weight_total))
+class CrossBorderTest:
+    """One country's ruleset compiled to facts: built once, used for every verdict."""
+
+    def __init__(self, ruleset: CrossBorderRuleset) -> None:
+        self.ruleset = ruleset
+        self.kinds = dict.fromkeys(ruleset.criterion_names, "boolean")
+        met = [equals_bool(name, True) for name in ruleset.criterion_names]
+        self.table = FactTable(met + conditions_of(ruleset.decisive, self.kinds), self.kinds)
+        self.met_bits = {
+            name: self.table.bit(condition) for name, condition in zip(ruleset.criterion_names, met, strict=True)
+        }
+        self.all_met = sum(self.met_bits.values())
+        self.weight_met = WeightSum((self.met_bits[c.name], c.weight) for c in ruleset.criteria)
+        self.total_weight = sum(criterion.weight for criterion in ruleset.criteria)
+        self.weight = {criterion.name: criterion.weight for criterion in ruleset.criteria}
+        self.weighing = [
+            _Weighing(
+                rule,
+                sum(self.met_bits[name] for name in rule.all_of),
+                sum(self.met_bits[name] for name in rule.of),
+            )
+            for rule in ruleset.rules
+        ]
+        rules = [compile_rule(rule, self.table, self.kinds) for rule in ruleset.decisive]
+        self.rules = rules
+        self.touching = rules_by_input(self.table, rules)
+        self.unsafe_rules = [rule for rule in rules if rule.verdict is Verdict.unsafe]
+        self.safe_rules = [rule for rule in rules if rule.verdict is Verdict.safe]
+        self._decided = Memo()
+        self._outcomes = Memo()
+
+    def fired(self, true: int) -> tuple[CrossBorderRule, ...]:
+        """The weighing rules that fire on the criteria met."""
+        weight_met = self.weight_met(true)
+        return tuple(
+            entry.rule
+            for entry in self.weighing
+            if true & entry.all_mask == entry.all_mask
+            and (entry.rule.at_least is None or (true & entry.of_mask).bit_count() >= entry.rule.at_least)
+            # Integer arithmetic: a share of exactly 50 % must count as 50 %, whatever the float rounding.
+            and (
+                entry.rule.share_at_least_percent is None
+                or weight_met * 100 >= entry.rule.share_at_least_percent * self.total_weight
+            )
+        )
+
+    def could_be_unsafe(self, true: int, false: int) -> bool:
+        """Whether some answers to the unanswered criteria would give `unsafe`."""
+        unknown_met = self.all_met & ~(true | false)
+        weighed = worst(Verdict.safe, *(rule.verdict for rule in self.fired(true | unknown_met)))
+        return weighed is Verdict.unsafe or any_could_hold(self.unsafe_rules, true, false)
+
+    def verdict(self, true: int, false: int) -> Verdict:
+        return self.decide(true, false)[0]
+
+    def decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered)."""
+        key = (true, false)
+        found = self._decided.get(key)
+        if found is None:
+            found = self._decide(true, false)
+            self._decided.remember(key, found)
+        return found  # type: ignore[return-value]
+
+    def _decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        safe = tuple(holding(self.safe_rules, true))
+        unsafe = tuple(holding(self.unsafe_rules, true))
+        if unsafe and safe:  # a presumption its rebuttal answers does not decide
+            safe_ids = {rule.id for rule in safe}
+            unsafe = tuple(rule for rule in unsafe if not rule.rebutted_by & safe_ids)
+        if unsafe:
+            return Verdict.unsafe, unsafe
+        weighed = worst(Verdict.safe, *(rule.verdict for rule in self.fired(true)))
+        if safe:
+            # The facts the law treats as enough for self-employment hold. Indicators weighing as much as `unsafe`,
+            # or a rule for employment one answer away, stand against them: then it is risky.
+            if weighed is Verdict.unsafe or one_answer_away(self.unsafe_rules, safe, true, false):
+                return Verdict.risky, ()
+            return Verdict.safe, safe
+        if weighed is Verdict.unsafe:
+            return Verdict.unsafe, ()
+        if weighed is Verdict.risky:
+            return Verdict.risky, ()
+        if self.could_be_unsafe(true, false):
+            return self.ruleset.unanswered_floor, ()
+        return Verdict.safe, ()
+
+    def outcome(self, true: int, false: int) -> Outcome:
+        """Everything the facts decide (remembered): the verdict and its rules, its bounds, the next questions."""
+        key = (true, false)
+        found = self._outcomes.get(key)
+        if found is None:
+            verdict, rules = self.decide(true, false)
+            order = self.ruleset.criterion_names
+            questions = (
+                tuple(
+                    next_questions(
+                        self.table, self.verdict, true, false, verdict, order, self.rules, self.touching, self.weight
+                    )
+                )
+                if verdict is Verdict.risky
+                else ()
+            )
+            found = Outcome(
+                verdict,
+                rules,
+                self.verdict(*self.answered_all(true, false, met=False)),
+                self.verdict(*self.answered_all(true, false, met=True)),
+                questions,
+            )
+            self._outcomes.remember(key, found)
+        return found  # type: ignore[return-value]
+
+    def answered_all(self, true: int, false: int, *, met: bool) -> tuple[int, int]:
+        """The facts were every unanswered criterion met (or not met)."""
+        for name, bits in self.table.inputs.items():
+            if not bits & (true | false):
+                add_true, add_false = self.table.answered_as(name, met)
+                true, false = true | add_true, false | add_false
+        return true, false
 
 
-def _rules_verdict(fired: tuple[CrossBorderRule, ...]) -> Verdict:
-    return worst(Verdict.safe, *(rule.verdict for rule in fired))
+_TESTS: dict[int, CrossBorderTest] = {}
+
+
+def cross_border_test(ruleset: CrossBorderRuleset) -> CrossBorderTest:
+    """The compiled test of a ruleset, built once per ruleset object (keyed by identity: the rulesets are frozen, and
+    hashing them would cost as much as a verdict; the test holds its ruleset, so the id is not reused)."""
+    test = _TESTS.get(id(ruleset))
+    if test is None or test.ruleset is not ruleset:
+        test = _TESTS[id(ruleset)] = CrossBorderTest(ruleset)
+    return test
 
 
 def _advice(
     ruleset: CrossBorderRuleset,
     verdict: Verdict,
-    fired: tuple[CrossBorderRule, ...],
+    reasons: list[str],
     met: tuple[str, ...],
     not_provided: tuple[str, ...],
     bounds: tuple[Verdict, Verdict],
@@ -62,9 +223,7 @@ def _advice(
 ) -> str:
     texts = ruleset.texts
     sentences = [ruleset.advice[verdict][language]]
-    sentences += [
-        texts.rule_applied[language].format(reason=rule.reason[language]) for rule in fired if rule.verdict is verdict
-    ]
+    sentences += [texts.rule_applied[language].format(reason=reason) for reason in reasons]
     sentences += [criterion.advice[language] for criterion in ruleset.criteria if criterion.name in met]
     if not_provided:
         sentences.append(texts.unanswered[language].format(fields=", ".join(not_provided)))
@@ -79,27 +238,35 @@ def assess_criteria(
     as_of: dt.date,
     language: Language = DEFAULT_LANGUAGE,
 ) -> CrossBorderAssessment:
-    """Score the criteria, advising in `language`; names must be the ruleset's (see `unknown_criteria`), missing
-    ones count as not met, but the verdict is never safe while meeting them could make it unsafe (`guarded`, as the
-    Dutch test)."""
-    met = tuple(name for name in ruleset.criterion_names if criteria.get(name) is True)
+    """Score the criteria, advising in `language`; names must be the ruleset's (see `unknown_criteria`)."""
+    test = cross_border_test(ruleset)
+    true, false = test.table.known(criteria)
+    met = tuple(name for name in ruleset.criterion_names if test.met_bits[name] & true)
     not_provided = tuple(name for name in ruleset.criterion_names if name not in criteria)
-    weights = {criterion.name: criterion.weight for criterion in ruleset.criteria}
-    fired = _fired(ruleset, set(met))
-    scored = _rules_verdict(fired)
-    worst_case = _rules_verdict(_fired(ruleset, set(met + not_provided))) if not_provided else scored
-    verdict = guarded(scored, worst_case, ruleset.unanswered_floor)
+    outcome = test.outcome(true, false)
+    verdict, held = outcome.verdict, outcome.rules
+    fired = test.fired(true)
+    bounds = (outcome.best_case, outcome.worst_case)
+    reasons = [rule.source.reason[language] for rule in held] + [
+        rule.reason[language] for rule in fired if rule.verdict is verdict
+    ]
+    facts = 0
+    for rule in held:
+        facts |= rule.facts_of(true)
     return CrossBorderAssessment(
         ruleset=ruleset,
         verdict=verdict,
-        best_case=scored,
-        worst_case=worst_case,
-        score=sum(weights[name] for name in met) * 100 // sum(weights.values()),
+        best_case=bounds[0],
+        worst_case=bounds[1],
+        score=test.weight_met(true) * 100 // test.total_weight,
         as_of=as_of,
         tariefgrens=ruleset.tariefgrens_on(as_of),
         met=met,
         not_provided=not_provided,
         fired=fired,
-        advice=_advice(ruleset, verdict, fired, met, not_provided, (scored, worst_case), language),
+        decided_by=tuple(rule.source for rule in held),
+        decided_facts=tuple(name for name, bits in test.table.inputs.items() if bits & facts),
+        next_questions=outcome.next_questions,
+        advice=_advice(ruleset, verdict, reasons, met, not_provided, bounds, language),
         language=language,
     )

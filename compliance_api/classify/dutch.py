@@ -1,4 +1,17 @@
-"""The Dutch 5+4 test: score an engagement against the `nl-zw` ruleset (pure; no I/O)."""
+"""The Dutch test: score an engagement against the `nl-zw` ruleset (pure; no I/O).
+
+The verdict follows the facts, in this order:
+
+1. `unsafe` when a decisive rule for employment holds (the ruleset's `decisive` rules, each with its source);
+2. `unsafe` when the employment indicators hit weigh at least `unsafe_at_score` (or `unsafe_at_score_with_presumption`
+   with the rate at or below the tariefgrens);
+3. `safe` when a decisive rule for self-employment holds and the rate does not trigger the presumption;
+4. otherwise `risky` when the indicators hit weigh at least `risky_at_score` or the presumption applies, else `safe`,
+   but never `safe` while answering the unanswered inputs could still lead to `unsafe`.
+
+Unanswered inputs count as not hit and never make a verdict decisive; for a `risky` verdict the next questions say
+which answers would decide it.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +20,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
+from compliance_api.classify.decide import (
+    STEPS,
+    CompiledRule,
+    Condition,
+    FactTable,
+    Memo,
+    NextQuestion,
+    WeightSum,
+    any_could_hold,
+    at_least,
+    at_most,
+    compile_rule,
+    conditions_of,
+    equals_bool,
+    equals_number,
+    holding,
+    next_questions,
+    one_answer_away,
+    rules_by_input,
+)
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language, decimal
-from compliance_api.classify.ruleset import DutchCriterion, DutchRuleset, DutchTariefgrens
-from compliance_api.classify.verdict import Verdict, guarded, worst
+from compliance_api.classify.ruleset import DecisiveRule, DutchCriterion, DutchRuleset, DutchTariefgrens
+from compliance_api.classify.verdict import Verdict
 
 EngagementValue = bool | int | float | None
 
@@ -19,6 +52,14 @@ class DutchCriterionResult:
     criterion: DutchCriterion
     answered: bool
     hit: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """Why a verdict is decisive: the rules that held (none: the weighing of the indicators decided)."""
+
+    rules: tuple[DecisiveRule, ...]
+    facts: tuple[str, ...]  # the inputs whose answers decided it
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +74,8 @@ class DutchAssessment:
     results: tuple[DutchCriterionResult, ...]
     advice: str
     language: Language
+    decided: Decided | None
+    next_questions: tuple[NextQuestion, ...]
 
     @property
     def ratio(self) -> float:
@@ -47,65 +90,218 @@ class DutchAssessment:
         return [result.criterion.input for result in self.results if not result.answered]
 
 
-def _is_hit(criterion: DutchCriterion, value: EngagementValue, tariefgrens: DutchTariefgrens | None) -> bool:
+def _criterion_fact(criterion: DutchCriterion, tariefgrens: DutchTariefgrens | None) -> Condition | None:
+    """The fact that hits the criterion; None for the rate criterion on a day without a threshold."""
     condition = criterion.hit_when
     match condition.op:
         case "is_false":
-            return value is False
+            return equals_bool(criterion.input, False)
+        case "is_true":
+            return equals_bool(criterion.input, True)
         case "equals":
-            return value == condition.value
+            return equals_number(criterion.input, condition.value)
         case "at_least":
-            return isinstance(value, int) and value >= condition.value
+            return at_least(criterion.input, Decimal(condition.value))
         case "at_most_tariefgrens":
-            # Decimal(str(x)) compares the rate as written (38.0 is exactly EUR 38.00), not its binary float.
-            return (
-                tariefgrens is not None
-                and isinstance(value, int | float)
-                and (Decimal(str(value)) <= tariefgrens.amount_eur)
-            )
+            return None if tariefgrens is None else at_most(criterion.input, tariefgrens.amount_eur, STEPS["number"])
     raise AssertionError(condition)
 
 
-def _scored_verdict(ruleset: DutchRuleset, score: int, presumption: bool) -> Verdict:
-    rules = ruleset.scoring
-    verdicts = [Verdict.safe]
-    if score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption):
-        verdicts.append(Verdict.unsafe)
-    if score >= rules.risky_at_score:
-        verdicts.append(Verdict.risky)
-    if presumption:
-        verdicts.append(rules.presumption_floor)
-    return worst(*verdicts)
+def _hit_answers(
+    criterion: DutchCriterion, tariefgrens: DutchTariefgrens | None
+) -> tuple[bool | int | float, bool | int | float]:
+    """An answer that hits the criterion, and one that does not."""
+    condition = criterion.hit_when
+    match condition.op:
+        case "is_false":
+            return False, True
+        case "is_true":
+            return True, False
+        case "equals":
+            return condition.value, condition.value + 1
+        case "at_least":
+            return condition.value, max(condition.value - 1, 0)
+        case "at_most_tariefgrens":
+            amount = float(tariefgrens.amount_eur) if tariefgrens is not None else 0.0
+            return amount, amount + 0.01
+    raise AssertionError(condition)
 
 
-def _bounds(
-    ruleset: DutchRuleset, results: tuple[DutchCriterionResult, ...], tariefgrens_known: bool
-) -> tuple[Verdict, Verdict]:
-    """The verdict with every unanswered criterion counted as not hit (the scored one), and as hit (the worst case)."""
-    score = sum(result.criterion.weight for result in results if result.hit)
-    presumption = any(result.hit and result.criterion.presumption for result in results)
-    # Without a threshold on that date the rate criterion cannot be hit, answered or not.
-    could_hit = [
-        result.criterion
-        for result in results
-        if not result.answered and (tariefgrens_known or not result.criterion.presumption)
-    ]
-    worst_case = _scored_verdict(
-        ruleset,
-        score + sum(criterion.weight for criterion in could_hit),
-        presumption or any(criterion.presumption for criterion in could_hit),
-    )
-    return _scored_verdict(ruleset, score, presumption), worst_case
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    verdict: Verdict
+    rules: tuple[CompiledRule, ...]
+    best_case: Verdict  # every unanswered input answered the way that does not hit its criterion
+    worst_case: Verdict  # ... and the way that hits it
+    next_questions: tuple[NextQuestion, ...]
+
+
+class DutchTest:
+    """One ruleset with one tariefgrens entry (or none), compiled to facts: built once, used for every verdict."""
+
+    def __init__(self, ruleset: DutchRuleset, tariefgrens: DutchTariefgrens | None) -> None:
+        self.ruleset = ruleset
+        self.tariefgrens = tariefgrens
+        self.scoring = ruleset.scoring
+        self.kinds = {question.input: question.kind for question in ruleset.questions}
+        self.order = [question.input for question in ruleset.questions]
+        criterion_facts = [(criterion, _criterion_fact(criterion, tariefgrens)) for criterion in ruleset.criteria]
+        self.table = FactTable(
+            [fact for _, fact in criterion_facts if fact is not None] + conditions_of(ruleset.decisive, self.kinds),
+            self.kinds,
+        )
+        self.criteria = [
+            (criterion, 0 if fact is None else self.table.bit(fact), criterion.weight)
+            for criterion, fact in criterion_facts
+        ]
+        self.score = WeightSum((bit, weight) for _, bit, weight in self.criteria)
+        self.weight = {criterion.input: criterion.weight for criterion in ruleset.criteria}
+        self.presumption_bit = sum(bit for criterion, bit, _ in self.criteria if criterion.presumption)
+        rules = [compile_rule(rule, self.table, self.kinds) for rule in ruleset.decisive]
+        self.rules = rules
+        self.touching = rules_by_input(self.table, rules)
+        self.unsafe_rules = [rule for rule in rules if rule.verdict is Verdict.unsafe]
+        self.safe_rules = [rule for rule in rules if rule.verdict is Verdict.safe]
+        # Each input answered the way that hits its criterion, and the way that does not: the verdict's bounds.
+        self.hit_bits = {}
+        for criterion in ruleset.criteria:
+            if criterion.input in self.table.inputs:
+                hit, miss = _hit_answers(criterion, tariefgrens)
+                self.hit_bits[criterion.input] = (
+                    self.table.answered_as(criterion.input, hit),
+                    self.table.answered_as(criterion.input, miss),
+                )
+        self._decided = Memo()
+        self._outcomes = Memo()
+        self._answers = Memo()
+
+    def _weighs_unsafe(self, score: int, presumption: bool) -> bool:
+        rules = self.scoring
+        return score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption)
+
+    def could_be_unsafe(self, true: int, false: int) -> bool:
+        """Whether some answers to the unanswered inputs would give `unsafe`."""
+        worst = self.score(true | (self.score.mask & ~(true | false)))
+        presumption = bool(self.presumption_bit and not self.presumption_bit & false)
+        return self._weighs_unsafe(worst, presumption) or any_could_hold(self.unsafe_rules, true, false)
+
+    def verdict(self, true: int, false: int) -> Verdict:
+        return self.decide(true, false)[0]
+
+    def decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered)."""
+        key = (true, false)
+        found = self._decided.get(key)
+        if found is None:
+            found = self._decide(true, false)
+            self._decided.remember(key, found)
+        return found  # type: ignore[return-value]
+
+    def _decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        safe = tuple(holding(self.safe_rules, true))
+        unsafe = tuple(holding(self.unsafe_rules, true))
+        if unsafe and safe:  # a presumption its rebuttal answers does not decide
+            safe_ids = {rule.id for rule in safe}
+            unsafe = tuple(rule for rule in unsafe if not rule.rebutted_by & safe_ids)
+        if unsafe:
+            return Verdict.unsafe, unsafe
+        score, presumption = self.score(true), bool(true & self.presumption_bit)
+        weighs_unsafe = self._weighs_unsafe(score, presumption)
+        if safe:
+            # The facts the law treats as enough for self-employment hold. The rate presumption, indicators weighing
+            # as much as `unsafe`, or a rule for employment one answer away stand against them: then it is risky.
+            if presumption or weighs_unsafe or one_answer_away(self.unsafe_rules, safe, true, false):
+                return self.scoring.presumption_floor, ()
+            return Verdict.safe, safe
+        if weighs_unsafe:
+            return Verdict.unsafe, ()
+        if score >= self.scoring.risky_at_score or presumption:
+            return Verdict.risky, ()
+        if self.could_be_unsafe(true, false):
+            return self.scoring.unanswered_floor, ()
+        return Verdict.safe, ()
+
+    def answered_all(self, true: int, false: int, *, hit: bool) -> tuple[int, int]:
+        """The facts were every unanswered input answered the way that hits its criterion (or the way that does not)."""
+        known = true | false
+        for name, answers in self.hit_bits.items():
+            if not self.table.inputs[name] & known:
+                add_true, add_false = answers[0 if hit else 1]
+                true, false = true | add_true, false | add_false
+        return true, false
+
+    def read(self, engagement: Mapping[str, EngagementValue]) -> tuple[int, int, tuple[DutchCriterionResult, ...]]:
+        """The facts the answers make true and false, and each criterion's result (remembered per answers; the
+        request schema fixes each field's type, so equal answers are equal values)."""
+        values = tuple(engagement.get(criterion.input) for criterion, _, _ in self.criteria)
+        found = self._answers.get(values)
+        if found is None:
+            true, false = self.table.known(engagement)
+            results = tuple(
+                DutchCriterionResult(criterion=criterion, answered=value is not None, hit=bool(bit & true))
+                for (criterion, bit, _), value in zip(self.criteria, values, strict=True)
+            )
+            found = (true, false, results)
+            self._answers.remember(values, found)
+        return found  # type: ignore[return-value]
+
+    def outcome(self, true: int, false: int) -> Outcome:
+        """Everything the facts decide (remembered): the verdict and its rules, its bounds, the next questions."""
+        key = (true, false)
+        found = self._outcomes.get(key)
+        if found is None:
+            verdict, rules = self.decide(true, false)
+            questions = (
+                tuple(
+                    next_questions(
+                        self.table,
+                        self.verdict,
+                        true,
+                        false,
+                        verdict,
+                        self.order,
+                        self.rules,
+                        self.touching,
+                        self.weight,
+                    )
+                )
+                if verdict is Verdict.risky
+                else ()
+            )
+            found = Outcome(
+                verdict,
+                rules,
+                self.verdict(*self.answered_all(true, false, hit=False)),
+                self.verdict(*self.answered_all(true, false, hit=True)),
+                questions,
+            )
+            self._outcomes.remember(key, found)
+        return found  # type: ignore[return-value]
+
+
+_TESTS: dict[tuple[int, int], DutchTest] = {}
+
+
+def dutch_test(ruleset: DutchRuleset, as_of: dt.date) -> DutchTest:
+    """The compiled test for the rules in force on `as_of`, built once per ruleset and threshold entry (keyed by
+    identity: the rulesets are frozen, and hashing them would cost as much as a verdict; the test holds both objects,
+    so their ids are not reused)."""
+    tariefgrens = ruleset.tariefgrens_on(as_of)
+    key = (id(ruleset), id(tariefgrens))
+    test = _TESTS.get(key)
+    if test is None or test.ruleset is not ruleset or test.tariefgrens is not tariefgrens:
+        test = _TESTS[key] = DutchTest(ruleset, tariefgrens)
+    return test
 
 
 def _advice(
-    ruleset: DutchRuleset,
+    test: DutchTest,
     assessment_parts: tuple[DutchCriterionResult, ...],
     as_of: dt.date,
-    tariefgrens: DutchTariefgrens | None,
     bounds: tuple[Verdict, Verdict],
     language: Language,
 ) -> str:
+    ruleset, tariefgrens = test.ruleset, test.tariefgrens
     texts = ruleset.texts
     sentences = [result.criterion.advice[language] for result in assessment_parts if result.hit]
     if tariefgrens is None:
@@ -128,6 +324,22 @@ def _advice(
     return " ".join(sentences)
 
 
+def _decided(
+    test: DutchTest, verdict: Verdict, rules: tuple[CompiledRule, ...], true: int, false: int
+) -> Decided | None:
+    if verdict is Verdict.risky:
+        return None
+    if rules:
+        facts = 0
+        for rule in rules:
+            facts |= rule.facts_of(true)
+        inputs = tuple(name for name, bits in test.table.inputs.items() if bits & facts)
+        return Decided(tuple(rule.source for rule in rules), inputs)
+    weighed = true if verdict is Verdict.unsafe else true | false
+    inputs = tuple(criterion.input for criterion, bit, _ in test.criteria if bit & weighed)
+    return Decided((), inputs)
+
+
 def assess_engagement(
     ruleset: DutchRuleset,
     engagement: Mapping[str, EngagementValue],
@@ -136,25 +348,21 @@ def assess_engagement(
 ) -> DutchAssessment:
     """Score the engagement, advising in `language`; a field that is missing (or null) is unanswered and counts as
     not hit."""
-    tariefgrens = ruleset.tariefgrens_on(as_of)
-    results = tuple(
-        DutchCriterionResult(
-            criterion=criterion,
-            answered=engagement.get(criterion.input) is not None,
-            hit=_is_hit(criterion, engagement.get(criterion.input), tariefgrens),
-        )
-        for criterion in ruleset.criteria
-    )
-    scored, worst_case = _bounds(ruleset, results, tariefgrens is not None)
+    test = dutch_test(ruleset, as_of)
+    true, false, results = test.read(engagement)
+    outcome = test.outcome(true, false)
+    verdict, rules, best_case, worst_case = outcome.verdict, outcome.rules, outcome.best_case, outcome.worst_case
     return DutchAssessment(
-        verdict=guarded(scored, worst_case, ruleset.scoring.unanswered_floor),
-        best_case=scored,
+        verdict=verdict,
+        best_case=best_case,
         worst_case=worst_case,
-        score=sum(result.criterion.weight for result in results if result.hit),
+        score=test.score(true),
         as_of=as_of,
-        tariefgrens=tariefgrens,
-        presumption_of_employment=any(result.hit and result.criterion.presumption for result in results),
+        tariefgrens=test.tariefgrens,
+        presumption_of_employment=bool(true & test.presumption_bit),
         results=results,
-        advice=_advice(ruleset, results, as_of, tariefgrens, (scored, worst_case), language),
+        advice=_advice(test, results, as_of, (best_case, worst_case), language),
         language=language,
+        decided=_decided(test, verdict, rules, true, false),
+        next_questions=outcome.next_questions,
     )

@@ -16,6 +16,7 @@ from compliance_api.auth.gateway import POLICY_HEADERS, rate_limit_headers
 from compliance_api.classify import batch, examples, listing, service, views
 from compliance_api.classify.language import DEFAULT_LANGUAGE, VARY, Language, negotiate
 from compliance_api.classify.models import ClassificationKind
+from compliance_api.classify.questions import Test, questionnaire
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import (
     BatchRequest,
@@ -26,6 +27,7 @@ from compliance_api.classify.schemas import (
     CrossBorderBatchResult,
     CrossBorderRequest,
     CrossBorderVerdict,
+    QuestionCatalogue,
     ZelfstandigenwetBatchResult,
     ZelfstandigenwetRequest,
     ZWVerdict,
@@ -234,6 +236,28 @@ async def cross_border_criteria(
     language = _language_of(request)
     _in_language(response, language)
     return views.criteria_catalogue(_rulesets(request).cross_border[country], language)
+
+
+@router.get(
+    "/classify/questions",
+    summary="The questions of a test, and the facts that decide it",
+    operation_id="classify-questions",
+    response_model=QuestionCatalogue,
+    openapi_extra={**examples.QUESTIONS, "parameters": [examples.ACCEPT_LANGUAGE_PARAMETER]},
+)
+async def questions(
+    test: Annotated[
+        Test, Query(description="NL (the Dutch test), or FR, DE or BE (a cross-border test).", examples=["NL"])
+    ],
+    request: Request,
+    response: Response,
+) -> QuestionCatalogue:
+    """Every input of the test as a question to answer (yes or no, or a number), with a plain-language explanation
+    and its legal source, in the ruleset's order; and the decisive rules: the facts that are enough for `unsafe` or
+    `safe`. Questions and reasons in the language negotiated from `Accept-Language`."""
+    language = _language_of(request)
+    _in_language(response, language)
+    return views.question_catalogue(questionnaire(_rulesets(request), test, language), language)
 
 
 @router.get(

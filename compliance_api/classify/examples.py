@@ -13,6 +13,7 @@ from compliance_api.classify import batch, views
 from compliance_api.classify.crossborder import assess_criteria
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.language import Language
+from compliance_api.classify.questions import Test, questionnaire
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.verdict import Country
@@ -101,9 +102,7 @@ def _update_operation(request: dict[str, Any], response: dict[str, Any], summary
     }
 
 
-def _examples() -> tuple[
-    dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]
-]:
+def _examples() -> tuple[dict[str, Any], ...]:
     rulesets = packaged_rulesets()
     dutch_request = {
         "engagement": _ENGAGEMENT,
@@ -119,6 +118,7 @@ def _examples() -> tuple[
         language: views.dutch_verdict(
             assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF, language),
             rulesets.dutch,
+            rulesets.phrases,
             id=_ID,
             created_at=_CREATED_AT,
             tracked=dutch_tracked,
@@ -128,6 +128,7 @@ def _examples() -> tuple[
     cross_border_verdicts = {
         language: views.cross_border_verdict(
             assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF, language),
+            rulesets.phrases,
             id=_ID,
             created_at=_CREATED_AT,
             tracked=cross_border_tracked,
@@ -136,6 +137,10 @@ def _examples() -> tuple[
     }
     catalogues = {
         language: views.criteria_catalogue(rulesets.cross_border[Country.BE], language).model_dump(mode="json")
+        for language in Language
+    }
+    question_catalogues = {
+        language: views.question_catalogue(questionnaire(rulesets, Test.NL, language), language).model_dump(mode="json")
         for language in Language
     }
     dutch = dutch_verdicts[Language.nl]
@@ -157,7 +162,7 @@ def _examples() -> tuple[
         _operation(
             dutch_request,
             dutch_verdicts,
-            "A single-client IT contractor at EUR 95/h, full time for a year",
+            "A single-client IT contractor at EUR 95/h, full time for a year: risky, with the questions that decide it",
         ),
         _operation(
             cross_border_request,
@@ -165,6 +170,7 @@ def _examples() -> tuple[
             "Orders, control and sanction (Société Générale triad)",
         ),
         {"responses": _localised(catalogues, "The Belgian criteria")},
+        {"responses": _localised(question_catalogues, "The questions of the Dutch test")},
         _get_operation(record),
         _update_operation({"monitor": False}, {**record, "monitor": False}, "Stop re-scoring this classification"),
         _get_operation(
@@ -190,7 +196,15 @@ def _examples() -> tuple[
     )
 
 
-ZELFSTANDIGENWET, CROSS_BORDER, CRITERIA, CLASSIFICATION, CLASSIFICATION_UPDATE, CLASSIFICATION_LIST = _examples()
+(
+    ZELFSTANDIGENWET,
+    CROSS_BORDER,
+    CRITERIA,
+    QUESTIONS,
+    CLASSIFICATION,
+    CLASSIFICATION_UPDATE,
+    CLASSIFICATION_LIST,
+) = _examples()
 
 
 def _batch_of(single: dict[str, Any], bad_item: dict[str, Any], model: type[BaseModel], summary: str) -> dict[str, Any]:

@@ -95,11 +95,14 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
     if record.kind is ClassificationKind.zelfstandigenwet:
         dutch = ZelfstandigenwetRequest.model_validate_json(raw)
         assessment = assess_engagement(rulesets.dutch, dutch.engagement.model_dump(), as_of, language)
-        return views.dutch_verdict(assessment, rulesets.dutch, id=record.id, created_at=now, tracked=dutch)
+        return views.dutch_verdict(
+            assessment, rulesets.dutch, rulesets.phrases, id=record.id, created_at=now, tracked=dutch
+        )
     cross_border = CrossBorderRequest.model_validate_json(raw)
     ruleset = rulesets.cross_border[cross_border.country]
     return views.cross_border_verdict(
         assess_criteria(ruleset, cross_border.criteria, as_of, language),
+        rulesets.phrases,
         id=record.id,
         created_at=now,
         tracked=cross_border,
@@ -143,7 +146,9 @@ def _criteria(verdict: dict[str, Any]) -> dict[str, bool]:
 
 
 def _rules(verdict: dict[str, Any]) -> set[str]:
-    return {rule["reason"] for rule in verdict.get("rules_applied", [])}
+    """The reasons of the rules that applied: the weighing rules, and the decisive rules that decided."""
+    decisive = [rule for rule in verdict.get("decided_by", []) if rule["rule"] != "weighing"]
+    return {rule["reason"] for rule in [*verdict.get("rules_applied", []), *decisive]}
 
 
 class Scorable(Protocol):

@@ -21,6 +21,7 @@ from compliance_api.classify.verdict import Country, Verdict
 
 RULESET_PACKAGE = "compliance_api.classify"
 DUTCH_FILE = "nl-zw.json"
+PHRASES_FILE = "phrases.json"
 CROSS_BORDER_FILES = {
     Country.FR: "fr-subordination.json",
     Country.DE: "de-scheinselbstaendigkeit.json",
@@ -36,10 +37,20 @@ ENGAGEMENT_FIELDS = (
     "sets_own_hours",
     "can_delegate",
     "profit_risk",
+    "works_under_instructions",
+    "client_supervises_work",
+    "embedded_in_organisation",
+    "structural_work",
+    "same_work_as_employees",
+    "terms_set_by_client",
+    "acts_as_entrepreneur",
 )
+"""The Dutch engagement's inputs: the nine of the original contract, then the circumstances Deliveroo weighs that
+those nine cannot express (added in ruleset version 2026-11-26)."""
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{1,62}$")]
 Text = Annotated[str, Field(min_length=1, max_length=2000)]
+Note = Annotated[str, Field(min_length=1, max_length=6000)]
 LegalStatus = Literal["consultation_draft", "draft_bill", "bill", "adopted_not_in_force", "in_force"]
 
 
@@ -90,12 +101,16 @@ class RulesetHeader(_Strict):
     version: dt.date
     valid_from: dt.date
     law: Text
-    source_note: Text
+    source_note: Note
     sources: Annotated[tuple[Source, ...], Field(min_length=1)]
 
 
 class HitWhenFalse(_Strict):
     op: Literal["is_false"]
+
+
+class HitWhenTrue(_Strict):
+    op: Literal["is_true"]
 
 
 class HitWhenEquals(_Strict):
@@ -112,7 +127,88 @@ class HitWhenAtMostTariefgrens(_Strict):
     op: Literal["at_most_tariefgrens"]
 
 
-HitWhen = Annotated[HitWhenFalse | HitWhenEquals | HitWhenAtLeast | HitWhenAtMostTariefgrens, Field(discriminator="op")]
+HitWhen = Annotated[
+    HitWhenFalse | HitWhenTrue | HitWhenEquals | HitWhenAtLeast | HitWhenAtMostTariefgrens, Field(discriminator="op")
+]
+
+
+InputKind = Literal["boolean", "integer", "number"]
+
+
+class Fact(_Strict):
+    """One condition on one input, as a decisive rule states it: `is` for a yes/no input, `at_least` or `at_most` for
+    a number."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    input: Identifier
+    is_: bool | None = Field(default=None, alias="is")
+    at_least: Annotated[Decimal, Field(ge=0)] | None = None
+    at_most: Annotated[Decimal, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _one_test(self) -> Fact:
+        if [self.is_, self.at_least, self.at_most].count(None) != 2:
+            raise ValueError("a fact has exactly one of is, at_least, at_most")
+        return self
+
+
+class DecisiveRule(_Strict):
+    """Facts the law treats as enough for a verdict: it holds when all of `all_of` are true, at least one of `any_of`
+    (if any) is true, at least `at_least` of `of` (if given) are true, and none of `unless` is true; an unknown
+    `unless` fact does not stop it."""
+
+    id: Identifier
+    verdict: Verdict
+    all_of: tuple[Fact, ...] = ()
+    any_of: tuple[Fact, ...] = ()
+    at_least: Annotated[int, Field(ge=1)] | None = None
+    of: tuple[Fact, ...] = ()
+    unless: tuple[Fact, ...] = ()
+    rebutted_by: tuple[Identifier, ...] = Field(
+        default=(),
+        description="The safe rules that rebut this one (a presumption): while one of them holds, it does not decide.",
+    )
+    reason: Translated
+    basis: Text
+    source_url: HttpUrl
+
+    @model_validator(mode="after")
+    def _decides(self) -> DecisiveRule:
+        if self.verdict is Verdict.risky:
+            raise ValueError("a decisive rule decides: safe or unsafe")
+        if not (self.all_of or self.any_of or self.of):
+            raise ValueError("a decisive rule needs facts in all_of, any_of or of")
+        if (self.at_least is None) != (not self.of) or (self.at_least and self.at_least > len(self.of)):
+            raise ValueError("at_least and of go together, and at_least cannot exceed the length of of")
+        return self
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        return (*self.all_of, *self.any_of, *self.of, *self.unless)
+
+
+def _inputs_known(rules: Sequence[DecisiveRule], inputs: Sequence[str], field: str) -> None:
+    safe = {rule.id for rule in rules if rule.verdict is Verdict.safe}
+    if len({rule.id for rule in rules}) != len(rules):
+        raise ValueError(f"{field}: ids must be unique")
+    for index, rule in enumerate(rules):
+        if set(rule.rebutted_by) - safe:
+            raise ValueError(f"{field}.{index}: rebutted_by names safe rules of this ruleset")
+        unknown = sorted({fact.input for fact in rule.facts} - set(inputs))
+        if unknown:
+            raise ValueError(f"{field}.{index}: unknown inputs {', '.join(unknown)}")
+
+
+class DutchQuestion(_Strict):
+    """How the questionnaire and the next questions ask for one input, and why it matters."""
+
+    input: Literal[ENGAGEMENT_FIELDS]  # type: ignore[valid-type]
+    kind: InputKind
+    text: Translated
+    explanation: Translated
+    basis: Text
+    source_url: HttpUrl
 
 
 class DutchCriterion(_Strict):
@@ -176,6 +272,8 @@ class DutchRuleset(RulesetHeader):
     country: Literal["NL"]
     tariefgrens: Annotated[tuple[DutchTariefgrens, ...], Field(min_length=1)]
     criteria: Annotated[tuple[DutchCriterion, ...], Field(min_length=1)]
+    questions: Annotated[tuple[DutchQuestion, ...], Field(min_length=1)]
+    decisive: tuple[DecisiveRule, ...]
     scoring: DutchScoring
     texts: DutchTexts
 
@@ -187,6 +285,9 @@ class DutchRuleset(RulesetHeader):
             raise ValueError("criteria: ids must be unique")
         if sorted(criterion.input for criterion in self.criteria) != sorted(ENGAGEMENT_FIELDS):
             raise ValueError("criteria: each engagement field must be read by exactly one criterion")
+        if [question.input for question in self.questions] != list(ENGAGEMENT_FIELDS):
+            raise ValueError("questions: one per engagement field, in the order of the fields")
+        _inputs_known(self.decisive, ENGAGEMENT_FIELDS, "decisive")
         if sum(criterion.weight for criterion in self.criteria) != 100:
             raise ValueError("criteria: weights must add up to 100")
         if [c.presumption for c in self.criteria].count(True) != 1:
@@ -260,6 +361,7 @@ class CrossBorderRuleset(RulesetHeader):
     country: Country
     criteria: Annotated[tuple[CrossBorderCriterion, ...], Field(min_length=1)]
     rules: Annotated[tuple[CrossBorderRule, ...], Field(min_length=1)]
+    decisive: tuple[DecisiveRule, ...]
     tariefgrens: Annotated[tuple[CrossBorderTariefgrens, ...], Field(min_length=1)]
     advice: dict[Verdict, Translated]
     unanswered_floor: Verdict = Field(
@@ -279,6 +381,10 @@ class CrossBorderRuleset(RulesetHeader):
             unknown = sorted(set(rule.all_of + rule.of) - set(names))
             if unknown:
                 raise ValueError(f"rules.{index}: unknown criteria {', '.join(unknown)}")
+        _inputs_known(self.decisive, names, "decisive")
+        for index, decisive in enumerate(self.decisive):
+            if any(fact.is_ is None for fact in decisive.facts):
+                raise ValueError(f"decisive.{index}: a criterion is met or not: use `is`")
         if set(self.advice) != set(Verdict):
             raise ValueError("advice: one text per verdict (safe, risky, unsafe)")
         return self
@@ -303,6 +409,32 @@ def _entry_on(entries: Sequence[DatedEntry], day: dt.date) -> DatedEntry | None:
     return current
 
 
+class Phrases(_Strict):
+    """The words every test's next questions and decisions are written with, in every language."""
+
+    yes: Translated
+    no: Translated
+    at_least: Translated
+    at_most: Translated
+    between: Translated
+    exactly: Translated
+    leads_to: Translated
+    stays: Translated
+    weighing_unsafe: Translated
+    weighing_safe: Translated
+
+    @model_validator(mode="after")
+    def _templates(self) -> Phrases:
+        _check_placeholders("at_least", self.at_least, low="")
+        _check_placeholders("at_most", self.at_most, high="")
+        _check_placeholders("between", self.between, low="", high="")
+        _check_placeholders("exactly", self.exactly, low="")
+        _check_placeholders("leads_to", self.leads_to, answer="", verdict="")
+        _check_placeholders("stays", self.stays, answer="", verdict="")
+        _check_placeholders("weighing_unsafe", self.weighing_unsafe, score="", threshold="")
+        return self
+
+
 class Rulesets(BaseModel):
     """Every ruleset the service scores with, loaded once."""
 
@@ -310,6 +442,7 @@ class Rulesets(BaseModel):
 
     dutch: DutchRuleset
     cross_border: dict[Country, CrossBorderRuleset]
+    phrases: Phrases
 
 
 def _read(model: type[ModelT], path: Path) -> ModelT:
@@ -333,7 +466,7 @@ def load_rulesets(directory: Path | None = None) -> Rulesets:
     for country, ruleset in cross_border.items():
         if ruleset.country is not country:
             raise RulesetError(f"ruleset {CROSS_BORDER_FILES[country]}: country: must be {country}")
-    return Rulesets(dutch=dutch, cross_border=cross_border)
+    return Rulesets(dutch=dutch, cross_border=cross_border, phrases=_read(Phrases, folder / PHRASES_FILE))
 
 
 @cache

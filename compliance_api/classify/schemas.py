@@ -88,6 +88,41 @@ class Engagement(RequestSchema):
     sets_own_hours: StrictBool | None = Field(default=None, description="The freelancer sets their own hours.")
     can_delegate: StrictBool | None = Field(default=None, description="The freelancer may send a substitute.")
     profit_risk: StrictBool | None = Field(default=None, description="The freelancer bears profit or loss risk.")
+    works_under_instructions: StrictBool | None = Field(
+        default=None,
+        description="The client decides how the work is done: binding instructions on its content and manner, beyond "
+        "agreeing the result (Deliveroo circumstance (ii); art. 7:610 BW).",
+    )
+    client_supervises_work: StrictBool | None = Field(
+        default=None,
+        description="The client checks the work while it is done and can correct or sanction it (Deliveroo "
+        "circumstance (ii); HR 30 Mar 2018, ECLI:NL:HR:2018:343).",
+    )
+    embedded_in_organisation: StrictBool | None = Field(
+        default=None,
+        description="The work and the worker are part of the client's organisation: its teams, rosters, procedures or "
+        "systems, or presented as its staff (Deliveroo circumstance (iii)).",
+    )
+    structural_work: StrictBool | None = Field(
+        default=None,
+        description="The work is structural for the client (core or ongoing work), not a project with a defined "
+        "result (Deliveroo circumstance (i)).",
+    )
+    same_work_as_employees: StrictBool | None = Field(
+        default=None,
+        description="Employees of the client do the same work (weighed, not decisive: HR 21 Feb 2025, "
+        "ECLI:NL:HR:2025:319).",
+    )
+    terms_set_by_client: StrictBool | None = Field(
+        default=None,
+        description="The client set the contract terms and the pay alone; the freelancer could not negotiate them "
+        "(Deliveroo circumstances (v) and (vi)).",
+    )
+    acts_as_entrepreneur: StrictBool | None = Field(
+        default=None,
+        description="The freelancer acts as an entrepreneur in the market: registered business, own acquisition, brand "
+        "or reputation, investments (Deliveroo circumstance (ix); HR 21 Feb 2025, ECLI:NL:HR:2025:319).",
+    )
 
 
 class ZelfstandigenwetRequest(Tracked):
@@ -143,6 +178,43 @@ class LegalBasis(ResponseSchema):
     source_url: str
 
 
+class DecidingRule(ResponseSchema):
+    """A rule that decided the verdict: one of the ruleset's decisive rules, or `weighing` when the weight of the
+    indicators decided it."""
+
+    rule: str = Field(description="The decisive rule's id (`GET /v1/classify/questions` lists them), or `weighing`.")
+    verdict: Verdict
+    reason: str = Field(description="Why, in the language of the answer.")
+    legal_basis: LegalBasis
+
+
+class AnswerOut(ResponseSchema):
+    answer: str = Field(description="The answer, in the language of the verdict: yes or no, or a range of numbers.")
+    value: bool | int | float = Field(description="An answer that takes this branch, to send as the field's value.")
+    verdict: Verdict = Field(description="The verdict with this answer and everything else as it is now.")
+
+
+class NextQuestion(ResponseSchema):
+    """An unanswered question, and where each of its answers leads."""
+
+    field: str = Field(description="The request field that answers it.")
+    question: str = Field(description="The question, in the language of the verdict.")
+    answers: list[AnswerOut]
+    summary: str = Field(description='Where each answer leads, in one line ("if yes: unsafe; if no: stays risky").')
+    legal_basis: LegalBasis
+
+
+DECIDED_BY_DESCRIPTION = (
+    "Why the verdict is decisive: the decisive rules that hold (each with its reason and legal source), or "
+    "`weighing`. Empty when the verdict is `risky`."
+)
+DECIDING_FACTS_DESCRIPTION = "The inputs whose answers decided the verdict (empty when it is `risky`)."
+NEXT_QUESTIONS_DESCRIPTION = (
+    "For a `risky` verdict: at most five unanswered questions, the one whose answer can move the verdict most first, "
+    "each with where its answers lead. Empty when the verdict is decisive."
+)
+
+
 class DutchCriterionOut(ResponseSchema):
     id: DutchCriterionId
     group: Literal["self_employment", "work_relationship"]
@@ -179,6 +251,9 @@ class ZWVerdict(ResponseSchema):
         description="The inputs not answered: counted as not hit, but the verdict is never `safe` while hitting "
         "them could make it `unsafe`; the advice says how answering them could change the verdict."
     )
+    decided_by: list[DecidingRule] = Field(default_factory=list, description=DECIDED_BY_DESCRIPTION)
+    deciding_facts: list[EngagementField] = Field(default_factory=list, description=DECIDING_FACTS_DESCRIPTION)
+    next_questions: list[NextQuestion] = Field(default_factory=list, description=NEXT_QUESTIONS_DESCRIPTION)
     reference: str | None = Field(description="The `reference` sent with the request, if any.")
     metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
@@ -226,6 +301,9 @@ class CrossBorderVerdict(ResponseSchema):
         "them could make it `unsafe`; the advice says how answering them could change the verdict."
     )
     rules_applied: list[AppliedRule]
+    decided_by: list[DecidingRule] = Field(default_factory=list, description=DECIDED_BY_DESCRIPTION)
+    deciding_facts: list[CrossBorderCriterionName] = Field(default_factory=list, description=DECIDING_FACTS_DESCRIPTION)
+    next_questions: list[NextQuestion] = Field(default_factory=list, description=NEXT_QUESTIONS_DESCRIPTION)
     tariefgrens: CrossBorderTariefgrensOut | None
     as_of: dt.date
     ruleset: RulesetRef
@@ -265,6 +343,52 @@ class CatalogueCriterion(ResponseSchema):
     legal_basis: LegalBasis
 
 
+class FactOut(ResponseSchema):
+    """One condition of a decisive rule: `is` for a yes/no input, `at_least` or `at_most` for a number."""
+
+    model_config = ConfigDict(
+        from_attributes=True, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+    field: str
+    is_: bool | None = Field(default=None, alias="is")
+    at_least: float | None = None
+    at_most: float | None = None
+
+
+class DecisiveRuleOut(ResponseSchema):
+    """Facts the law treats as enough for a verdict: the rule holds when all of `all_of` are true, at least one of
+    `any_of` (if any), at least `at_least` of `of` (if given), and none of `unless`. A fact left unanswered never makes
+    a rule hold; an unanswered `unless` fact does not stop it."""
+
+    id: str
+    verdict: Verdict
+    reason: str
+    all_of: list[FactOut]
+    any_of: list[FactOut]
+    at_least: int | None
+    of: list[FactOut]
+    unless: list[FactOut]
+    legal_basis: LegalBasis
+
+
+class QuestionOut(ResponseSchema):
+    field: str = Field(description="The request field that answers it.")
+    kind: Literal["boolean", "integer", "number"]
+    question: str
+    explanation: str = Field(description="Why it matters, in plain language.")
+    legal_basis: LegalBasis
+
+
+class QuestionCatalogue(ResponseSchema):
+    """A test's questions, in the order of its ruleset, and the decisive rules that read their answers."""
+
+    test: Literal["NL", "FR", "DE", "BE"]
+    ruleset: RulesetRef
+    questions: list[QuestionOut]
+    decisive: list[DecisiveRuleOut]
+
+
 class CatalogueRule(ResponseSchema):
     verdict: Verdict
     reason: str
@@ -280,7 +404,8 @@ class CriteriaCatalogue(ResponseSchema):
     source_note: str
     ruleset: RulesetRef
     criteria: list[CatalogueCriterion]
-    rules: list[CatalogueRule]
+    rules: list[CatalogueRule] = Field(description="The weighing rules, applied when no decisive rule holds.")
+    decisive: list[DecisiveRuleOut] = Field(description="The facts that are enough for `unsafe` or `safe`, first.")
     tariefgrens: list[CrossBorderTariefgrensOut]
 
 

@@ -109,7 +109,7 @@ def score_engagement(
     """The verdict of the Dutch test."""
     ruleset = rulesets.dutch
     assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date(), language)
-    verdict = views.dutch_verdict(assessment, ruleset, id=uuid.uuid4(), created_at=now, tracked=body)
+    verdict = views.dutch_verdict(assessment, ruleset, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
     return Scored(ClassificationKind.zelfstandigenwet, ruleset, body, verdict, language)
 
 
@@ -130,7 +130,7 @@ def score_cross_border(
             ],
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language)
-    verdict = views.cross_border_verdict(assessment, id=uuid.uuid4(), created_at=now, tracked=body)
+    verdict = views.cross_border_verdict(assessment, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
     return Scored(ClassificationKind.cross_border, ruleset, body, verdict, language)
 
 

@@ -5,18 +5,25 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, TypeVar, cast
 
 from compliance_api.classify.crossborder import CrossBorderAssessment
-from compliance_api.classify.dutch import DutchAssessment
-from compliance_api.classify.language import Language
+from compliance_api.classify.decide import Answer, NextQuestion
+from compliance_api.classify.dutch import DutchAssessment, DutchCriterionResult
+from compliance_api.classify.language import Language, decimal
 from compliance_api.classify.models import Classification, RecordWithHistory
+from compliance_api.classify.questions import Questionnaire
 from compliance_api.classify.ruleset import (
     CrossBorderCriterion,
     CrossBorderRuleset,
     CrossBorderTariefgrens,
+    DecisiveRule,
     DutchCriterion,
+    DutchRuleset,
     DutchTariefgrens,
+    Fact,
+    Phrases,
     RulesetHeader,
 )
 from compliance_api.classify.schemas import (
@@ -27,7 +34,11 @@ from compliance_api.classify.schemas import (
     ClassificationSummary,
     CriteriaCatalogue,
     CrossBorderTariefgrensOut,
+    DecisiveRuleOut,
+    FactOut,
     LegalBasis,
+    QuestionCatalogue,
+    QuestionOut,
     RulesetRef,
     Tracked,
 )
@@ -51,14 +62,18 @@ def _timestamp(moment: dt.datetime) -> str:
 # CrossBorderVerdict, and schemathesis checks them against the contract.
 
 
+FRAGMENTS_KEPT = 131_072
 _FRAGMENTS: dict[tuple[Callable[[Any], Any], int], tuple[object, Any]] = {}
 
 
 def _fragment(build: Callable[[SourceT], FragmentT], source: SourceT) -> FragmentT:
-    """`build(source)`, computed once per source object. Keyed by identity, because hashing the rulesets' frozen
-    models costs as much as building the fragment; the entry holds the source, so its id cannot be reused."""
+    """`build(source)`, computed once per source object: a ruleset's part, or the criteria results the compiled tests
+    remember per answers. Keyed by identity, because hashing the rulesets' frozen models costs as much as building
+    the fragment; the entry holds the source, so its id cannot be reused. Emptied past `FRAGMENTS_KEPT` entries."""
     entry = _FRAGMENTS.get((build, id(source)))
     if entry is None or entry[0] is not source:
+        if len(_FRAGMENTS) >= FRAGMENTS_KEPT:
+            _FRAGMENTS.clear()
         entry = (source, build(source))
         _FRAGMENTS[(build, id(source))] = entry
     return cast(FragmentT, entry[1])
@@ -76,6 +91,14 @@ def _dutch_criterion_json(criterion: DutchCriterion) -> dict[str, Any]:
         "weight": criterion.weight,
         "legal_basis": {"text": criterion.basis, "source_url": str(criterion.source_url)},
     }
+
+
+def _dutch_criteria_json(results: tuple[DutchCriterionResult, ...]) -> list[dict[str, Any]]:
+    """The criteria of a verdict (the compiled test remembers its results per answers, so this is built once)."""
+    return [
+        {**_fragment(_dutch_criterion_json, result.criterion), "answered": result.answered, "hit": result.hit}
+        for result in results
+    ]
 
 
 def _dutch_tariefgrens_json(entry: DutchTariefgrens) -> tuple[dict[str, Any], ...]:
@@ -96,8 +119,157 @@ def _tracking(tracked: Tracked) -> dict[str, Any]:
     return {"reference": tracked.reference, "metadata": tracked.metadata or {}, "monitor": tracked.monitor}
 
 
+def _rule_json(rule: DecisiveRule, language: Language) -> dict[str, Any]:
+    return {
+        "rule": rule.id,
+        "verdict": rule.verdict.value,
+        "reason": rule.reason[language],
+        "legal_basis": {"text": rule.basis, "source_url": str(rule.source_url)},
+    }
+
+
+def _number(value: Decimal, money: bool, language: Language) -> str:
+    return decimal(value, language) if money else str(int(value))
+
+
+def _answer_label(answer: Answer, kind: str, phrases: Phrases, language: Language) -> str:
+    """How an answer is written: yes or no, or the range of numbers it stands for."""
+    if kind == "boolean":
+        return (phrases.yes if answer.value else phrases.no)[language]
+    money = kind == "number"
+    low = None if answer.low is None else _number(answer.low, money, language)
+    high = None if answer.high is None else _number(answer.high, money, language)
+    if high is None:
+        return phrases.at_least[language].format(low=low)
+    if low is None or (answer.low == 0 and not money and answer.high != 0):
+        return phrases.at_most[language].format(high=high)
+    if low == high:
+        return phrases.exactly[language].format(low=low)
+    return phrases.between[language].format(low=low, high=high)
+
+
+def next_question_json(
+    question: NextQuestion,
+    kind: str,
+    text: str,
+    basis: tuple[str, str],
+    current: Verdict,
+    phrases: Phrases,
+    language: Language,
+) -> dict[str, Any]:
+    """One question of `next_questions`: where each answer leads, in `language`."""
+    answers = [
+        {
+            "answer": _answer_label(answer, kind, phrases, language),
+            "value": answer.value,
+            "verdict": answer.verdict.value,
+        }
+        for answer in question.answers
+    ]
+    summary = "; ".join(
+        (phrases.stays if answer["verdict"] == current.value else phrases.leads_to)[language].format(
+            answer=answer["answer"], verdict=answer["verdict"]
+        )
+        for answer in answers
+    )
+    return {
+        "field": question.input,
+        "question": text,
+        "answers": answers,
+        "summary": summary,
+        "legal_basis": {"text": basis[0], "source_url": basis[1]},
+    }
+
+
+def _weighing_json(
+    assessment_verdict: Verdict,
+    score: int,
+    threshold: int,
+    law: str,
+    source_url: str,
+    phrases: Phrases,
+    language: Language,
+) -> dict[str, Any]:
+    reason = (
+        phrases.weighing_unsafe[language].format(score=score, threshold=threshold)
+        if assessment_verdict is Verdict.unsafe
+        else phrases.weighing_safe[language]
+    )
+    return {
+        "rule": "weighing",
+        "verdict": assessment_verdict.value,
+        "reason": reason,
+        "legal_basis": {"text": law, "source_url": source_url},
+    }
+
+
+def _dutch_decided(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases) -> list[dict[str, Any]]:
+    decided, language = assessment.decided, assessment.language
+    if decided is None:
+        return []
+    if decided.rules:
+        return [_rule_json(rule, language) for rule in decided.rules]
+    threshold = (
+        ruleset.scoring.unsafe_at_score_with_presumption
+        if assessment.presumption_of_employment
+        else ruleset.scoring.unsafe_at_score
+    )
+    source = str(ruleset.sources[0].url)
+    return [_weighing_json(assessment.verdict, assessment.score, threshold, ruleset.law, source, phrases, language)]
+
+
+_QUESTIONS: dict[tuple[int, Language], tuple[object, list[dict[str, Any]]]] = {}
+
+
+def _in_language(
+    source: tuple[NextQuestion, ...], language: Language, build: Callable[[], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """`build()`, once per next-questions tuple and language: the compiled tests remember their outcomes, so the same
+    tuple comes back for the same facts (keyed by identity; the entry holds the tuple, so its id is not reused)."""
+    if not source:
+        return []
+    entry = _QUESTIONS.get((id(source), language))
+    if entry is None or entry[0] is not source:
+        if len(_QUESTIONS) >= FRAGMENTS_KEPT:
+            _QUESTIONS.clear()
+        entry = (source, build())
+        _QUESTIONS[(id(source), language)] = entry
+    return entry[1]
+
+
+def _dutch_questions(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases) -> list[dict[str, Any]]:
+    return _in_language(
+        assessment.next_questions,
+        assessment.language,
+        lambda: _dutch_questions_now(assessment, ruleset, phrases),
+    )
+
+
+def _dutch_questions_now(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases) -> list[dict[str, Any]]:
+    questions = {question.input: question for question in ruleset.questions}
+    language = assessment.language
+    return [
+        next_question_json(
+            found,
+            questions[found.input].kind,
+            questions[found.input].text[language],
+            (questions[found.input].basis, str(questions[found.input].source_url)),
+            assessment.verdict,
+            phrases,
+            language,
+        )
+        for found in assessment.next_questions
+    ]
+
+
 def dutch_verdict(
-    assessment: DutchAssessment, ruleset: RulesetHeader, *, id: uuid.UUID, created_at: dt.datetime, tracked: Tracked
+    assessment: DutchAssessment,
+    ruleset: DutchRuleset,
+    phrases: Phrases,
+    *,
+    id: uuid.UUID,
+    created_at: dt.datetime,
+    tracked: Tracked,
 ) -> dict[str, Any]:
     """The ZWVerdict body, as JSON-ready data."""
     return {
@@ -113,11 +285,11 @@ def dutch_verdict(
         else _fragment(_dutch_tariefgrens_json, assessment.tariefgrens)[assessment.language],
         "as_of": assessment.as_of.isoformat(),
         "ruleset": _fragment(_ruleset_json, ruleset),
-        "criteria": [
-            {**_fragment(_dutch_criterion_json, result.criterion), "answered": result.answered, "hit": result.hit}
-            for result in assessment.results
-        ],
+        "criteria": _fragment(_dutch_criteria_json, assessment.results),
         "unanswered": assessment.unanswered,
+        "decided_by": _dutch_decided(assessment, ruleset, phrases),
+        "deciding_facts": list(assessment.decided.facts) if assessment.decided else [],
+        "next_questions": _dutch_questions(assessment, ruleset, phrases),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
     }
@@ -148,8 +320,44 @@ def _cross_border_criterion_json(criterion: CrossBorderCriterion) -> dict[str, A
     }
 
 
+def _cross_border_decided(assessment: CrossBorderAssessment, phrases: Phrases) -> list[dict[str, Any]]:
+    ruleset, language = assessment.ruleset, assessment.language
+    if assessment.verdict is Verdict.risky:
+        return []
+    if assessment.decided_by:
+        return [_rule_json(rule, language) for rule in assessment.decided_by]
+    unsafe_share = min(
+        (r.share_at_least_percent or 100 for r in assessment.fired if r.verdict is Verdict.unsafe), default=50
+    )
+    source = str(ruleset.sources[0].url)
+    return [_weighing_json(assessment.verdict, assessment.score, unsafe_share, ruleset.law, source, phrases, language)]
+
+
+def _cross_border_questions(assessment: CrossBorderAssessment, phrases: Phrases) -> list[dict[str, Any]]:
+    return _in_language(
+        assessment.next_questions, assessment.language, lambda: _cross_border_questions_now(assessment, phrases)
+    )
+
+
+def _cross_border_questions_now(assessment: CrossBorderAssessment, phrases: Phrases) -> list[dict[str, Any]]:
+    criteria = {criterion.name: criterion for criterion in assessment.ruleset.criteria}
+    language = assessment.language
+    return [
+        next_question_json(
+            found,
+            "boolean",
+            criteria[found.input].description[language],
+            (criteria[found.input].basis, str(criteria[found.input].source_url)),
+            assessment.verdict,
+            phrases,
+            language,
+        )
+        for found in assessment.next_questions
+    ]
+
+
 def cross_border_verdict(
-    assessment: CrossBorderAssessment, *, id: uuid.UUID, created_at: dt.datetime, tracked: Tracked
+    assessment: CrossBorderAssessment, phrases: Phrases, *, id: uuid.UUID, created_at: dt.datetime, tracked: Tracked
 ) -> dict[str, Any]:
     """The CrossBorderVerdict body, as JSON-ready data."""
     ruleset = assessment.ruleset
@@ -166,8 +374,10 @@ def cross_border_verdict(
         "criteria_not_provided": list(assessment.not_provided),
         "unanswered": list(assessment.not_provided),
         "rules_applied": [
-            {"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]} for rule in assessment.fired
-        ],
+            {"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]}
+            for rule in assessment.decided_by
+        ]
+        + [{"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]} for rule in assessment.fired],
         "tariefgrens": None if threshold is None else _fragment(_cross_border_tariefgrens_json, threshold),
         "as_of": assessment.as_of.isoformat(),
         "ruleset": _fragment(_ruleset_json, ruleset),
@@ -179,6 +389,9 @@ def cross_border_verdict(
             }
             for criterion in ruleset.criteria
         ],
+        "decided_by": _cross_border_decided(assessment, phrases),
+        "deciding_facts": list(assessment.decided_facts),
+        "next_questions": _cross_border_questions(assessment, phrases),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
     }
@@ -201,6 +414,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
             )
             for criterion in ruleset.criteria
         ],
+        decisive=[decisive_rule(rule, language) for rule in ruleset.decisive],
         rules=[
             CatalogueRule(
                 verdict=rule.verdict,
@@ -267,4 +481,48 @@ def classification_record(found: RecordWithHistory) -> ClassificationRecord:
             "request": record.request,
             "result": record.result,
         }
+    )
+
+
+def _facts(facts: tuple[Fact, ...]) -> list[FactOut]:
+    return [
+        FactOut(
+            field=fact.input,
+            is_=fact.is_,
+            at_least=None if fact.at_least is None else float(fact.at_least),
+            at_most=None if fact.at_most is None else float(fact.at_most),
+        )
+        for fact in facts
+    ]
+
+
+def decisive_rule(rule: DecisiveRule, language: Language) -> DecisiveRuleOut:
+    return DecisiveRuleOut(
+        id=rule.id,
+        verdict=rule.verdict,
+        reason=rule.reason[language],
+        all_of=_facts(rule.all_of),
+        any_of=_facts(rule.any_of),
+        at_least=rule.at_least,
+        of=_facts(rule.of),
+        unless=_facts(rule.unless),
+        legal_basis=LegalBasis(text=rule.basis, source_url=str(rule.source_url)),
+    )
+
+
+def question_catalogue(found: Questionnaire, language: Language) -> QuestionCatalogue:
+    return QuestionCatalogue(
+        test=found.test.value,
+        ruleset=ruleset_ref(found.ruleset),
+        questions=[
+            QuestionOut(
+                field=question.field,
+                kind=question.kind,
+                question=question.text,
+                explanation=question.explanation,
+                legal_basis=LegalBasis(text=question.basis, source_url=question.source_url),
+            )
+            for question in found.questions
+        ],
+        decisive=[decisive_rule(rule, language) for rule in found.decisive],
     )

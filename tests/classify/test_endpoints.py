@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.classify import examples, service, views
 from compliance_api.classify.language import Language
 from compliance_api.classify.models import Classification
-from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, Rulesets, packaged_rulesets
 from compliance_api.classify.schemas import (
     ClassificationRecord,
     CriteriaCatalogue,
@@ -67,14 +67,15 @@ async def test_dutch_verdict_has_the_spec_fields_and_the_audit_fields(client: As
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["verdict"] == "unsafe"
-    assert body["score"] == 90
-    assert body["ratio"] == 0.9
+    weights = {criterion.id: criterion.weight for criterion in packaged_rulesets().dutch.criteria}
+    assert body["score"] == sum(weights[hit] for hit in body["criteria_hit"]) == 53
+    assert body["ratio"] == 0.53
     assert "near_full_time" not in body["criteria_hit"]
     assert set(body["criteria_hit"]) == {c["id"] for c in body["criteria"] if c["hit"]}
     assert body["presumption_of_employment"] is True
     assert body["tariefgrens"]["amount_eur"] == 38.0
     assert body["tariefgrens"]["legal_status"] == "adopted_not_in_force"
-    assert body["ruleset"] == {"id": "nl-zw", "version": "2026-07-09", "valid_from": "2026-07-09"}
+    assert body["ruleset"] == {"id": "nl-zw", "version": "2026-11-26", "valid_from": "2026-11-26"}
     assert all(c["legal_basis"]["source_url"].startswith("https://") for c in body["criteria"])
     assert "Not assessed" in body["advice"]
     uuid.UUID(body["id"])
@@ -149,8 +150,10 @@ async def test_empty_engagement_is_answered_and_never_safe(client: AsyncClient, 
     body = response.json()
     assert body["score"] == 0
     assert body["verdict"] == "risky"
-    assert len(body["unanswered"]) == 9
+    assert sorted(body["unanswered"]) == sorted(ENGAGEMENT_FIELDS)
     assert "hourly_rate_eur" in body["advice"]
+    assert (body["decided_by"], body["deciding_facts"]) == ([], [])
+    assert 1 <= len(body["next_questions"]) <= 5
 
 
 async def test_whole_floats_count_as_integers(client: AsyncClient, account: Account) -> None:
@@ -418,6 +421,13 @@ async def test_dutch_advice_has_one_sentence_per_criterion_hit(
         "sets_own_hours": False,
         "can_delegate": False,
         "profit_risk": True,
+        "acts_as_entrepreneur": True,
+        "works_under_instructions": False,
+        "client_supervises_work": False,
+        "embedded_in_organisation": False,
+        "structural_work": False,
+        "same_work_as_employees": False,
+        "terms_set_by_client": False,
     }
     response = await client.post(ZW, json={"engagement": engagement, "as_of": "2026-07-09"}, headers=account.live)
     assert response.status_code == 200, response.text

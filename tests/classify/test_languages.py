@@ -34,6 +34,13 @@ DUTCH: dict[str, Any] = {
         "sets_own_hours": True,
         "can_delegate": False,
         "profit_risk": True,
+        "works_under_instructions": False,
+        "client_supervises_work": False,
+        "embedded_in_organisation": False,
+        "structural_work": False,
+        "same_work_as_employees": False,
+        "terms_set_by_client": False,
+        "acts_as_entrepreneur": True,
     },
     "as_of": "2026-07-09",
 }
@@ -108,7 +115,7 @@ async def test_the_dutch_verdict_is_written_in_the_asked_language(
     )
     assert body["advice"] == " ".join([*(c.advice[language] for c in hit), used, texts.not_assessed[language]])
     assert body["tariefgrens"]["basis"] == threshold.basis[language]
-    assert (body["verdict"], body["score"]) == ("unsafe", 40), "the language changes texts only"
+    assert (body["verdict"], body["score"]) == ("risky", 24), "the language changes texts only"
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -123,7 +130,8 @@ async def test_each_cross_border_verdict_is_written_in_the_asked_language(
         await client.post(CB, json=request, headers={**account.live, "Accept-Language": code}), code
     )
     verdict = Verdict(body["verdict"])
-    fired = [rule for rule in ruleset.rules if rule.reason[language] in {r["reason"] for r in body["rules_applied"]}]
+    rules = [*ruleset.decisive, *ruleset.rules]
+    fired = [rule for rule in rules if rule.reason[language] in {r["reason"] for r in body["rules_applied"]}]
     assert [rule.verdict.value for rule in fired] == [rule["verdict"] for rule in body["rules_applied"]]
     assert body["advice"].startswith(ruleset.advice[verdict][language])
     for rule in fired:
@@ -148,6 +156,7 @@ async def test_the_criteria_catalogue_follows_the_header(
     body = assert_in_language(response, code)
     assert [c["description"] for c in body["criteria"]] == [c.description[language] for c in ruleset.criteria]
     assert [r["reason"] for r in body["rules"]] == [r.reason[language] for r in ruleset.rules]
+    assert [r["reason"] for r in body["decisive"]] == [r.reason[language] for r in ruleset.decisive]
 
 
 async def test_q_values_pick_the_language_of_the_answer(client: AsyncClient, account: Account) -> None:

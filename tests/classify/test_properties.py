@@ -6,18 +6,34 @@ import datetime as dt
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from compliance_api.classify.crossborder import assess_criteria
-from compliance_api.classify.dutch import DutchAssessment, assess_engagement
-from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.dutch import DutchAssessment, assess_engagement, dutch_test
+from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country
 
 RULESETS = packaged_rulesets()
 DAYS = st.dates(min_value=dt.date(2020, 1, 1), max_value=dt.date(2030, 12, 31))
 RATES = st.floats(min_value=0, max_value=9_999.99, allow_nan=False, allow_infinity=False)
-INDICATOR_BOOLEANS = ("own_tools", "own_liability", "sets_own_hours", "can_delegate", "profit_risk")
+EMPLOYMENT_ANSWER = {
+    "own_tools": False,
+    "own_liability": False,
+    "sets_own_hours": False,
+    "can_delegate": False,
+    "profit_risk": False,
+    "works_under_instructions": True,
+    "client_supervises_work": True,
+    "embedded_in_organisation": True,
+    "structural_work": True,
+    "same_work_as_employees": True,
+    "terms_set_by_client": True,
+    "acts_as_entrepreneur": False,
+}
+"""Each yes/no input's answer that points to employment."""
+INDICATOR_BOOLEANS = tuple(EMPLOYMENT_ANSWER)
 
 
 def optional(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -46,17 +62,17 @@ def assert_not_safer(before: DutchAssessment, after: DutchAssessment) -> None:
 
 @given(ENGAGEMENTS, DAYS, st.sampled_from(INDICATOR_BOOLEANS))
 def test_turning_an_indicator_on_is_never_safer(engagement: dict[str, Any], day: dt.date, field: str) -> None:
-    """From answered-no or from unanswered to answered-yes (every boolean input is hit when false)."""
+    """From answered the other way or from unanswered to answered the way that points to employment."""
     before = assess(engagement, day)
-    after = assess({**engagement, field: False}, day)
+    after = assess({**engagement, field: EMPLOYMENT_ANSWER[field]}, day)
     assert_not_safer(before, after)
 
 
 @given(ENGAGEMENTS, DAYS, st.sampled_from(INDICATOR_BOOLEANS))
-def test_leaving_an_indicator_unanswered_is_never_safer_than_answering_no(
+def test_leaving_an_indicator_unanswered_is_never_safer_than_answering_it_the_other_way(
     engagement: dict[str, Any], day: dt.date, field: str
 ) -> None:
-    answered_no = assess({**engagement, field: True}, day)
+    answered_no = assess({**engagement, field: not EMPLOYMENT_ANSWER[field]}, day)
     unanswered = assess({**engagement, field: None}, day)
     assert unanswered.verdict.rank >= answered_no.verdict.rank
 
@@ -165,22 +181,38 @@ ANSWER_ORDER: dict[str, list[Any]] = {
     "months_duration": [0, None, 12],
     "days_per_week": [3, None, 4],
     "other_clients_count": [1, None, 0],
-    **{name: [True, None, False] for name in INDICATOR_BOOLEANS},
+    **{name: [not employment, None, employment] for name, employment in EMPLOYMENT_ANSWER.items()},
 }
 
 
-def test_every_step_towards_employment_is_never_safer_exhaustively() -> None:
-    """All 3^9 answer combinations, on a date with and without a threshold: one step up never lowers anything."""
-    fields = list(ANSWER_ORDER)
+def verdict_and_score(engagement: dict[str, Any], day: dt.date) -> tuple[int, int]:
+    """The verdict's rank and the score alone, through the compiled test (without the advice and next questions)."""
+    test = dutch_test(RULESETS.dutch, day)
+    true, false = test.table.known(engagement)
+    return test.verdict(true, false).rank, test.score(true)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        list(ENGAGEMENT_FIELDS[:9]),
+        ["sets_own_hours", "can_delegate", "profit_risk", *ENGAGEMENT_FIELDS[9:]],
+    ],
+    ids=["the nine original inputs", "the newer inputs with freedom of hours, substitution and risk"],
+)
+def test_every_step_towards_employment_is_never_safer_exhaustively(fields: list[str]) -> None:
+    """All 3^9 answer combinations of nine inputs (the others unanswered), on a date with and without a threshold:
+    one step towards employment never lowers the verdict or the score."""
     for day in (dt.date(2022, 1, 1), dt.date(2026, 7, 9)):
         results = {
-            combo: assess({f: ANSWER_ORDER[f][i] for f, i in zip(fields, combo, strict=True)}, day)
+            combo: verdict_and_score({f: ANSWER_ORDER[f][i] for f, i in zip(fields, combo, strict=True)}, day)
             for combo in itertools.product(range(3), repeat=len(fields))
         }
         for combo, before in results.items():
             for position in (p for p, level in enumerate(combo) if level < 2):
                 after = results[(*combo[:position], combo[position] + 1, *combo[position + 1 :])]
-                assert_not_safer(before, after)
+                assert after[0] >= before[0], (combo, position)
+                assert after[1] >= before[1], (combo, position)
 
 
 @st.composite
@@ -204,7 +236,7 @@ def test_cross_border_never_safe_while_answering_true_would_be_unsafe(
         assert assess_criteria(ruleset, criteria, day).verdict.value != "safe"
 
 
-@given(ENGAGEMENTS, DAYS, st.sampled_from(sorted({**HIT_VALUES, **dict.fromkeys(INDICATOR_BOOLEANS, False)}.items())))
+@given(ENGAGEMENTS, DAYS, st.sampled_from(sorted({**HIT_VALUES, **EMPLOYMENT_ANSWER}.items())))
 def test_dutch_never_safe_while_answering_with_a_hit_would_be_unsafe(
     engagement: dict[str, Any], day: dt.date, field_and_hit: tuple[str, Any]
 ) -> None:

@@ -14,14 +14,18 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.classify import rescore as rescore_module
+from compliance_api.classify import service
 from compliance_api.classify.models import Classification, ClassificationVerdict
 from compliance_api.classify.rescore import causes
 from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.schemas import ZelfstandigenwetRequest
 from compliance_api.config import Settings
 from compliance_api.events.models import OutboxEvent
+from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.retention.jobs import run_once
-from tests.classify.conftest import Account, make_account
+from tests.classify.conftest import Account, caller_for, make_account
 from tests.cli.conftest import invoke
 
 ZW = "/v1/classify/zelfstandigenwet"
@@ -57,6 +61,50 @@ async def _rescore(cli_env: dict[str, str], *args: str) -> dict[str, Any]:
     return report
 
 
+async def test_a_new_ruleset_version_rescores_a_monitored_verdict_and_never_alters_the_original(
+    client: AsyncClient,
+    account: Account,
+    audit: GroupCommit,
+    cli_env: dict[str, str],
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """The law moves, the record stays: a verdict given under an earlier version of the Dutch ruleset (here: the
+    current one without its decisive rules) is re-scored under the packaged version once, which emits
+    `classification.verdict_changed` naming both versions; the original answer is kept as it was given."""
+    current = packaged_rulesets()
+    earlier = current.model_copy(
+        update={
+            "dutch": current.dutch.model_copy(
+                update={"version": dt.date(2026, 7, 9), "valid_from": dt.date(2026, 7, 9), "decisive": ()}
+            )
+        }
+    )
+    engagement = {"embedded_in_organisation": True, "client_supervises_work": True, "structural_work": True}
+    body = ZelfstandigenwetRequest.model_validate({"engagement": engagement, "monitor": True, "reference": "law-moves"})
+    original = await service.classify_engagement(
+        audit, caller_for(account.user, Environment.live), body, earlier, utcnow()
+    )
+    assert original["verdict"] == "risky"
+    assert original["ruleset"]["version"] == "2026-07-09"
+
+    report = await _rescore(cli_env, "--as-of", TODAY.isoformat())
+    assert (report["examined"], report["changed"]) == (1, 1)
+    [event] = await _events(sessionmaker)
+    assert event["previous_ruleset"] == {"id": "nl-zw", "version": "2026-07-09"}
+    assert event["new_ruleset"] == {"id": "nl-zw", "version": current.dutch.version.isoformat()}
+    assert (event["previous_verdict"], event["new_verdict"]) == ("risky", "unsafe")
+    assert {"what": "ruleset", "name": "nl-zw", "previous": "2026-07-09", "new": current.dutch.version.isoformat()} in (
+        event["causes"]
+    )
+    assert any(cause["what"] == "rule" and cause["new"] is True for cause in event["causes"])
+
+    record = (await client.get(f"/v1/classifications/{original['id']}", headers=account.live)).json()
+    assert record["result"] == json.loads(json.dumps(original)), "the original answer is never altered"
+    assert record["verdict"] == "unsafe"
+    assert record["history"][0]["result"]["decided_by"][0]["rule"] == "authority_and_embedding"
+    assert (await _rescore(cli_env, "--as-of", TODAY.isoformat()))["changed"] == 0, "once"
+
+
 async def test_a_37_euro_engagement_safe_in_2025_becomes_risky_under_the_2026_threshold_once(
     client: AsyncClient, account: Account, cli_env: dict[str, str], sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
@@ -73,7 +121,8 @@ async def test_a_37_euro_engagement_safe_in_2025_becomes_risky_under_the_2026_th
     assert event["reference"] == "contract-37"
     assert event["previous_verdict"] == "safe"
     assert event["new_verdict"] in {"risky", "unsafe"}
-    assert event["previous_ruleset"] == event["new_ruleset"] == {"id": "nl-zw", "version": "2026-07-09"}
+    current = {"id": "nl-zw", "version": packaged_rulesets().dutch.version.isoformat()}
+    assert event["previous_ruleset"] == event["new_ruleset"] == current
     assert event["as_of"] == TODAY.isoformat()
     assert event["causes"] == [
         {"what": "threshold", "name": "tariefgrens", "previous": 36.0, "new": 38.0},

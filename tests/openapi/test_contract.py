@@ -112,6 +112,7 @@ CLASSIFY_OPERATIONS = (
     "classify-zelfstandigenwet-batch",
     "classify-cross-border-batch",
     "classify-cross-border-criteria",
+    "classify-questions",
     "classification-get",
     "classification-update",
     "classification-list",

@@ -1,0 +1,396 @@
+"""Facts, decisive rules and the next questions: the part of every test that says when the facts decide.
+
+A fact is one condition on one input ("profit_risk is false", "other_clients_count is at least 1"). Given the
+answers, each fact is true, false or unknown (its input not answered), and a set of facts is held as two bit masks:
+the facts known to be true and those known to be false. A decisive rule of a ruleset holds when all of its `all`
+facts are true, at least one of its `any` facts is true (if it has any), and none of its `unless` facts is true. An
+unknown `unless` fact does not stop a rule: the rule decides on what is known, and the next questions say what
+answering it would change. No rule ever holds because a fact is unknown.
+
+Hand-rolled on purpose: the masks keep a verdict, and the two or three re-verdicts per unanswered question that the
+ranking of the next questions needs, to a few microseconds each (bench/classify_ratio.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from compliance_api.classify.ruleset import DecisiveRule, Fact
+from compliance_api.classify.verdict import Verdict
+
+Value = bool | int | float | None
+STEPS = {"integer": Decimal(1), "number": Decimal("0.01")}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A fact's test on its input's answer, `key` naming it in the table (equal conditions share one fact). A yes/no
+    condition tests the answer itself; a numeric one tests it as a Decimal (the number as written: 38.0 is exactly
+    38.00, not its binary float) and lists the answers from which it changes (`thresholds`)."""
+
+    input: str
+    key: str
+    test: Callable[[Any], bool]  # the answer: a bool, or a Decimal for a numeric condition
+    numeric: bool = False
+    thresholds: tuple[Decimal, ...] = ()
+
+
+def equals_bool(input_name: str, expected: bool) -> Condition:
+    return Condition(input_name, f"{input_name}={expected}", lambda value: value is expected)
+
+
+def at_least(input_name: str, bound: Decimal) -> Condition:
+    return Condition(
+        input_name,
+        f"{input_name}>={bound}",
+        lambda value: value >= bound,
+        numeric=True,
+        thresholds=(bound,),
+    )
+
+
+def at_most(input_name: str, bound: Decimal, step: Decimal) -> Condition:
+    """At most `bound`, for an input answered in steps of `step` (1 for a count, 0.01 for euros)."""
+    return Condition(
+        input_name,
+        f"{input_name}<={bound}",
+        lambda value: value <= bound,
+        numeric=True,
+        thresholds=(bound + step,),
+    )
+
+
+def equals_number(input_name: str, expected: int) -> Condition:
+    return Condition(
+        input_name,
+        f"{input_name}=={expected}",
+        lambda value: value == expected,
+        numeric=True,
+        thresholds=(Decimal(expected), Decimal(expected + 1)),
+    )
+
+
+def _normal(value: bool | int | float, numeric: bool) -> object:
+    """An answer as the conditions test it; None for a yes/no given to a numeric input (it matches nothing)."""
+    if not numeric:
+        return value
+    return None if isinstance(value, bool) else Decimal(str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One way to answer an input: a representative answer, the range it stands for (numbers), and the facts it
+    makes true and false."""
+
+    value: bool | int | float
+    low: Decimal | None
+    high: Decimal | None
+    true: int
+    false: int
+
+
+class FactTable:
+    """The facts one test reads, each a bit; built once per ruleset (and threshold)."""
+
+    def __init__(self, conditions: Iterable[Condition], kinds: Mapping[str, str]) -> None:
+        self.conditions: list[Condition] = []
+        self._bit: dict[str, int] = {}
+        for condition in conditions:
+            if condition.key not in self._bit:
+                self._bit[condition.key] = 1 << len(self.conditions)
+                self.conditions.append(condition)
+        self.by_input: dict[str, list[tuple[int, Condition]]] = {}
+        for condition in self.conditions:
+            self.by_input.setdefault(condition.input, []).append((self._bit[condition.key], condition))
+        self.inputs = {name: sum(bit for bit, _ in found) for name, found in self.by_input.items()}
+        self.numeric = {name: any(c.numeric for _, c in found) for name, found in self.by_input.items()}
+        self.branches = {name: self._branches(name, kinds.get(name, "boolean")) for name in self.by_input}
+
+    def bit(self, condition: Condition) -> int:
+        return self._bit[condition.key]
+
+    def mask(self, conditions: Iterable[Condition]) -> int:
+        found = 0
+        for condition in conditions:
+            found |= self._bit[condition.key]
+        return found
+
+    def known(self, answers: Mapping[str, Value]) -> tuple[int, int]:
+        """The facts known to be true and those known to be false, given the answers (None: not answered)."""
+        true = false = 0
+        for name in self.by_input:
+            value = answers.get(name)
+            if value is None:
+                continue
+            add_true, add_false = self.answered_as(name, value)
+            true, false = true | add_true, false | add_false
+        return true, false
+
+    def answered_as(self, input_name: str, value: bool | int | float) -> tuple[int, int]:
+        """The true and false bits of `input_name`'s facts, were it answered `value`."""
+        true = false = 0
+        normal = _normal(value, self.numeric[input_name])
+        for bit, condition in self.by_input[input_name]:
+            if normal is not None and condition.numeric == self.numeric[input_name] and condition.test(normal):
+                true |= bit
+            else:
+                false |= bit
+        return true, false
+
+    def _branches(self, input_name: str, kind: str) -> tuple[Branch, ...]:
+        """One representative answer per outcome of the input's facts: yes and no, or, for a number, each range
+        between the thresholds its facts compare with (never below zero)."""
+        if kind == "boolean":
+            return tuple(Branch(value, None, None, *self.answered_as(input_name, value)) for value in (True, False))
+        cuts = sorted({t for _, c in self.by_input[input_name] for t in c.thresholds if t > 0})
+        step = STEPS[kind]
+        lows = [Decimal(0), *cuts]
+        highs: list[Decimal | None] = [cut - step for cut in cuts]
+        highs.append(None)
+        found = []
+        for low, high in zip(lows, highs, strict=True):
+            value: int | float = int(low) if kind == "integer" else float(low)
+            found.append(Branch(value, low, high, *self.answered_as(input_name, value)))
+        return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRule:
+    """A decisive rule as bit masks of its facts (`source` is the rule as the ruleset states it)."""
+
+    id: str
+    verdict: Verdict
+    all_mask: int
+    any_mask: int
+    count_mask: int
+    count_min: int
+    unless_mask: int
+    source: DecisiveRule
+    rebutted_by: frozenset[str] = frozenset()
+
+    def holds(self, true: int) -> bool:
+        return (
+            true & self.all_mask == self.all_mask
+            and (not self.any_mask or bool(true & self.any_mask))
+            and (true & self.count_mask).bit_count() >= self.count_min
+            and not true & self.unless_mask
+        )
+
+    def could_hold(self, true: int, false: int) -> bool:
+        """Whether answering the unknown facts could make it hold (the `unless` facts it needs not true)."""
+        return (
+            not false & self.all_mask
+            and (not self.any_mask or bool(self.any_mask & ~false))
+            and (self.count_mask & ~false).bit_count() >= self.count_min
+            and not true & self.unless_mask
+        )
+
+    def missing(self, true: int) -> int:
+        """How many more facts must turn true for it to hold (ignoring `unless`)."""
+        return (
+            (self.all_mask & ~true).bit_count()
+            + (1 if self.any_mask and not true & self.any_mask else 0)
+            + max(0, self.count_min - (true & self.count_mask).bit_count())
+        )
+
+    def facts_of(self, true: int) -> int:
+        """The facts that made it hold: its `all` facts and the true ones of `any_of` and `of`."""
+        return self.all_mask | ((self.any_mask | self.count_mask) & true)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One way to answer a question, and where it leads: `value` is an answer that takes this branch."""
+
+    value: bool | int | float
+    low: Decimal | None  # for a numeric input: the range of answers taking this branch (None: unbounded)
+    high: Decimal | None
+    verdict: Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class NextQuestion:
+    input: str
+    answers: tuple[Answer, ...]
+
+
+def condition_of(fact: Fact, kinds: Mapping[str, str]) -> Condition:
+    """A ruleset's fact as a condition (`kinds`: each input's kind, for the step of an `at_most`)."""
+    if fact.is_ is not None:
+        return equals_bool(fact.input, fact.is_)
+    if fact.at_least is not None:
+        return at_least(fact.input, fact.at_least)
+    assert fact.at_most is not None
+    return at_most(fact.input, fact.at_most, STEPS[kinds.get(fact.input, "integer")])
+
+
+def conditions_of(rules: Iterable[DecisiveRule], kinds: Mapping[str, str]) -> list[Condition]:
+    return [condition_of(fact, kinds) for rule in rules for fact in rule.facts]
+
+
+def compile_rule(rule: DecisiveRule, table: FactTable, kinds: Mapping[str, str]) -> CompiledRule:
+    """A decisive rule as masks of the table's facts (the table must hold every fact of the rule)."""
+
+    def mask(facts: Iterable[Fact]) -> int:
+        return table.mask(condition_of(fact, kinds) for fact in facts)
+
+    return CompiledRule(
+        rule.id,
+        rule.verdict,
+        mask(rule.all_of),
+        mask(rule.any_of),
+        mask(rule.of),
+        rule.at_least or 0,
+        mask(rule.unless),
+        rule,
+        frozenset(rule.rebutted_by),
+    )
+
+
+Decide = Callable[[int, int], Verdict]
+"""A test's verdict from the facts known true and false."""
+
+
+class WeightSum:
+    """The sum of the weights of the facts in a mask, by tables of eight facts each (a few lookups, not a loop)."""
+
+    def __init__(self, weights: Iterable[tuple[int, int]]) -> None:
+        weighted = [(bit, weight) for bit, weight in weights if bit]
+        width = max((bit.bit_length() for bit, _ in weighted), default=0)
+        self._tables = [
+            [sum(weight for bit, weight in weighted if (bit >> (8 * chunk)) & byte) for byte in range(256)]
+            for chunk in range((width + 7) // 8)
+        ]
+        self.mask = sum(bit for bit, _ in weighted)
+
+    def __call__(self, mask: int) -> int:
+        total = 0
+        for table in self._tables:
+            total += table[mask & 255]
+            mask >>= 8
+        return total
+
+
+def holding(rules: Sequence[CompiledRule], true: int) -> list[CompiledRule]:
+    """The rules that hold (written out: this is the inner loop of every verdict)."""
+    found = []
+    for rule in rules:
+        if (
+            true & rule.all_mask == rule.all_mask
+            and (not rule.any_mask or true & rule.any_mask)
+            and not true & rule.unless_mask
+            and (not rule.count_min or (true & rule.count_mask).bit_count() >= rule.count_min)
+        ):
+            found.append(rule)
+    return found
+
+
+def any_could_hold(rules: Sequence[CompiledRule], true: int, false: int) -> bool:
+    """Whether answering the unknown facts could make one of the rules hold."""
+    for rule in rules:
+        if (
+            not false & rule.all_mask
+            and (not rule.any_mask or rule.any_mask & ~false)
+            and not true & rule.unless_mask
+            and (not rule.count_min or (rule.count_mask & ~false).bit_count() >= rule.count_min)
+        ):
+            return True
+    return False
+
+
+def distance(rule: CompiledRule, true: int, false: int) -> int:
+    """How many more facts must turn true for `rule` to hold (64 if answers can no longer make it hold)."""
+    if (
+        false & rule.all_mask
+        or (rule.any_mask and not rule.any_mask & ~false)
+        or true & rule.unless_mask
+        or (rule.count_mask & ~false).bit_count() < rule.count_min
+    ):
+        return 64
+    missing = (rule.all_mask & ~true).bit_count()
+    if rule.any_mask and not true & rule.any_mask:
+        missing += 1
+    if rule.count_min:
+        missing += max(0, rule.count_min - (true & rule.count_mask).bit_count())
+    return missing
+
+
+def one_answer_away(unsafe: Sequence[CompiledRule], safe: Sequence[CompiledRule], true: int, false: int) -> bool:
+    """Whether one more answer could make a rule for employment hold (one the holding safe rules do not rebut)."""
+    holding_ids = {rule.id for rule in safe}
+    return any(distance(rule, true, false) <= 1 for rule in unsafe if not rule.rebutted_by & holding_ids)
+
+
+def rules_by_input(table: FactTable, rules: Sequence[CompiledRule]) -> dict[str, tuple[int, ...]]:
+    """For each input, the positions of the rules that read one of its facts."""
+    return {
+        name: tuple(
+            index
+            for index, rule in enumerate(rules)
+            if bits & (rule.all_mask | rule.any_mask | rule.count_mask | rule.unless_mask)
+        )
+        for name, bits in table.inputs.items()
+    }
+
+
+def next_questions(
+    table: FactTable,
+    decide: Decide,
+    true: int,
+    false: int,
+    current: Verdict,
+    order: Sequence[str],
+    rules: Sequence[CompiledRule],
+    touching: Mapping[str, tuple[int, ...]],
+    weight: Mapping[str, int],
+    limit: int = 5,
+) -> list[NextQuestion]:
+    """The unanswered inputs whose answer can move the verdict most, best first, at most `limit`.
+
+    Ranked by how many of their answers decide the verdict, then how many change it, then how much closer to a
+    decisive rule the best answer brings it (fewer facts missing is closer), then how much the input weighs in the
+    weighing of the indicators (`weight`), then the ruleset's order. `touching` names, per input, the rules that read
+    its facts: an answer changes only their distances.
+    """
+    distances = [distance(rule, true, false) for rule in rules]
+    closest = min(distances, default=64)
+    known = true | false
+    ranked = []
+    for position, input_name in enumerate(order):
+        bits = table.inputs.get(input_name, 0)
+        if not bits or known & bits:
+            continue
+        answers = []
+        nearer = 0
+        near_rules = touching[input_name]
+        for branch in table.branches[input_name]:
+            after_true, after_false = true | branch.true, false | branch.false
+            answers.append(Answer(branch.value, branch.low, branch.high, decide(after_true, after_false)))
+            if near_rules:
+                changed = [distance(rules[index], after_true, after_false) for index in near_rules]
+                others = min((d for index, d in enumerate(distances) if index not in near_rules), default=64)
+                nearer = max(nearer, closest - min(others, *changed))
+        decisive = sum(answer.verdict is not Verdict.risky for answer in answers)
+        moving = sum(answer.verdict is not current for answer in answers)
+        rank = (-decisive, -moving, -nearer, -weight.get(input_name, 0), position)
+        ranked.append((rank, NextQuestion(input_name, tuple(answers))))
+    ranked.sort(key=lambda entry: entry[0])
+    return [question for _, question in ranked[:limit]]
+
+
+class Memo(dict[Hashable, object]):
+    """Results by what they are computed from (the facts known true and false, or the answers), for one compiled
+    test: the same facts always give the same answer, and real engagements repeat few patterns. Emptied when it grows
+    past `size` (a crafted stream of patterns cannot grow it without bound)."""
+
+    def __init__(self, size: int = 65_536) -> None:
+        super().__init__()
+        self.size = size
+
+    def remember(self, key: Hashable, value: object) -> None:
+        if len(self) >= self.size:
+            self.clear()
+        self[key] = value
