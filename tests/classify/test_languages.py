@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.classify.language import Language, negotiate
 from compliance_api.classify.models import Classification
-from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.ruleset import CrossBorderRule, DecisiveRule, Rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from tests.classify.conftest import Account
 from tests.cli.conftest import invoke
@@ -130,7 +130,7 @@ async def test_each_cross_border_verdict_is_written_in_the_asked_language(
         await client.post(CB, json=request, headers={**account.live, "Accept-Language": code}), code
     )
     verdict = Verdict(body["verdict"])
-    rules = [*ruleset.decisive, *ruleset.rules]
+    rules: list[DecisiveRule | CrossBorderRule] = [*ruleset.decisive, *ruleset.rules]
     fired = [rule for rule in rules if rule.reason[language] in {r["reason"] for r in body["rules_applied"]}]
     assert [rule.verdict.value for rule in fired] == [rule["verdict"] for rule in body["rules_applied"]]
     assert body["advice"].startswith(ruleset.advice[verdict][language])
