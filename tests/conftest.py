@@ -29,7 +29,7 @@ from redis import Redis as SyncRedis
 from redis.asyncio import Redis as AsyncRedis
 from redis.exceptions import RedisError
 from sqlalchemy import event, make_url, text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.app import create_app
 from compliance_api.config import PasswordHashProfile, Settings
@@ -159,9 +159,7 @@ def _serve_defaults_stay_in_their_test(monkeypatch: pytest.MonkeyPatch) -> None:
 async def engine(settings: Settings) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(settings.resolved_database_url)
     yield engine
-    async with engine.begin() as connection:
-        for table in reversed(Base.metadata.sorted_tables):
-            await connection.execute(table.delete())
+    await _empty_tables(engine)
     await engine.dispose()
 
 
@@ -195,7 +193,28 @@ async def rolled_back_sessionmaker(settings: Settings) -> AsyncIterator[async_se
         outer = await connection.begin()
         yield async_sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint")
         await outer.rollback()
+        left = await _rows_left(connection)
+    if left:
+        await _empty_tables(engine)
     await engine.dispose()
+    if left:
+        pytest.fail(
+            f"this test committed rows through another connection ({', '.join(left)}), so its transaction could not "
+            "undo them: mark it `@commits` (tests/conftest.py) so that it commits for real and is cleaned up"
+        )
+
+
+async def _rows_left(connection: AsyncConnection) -> list[str]:
+    """The tables holding rows, read in one statement (a guard that every rolled-back test left nothing behind)."""
+    tables = Base.metadata.sorted_tables
+    counts = " UNION ALL ".join(f"SELECT '{table.name}', count(*) FROM {table.name}" for table in tables)
+    return [name for name, count in await connection.execute(text(counts)) if count]
+
+
+async def _empty_tables(engine: AsyncEngine) -> None:
+    async with engine.begin() as connection:
+        for table in reversed(Base.metadata.sorted_tables):
+            await connection.execute(table.delete())
 
 
 def _begin_explicitly(engine: AsyncEngine) -> None:

@@ -16,8 +16,13 @@ from compliance_api.rates.models import RateBenchmark
 from compliance_api.retention.rules import KEPT, RULES
 from compliance_api.wtta import service as wtta_service
 from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS
+from tests.conftest import commits
 from tests.retention import families
 from tests.retention.conftest import counts, purge_in
+
+pytestmark = (
+    commits  # the import stages rows in a temporary table that lives until its transaction ends, so these tests commit
+)
 
 
 async def _purged_in_sandbox_only(

@@ -19,6 +19,10 @@ from compliance_api.wtta.register_file import validate
 from compliance_api.wtta.replica import ReplicatedLookup
 from tests.conftest import commits
 
+pytestmark = (
+    commits  # the import stages rows in a temporary table that lives until its transaction ends, so these tests commit
+)
+
 SANDBOX = Environment.test
 
 

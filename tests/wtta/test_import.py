@@ -17,6 +17,10 @@ from compliance_api.wtta.schemas import WttaAdmissionOut
 from tests.conftest import commits
 from tests.wtta.registers import import_lines, row
 
+pytestmark = (
+    commits  # the import stages rows in a temporary table that lives until its transaction ends, so these tests commit
+)
+
 Maker = async_sessionmaker[AsyncSession]
 
 

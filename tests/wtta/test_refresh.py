@@ -168,6 +168,7 @@ def test_retries_back_off_but_stay_under_the_interval() -> None:
     assert delays[3:] == [INTERVAL / 2, INTERVAL / 2]
 
 
+@commits
 async def test_the_worker_refreshes_the_register_on_its_own(
     settings: Settings, sessionmaker: Maker, register: RegisterServer
 ) -> None:

@@ -214,6 +214,7 @@ async def postgres(settings: Settings, sessionmaker: Maker) -> AsyncIterator[tup
         await admin.close()
 
 
+@commits
 async def test_while_the_listening_connection_is_down_lookups_read_the_database(
     postgres: tuple[str, Maker],
 ) -> None:
