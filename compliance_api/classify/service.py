@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,9 +62,11 @@ class Scored:
     language: Language
 
 
-def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableRow, TableRow]:
-    """The audit record of a verdict, with the request as received and its language, and its
-    `classification.created` event."""
+def audit_rows(
+    caller: Caller, scored: Scored, now: dt.datetime, request_id: str | None = None
+) -> tuple[TableRow, TableRow]:
+    """The audit record of a verdict, with the request as received, its language and the `X-Request-Id` it was
+    answered under, and its `classification.created` event."""
     verdict = scored.verdict
     classification = {
         "id": uuid.UUID(verdict["id"]),
@@ -81,6 +84,7 @@ def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableR
         "client_metadata": verdict["metadata"] or None,
         "monitor": verdict["monitor"],
         "language": scored.language.code,
+        "request_id": request_id,
         "created_at": now,
     }
     event = outbox_row(
@@ -136,10 +140,11 @@ async def classify_engagement(
     rulesets: Rulesets,
     now: dt.datetime,
     language: Language = DEFAULT_LANGUAGE,
+    request_id: str | None = None,
 ) -> dict[str, Any]:
     """Score under the Dutch ruleset and keep the verdict with its input; returns the verdict once committed."""
     scored = score_engagement(body, rulesets, now, language)
-    await audit.insert(*audit_rows(caller, scored, now))
+    await audit.insert(*audit_rows(caller, scored, now, request_id))
     return scored.verdict
 
 
@@ -150,10 +155,11 @@ async def classify_cross_border(
     rulesets: Rulesets,
     now: dt.datetime,
     language: Language = DEFAULT_LANGUAGE,
+    request_id: str | None = None,
 ) -> dict[str, Any]:
     """Score under the country's ruleset and keep the verdict with its input; returns it once committed."""
     scored = score_cross_border(body, rulesets, now, language)
-    await audit.insert(*audit_rows(caller, scored, now))
+    await audit.insert(*audit_rows(caller, scored, now, request_id))
     return scored.verdict
 
 
@@ -172,14 +178,25 @@ async def _own_record(
     return record
 
 
-async def _record_view(session: AsyncSession, record: Classification) -> ClassificationRecord:
-    history = list(
-        await session.scalars(
-            select(ClassificationVerdict)
-            .where(ClassificationVerdict.classification_id == record.id)
-            .order_by(ClassificationVerdict.created_at)
-        )
+async def histories(
+    session: AsyncSession, classification_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[ClassificationVerdict]]:
+    """The later verdicts of each classification, oldest first (one read for all of them)."""
+    found: dict[uuid.UUID, list[ClassificationVerdict]] = {id: [] for id in classification_ids}
+    if not classification_ids:
+        return found
+    rows = await session.scalars(
+        select(ClassificationVerdict)
+        .where(ClassificationVerdict.classification_id.in_(classification_ids))
+        .order_by(ClassificationVerdict.classification_id, ClassificationVerdict.created_at)
     )
+    for later in rows:
+        found[later.classification_id].append(later)
+    return found
+
+
+def record_view(record: Classification, history: Sequence[ClassificationVerdict]) -> ClassificationRecord:
+    """The audit record as `GET /v1/classifications/{id}` answers it, with its later verdicts (oldest first)."""
     return ClassificationRecord.model_validate(
         {
             "id": record.id,
@@ -208,6 +225,18 @@ async def _record_view(session: AsyncSession, record: Classification) -> Classif
             "result": record.result,
         }
     )
+
+
+async def _record_view(session: AsyncSession, record: Classification) -> ClassificationRecord:
+    return record_view(record, (await histories(session, [record.id]))[record.id])
+
+
+async def own_record(
+    session: AsyncSession, caller: Actor, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
+) -> tuple[Classification, ClassificationRecord]:
+    """The caller's own row and its record view (as `get_classification`); anything else is 404."""
+    record = await _own_record(session, caller, classification_id, retention, now)
+    return record, await _record_view(session, record)
 
 
 async def get_classification(

@@ -115,6 +115,7 @@ CLASSIFY_OPERATIONS = (
     "classification-get",
     "classification-update",
     "classification-list",
+    "classification-dossier",
 )
 
 
