@@ -10,7 +10,7 @@ import mimeparse  # type: ignore[import-untyped]
 import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from compliance_api.auth.caller import CurrentCaller
+from compliance_api.auth.caller import Actor, CurrentCaller
 from compliance_api.classify.service import Retention
 from compliance_api.dossier import examples
 from compliance_api.dossier.document import build_dossier, jwks_url, sign
@@ -99,14 +99,18 @@ async def classification_dossier(
     against `/.well-known/jwks.json` of the same host. `Accept: application/pdf` (or `?format=pdf`) answers the PDF,
     in the classification's language, carrying the same JWS; otherwise JSON. Only the account that asked for it, in
     the same environment, while retention lasts; anyone else gets 404."""
-    media_type = _media_type(request, format)
+    return await dossier_response(request, caller, classification_id, _media_type(request, format))
+
+
+async def dossier_response(request: Request, actor: Actor, classification_id: uuid.UUID, media_type: str) -> Response:
+    """The actor's dossier as `media_type` (PDF or JSON), signed now; ApiError `not_found` for anyone else's."""
     services, now = services_of(request), utcnow()
     settings = services.settings
     async with services.sessionmaker() as session:
-        facts = await dossier_facts(session, caller, classification_id, Retention.of(settings), now)
-    key = services.signing_keys.signing_key(caller.environment)
+        facts = await dossier_facts(session, actor, classification_id, Retention.of(settings), now)
+    key = services.signing_keys.signing_key(actor.environment)
     base_url = request_base_url(request.scope, settings.public_base_url)
-    jwks = jwks_url(base_url, caller.environment, settings.sandbox_hosts)
+    jwks = jwks_url(base_url, actor.environment, settings.sandbox_hosts)
     dossier = build_dossier(facts, services.rulesets, kid=str(key.kid), jwks=jwks, issued_at=now)
     jws = sign(dossier, key)
     headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}

@@ -113,7 +113,8 @@ async def count_period(session: AsyncSession, period: Period, since: dt.datetime
 async def stream_period(
     session: AsyncSession, period: Period, since: dt.datetime, *, page_rows: int = EXPORT_PAGE_ROWS
 ) -> AsyncIterator[DossierFacts]:
-    """Every classification of the period, oldest first, read from a server-side cursor one page at a time."""
+    """Every classification of the period, oldest first, read from a server-side cursor one page at a time (the
+    session's identity map holds rows weakly, so a page is freed once its dossiers are written)."""
     statement = (
         select(Classification)
         .where(*period.where(since))
@@ -130,4 +131,3 @@ async def stream_period(
                 classify_service.record_view(row, histories[row.id]),
                 _asker(row, users, tokens),
             )
-        session.expunge_all()  # the page's rows are written out; the identity map must not keep them
