@@ -131,8 +131,8 @@ def export_command(
         str | None, typer.Option("--account", help="Only this account's classifications (its e-mail).")
     ] = None,
     workers: Annotated[
-        int, typer.Option("--workers", min=1, max=64, help="Processes rendering PDFs (default: one per CPU).")
-    ] = 0,
+        int | None, typer.Option("--workers", min=1, max=64, help="Processes rendering PDFs (default: one per CPU).")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
     as_json: JsonOption = False,
 ) -> None:

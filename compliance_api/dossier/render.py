@@ -47,11 +47,26 @@ def _templates() -> Environment:
     return environment
 
 
+def _stylesheet(name: str, fonts: FontConfiguration) -> CSS:
+    source = _templates().loader.get_source(_templates(), name)[0]  # type: ignore[union-attr]
+    return CSS(string=source, font_config=fonts, url_fetcher=_refuse)
+
+
 @cache
-def _style() -> tuple[CSS, FontConfiguration]:
+def _style() -> tuple[CSS, CSS, FontConfiguration]:
+    """The dossier's own user-agent stylesheet, its stylesheet and the font configuration, built once."""
     fonts = FontConfiguration()
-    source = _templates().loader.get_source(_templates(), "dossier.css")[0]  # type: ignore[union-attr]
-    return CSS(string=source, font_config=fonts, url_fetcher=_refuse), fonts
+    return _stylesheet("dossier-ua.css", fonts), _stylesheet("dossier.css", fonts), fonts
+
+
+class _DossierHTML(HTML):  # type: ignore[misc]  # WeasyPrint has no type hints
+    """A document with the dossier's user-agent stylesheet instead of WeasyPrint's HTML5 one (see dossier-ua.css).
+
+    WeasyPrint offers no option for this; `_ua_stylesheets` is the method its own `HTML` reads them from, and the
+    version is pinned (`weasyprint>=70,<71`): every test that renders a PDF would show a change of that method."""
+
+    def _ua_stylesheets(self, forms: bool = False) -> list[CSS]:
+        return [_style()[0]]
 
 
 def _answer(value: object, texts: dict[str, str], language: Language) -> str:
@@ -95,8 +110,8 @@ def dossier_html(dossier: Dossier, jws: str) -> str:
 
 def dossier_pdf(dossier: Dossier, jws: str) -> bytes:
     """The dossier as a PDF, the JWS attached as `dossier.jws`."""
-    style, fonts = _style()
-    document = HTML(string=dossier_html(dossier, jws), url_fetcher=_refuse)
+    _, style, fonts = _style()
+    document = _DossierHTML(string=dossier_html(dossier, jws), url_fetcher=_refuse)
     attachment = Attachment(
         string=jws, name=JWS_ATTACHMENT, description="Compact JWS of this dossier", url_fetcher=_refuse
     )
