@@ -37,7 +37,7 @@ from compliance_api.auth.caller import caller_of
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.passport import service
+from compliance_api.passport import service, views
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.endpoints import hot_path
 from compliance_api.server import uvicorn_options
@@ -77,18 +77,11 @@ def serve(port: int) -> None:
     @router.get("/{token}/verify-unrecorded")
     async def verify_unrecorded(token: str, request: Request) -> Response:
         hot = hot_path(request)
-        body = await service.verify_share_json(
-            hot.reader,
-            no_record,
-            caller_of(request),
-            token,
-            pepper=services.pepper,
-            previous_pepper=services.previous_pepper,
-            keys=services.signing_keys,
-            catalogue=packaged_catalogue(),
-            now=utcnow(),
-            cache=hot.summaries,
+        caller, pepper, previous_pepper = caller_of(request), services.pepper, services.previous_pepper
+        verified = await service.verify_share(
+            hot.reader, no_record, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=utcnow()
         )
+        body = views.signed_summary_body(verified, packaged_catalogue(), services.signing_keys, hot.summaries)
         return Response(body, media_type="application/json")
 
     @router.get("/{token}/verify-floor")

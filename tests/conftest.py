@@ -1,5 +1,14 @@
 """Test wiring: a real database (SQLite by default, PostgreSQL when DATABASE_URL is set), migrated once per run;
-every test starts from empty tables. Redis is real too (REDIS_URL for the app, TEST_REDIS_URL for limiter tests)."""
+every test starts from empty tables. Redis is real too (REDIS_URL for the app, TEST_REDIS_URL for limiter tests).
+
+Two ways to leave the tables empty, chosen by what the test asks for:
+
+* A test that needs its commits visible to another connection (the app, which has its own engine; a CLI run; the
+  group commit's writer; a second process) asks for `engine`, directly or through `app`, `client`, `cli_env`,
+  `audit`…: it commits for real, and `engine` empties every table afterwards.
+* Every other test's `sessionmaker` is bound to one connection inside a transaction that is rolled back at the end;
+  its sessions' commits only release savepoints (SQLAlchemy's "join an external transaction" recipe).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
@@ -36,6 +46,11 @@ SECRET = "test-secret-key-0123456789abcdef-0123456789"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 POSTGRES_SERVER = os.environ.get("TEST_POSTGRES_SERVER", "postgresql://postgres@127.0.0.1:5432")
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
+
+
+commits = pytest.mark.usefixtures("engine")
+"""For a test whose data must reach another connection that it does not get through `engine` (a server or app it
+starts itself, a second process): its sessions commit for real, and `engine` empties the tables afterwards."""
 
 
 def require_service(reachable: bool, what: str) -> None:
@@ -159,8 +174,41 @@ async def audit(engine: AsyncEngine) -> AsyncIterator[GroupCommit]:
 
 
 @pytest.fixture
-def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    return create_sessionmaker(engine)
+def sessionmaker(request: pytest.FixtureRequest) -> async_sessionmaker[AsyncSession]:
+    """Sessions that commit for real when the test uses `engine` (its commits must reach other connections), else
+    sessions inside a transaction rolled back after the test."""
+    if "engine" in request.fixturenames:
+        engine: AsyncEngine = request.getfixturevalue("engine")
+        return create_sessionmaker(engine)
+    rolled_back: async_sessionmaker[AsyncSession] = request.getfixturevalue("rolled_back_sessionmaker")
+    return rolled_back
+
+
+@pytest.fixture
+async def rolled_back_sessionmaker(settings: Settings) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """Sessions on one connection whose outer transaction is rolled back after the test: a session's commit releases
+    a savepoint, so later sessions of the test see it, and nothing outlives the test."""
+    engine = create_engine(settings.resolved_database_url)
+    if engine.dialect.name == "sqlite":
+        _begin_explicitly(engine)
+    async with engine.connect() as connection:
+        outer = await connection.begin()
+        yield async_sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint")
+        await outer.rollback()
+    await engine.dispose()
+
+
+def _begin_explicitly(engine: AsyncEngine) -> None:
+    """SQLite's driver begins transactions lazily, so the first savepoint would open (and its release commit) the
+    outer transaction: begin it explicitly instead (SQLAlchemy's documented pysqlite recipe)."""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _autocommit_driver(dbapi_connection: Any, _record: object) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN")
 
 
 @contextmanager
@@ -237,7 +285,7 @@ class ProxiedPostgres:
 
 @pytest.fixture
 async def proxied_postgres(
-    settings: Settings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: Settings, sessionmaker: async_sessionmaker[AsyncSession], engine: AsyncEngine
 ) -> AsyncIterator[ProxiedPostgres]:
     """PostgreSQL behind a proxy the test controls, in both CI runs: the suite's own database, or on the SQLite run
     a migrated one made for the test (only PostgreSQL has a connection to lose)."""

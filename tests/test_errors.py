@@ -74,15 +74,15 @@ def _test_routes() -> APIRouter:
 
 
 @pytest.fixture
-async def test_app(settings: Settings, engine: object) -> AsyncIterator[FastAPI]:
+async def app_with_test_routes(settings: Settings, engine: object) -> AsyncIterator[FastAPI]:
     async with running_app(settings, _test_routes()) as application:
         yield application
 
 
 @pytest.fixture
-async def http(test_app: FastAPI) -> AsyncIterator[AsyncClient]:
+async def http(app_with_test_routes: FastAPI) -> AsyncIterator[AsyncClient]:
     async with AsyncClient(
-        transport=ASGITransport(app=test_app, raise_app_exceptions=False), base_url="http://api.test"
+        transport=ASGITransport(app=app_with_test_routes, raise_app_exceptions=False), base_url="http://api.test"
     ) as c:
         yield c
 

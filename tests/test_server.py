@@ -16,6 +16,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from tests.conftest import commits
 from tests.factories import create_token
 from tests.servers import free_port, server
 
@@ -76,6 +77,7 @@ def test_headers_that_never_end_get_408(port: int) -> None:
     assert elapsed >= READ_TIMEOUT * 0.8
 
 
+@commits
 async def test_a_body_that_never_ends_gets_408(
     port: int, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
 ) -> None:

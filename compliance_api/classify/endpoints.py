@@ -38,7 +38,7 @@ from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.services import problem_base_url, services_of
-from compliance_api.sessions import DbSession
+from compliance_api.sessions import DbSession, transaction
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
@@ -105,7 +105,7 @@ async def _answer(
     key = key_of(request)
     if key is None:
         return Response(orjson.dumps(await run()), media_type="application/json", headers=LANGUAGE_HEADERS[language])
-    async with services_of(request).sessionmaker.begin() as session:
+    async with transaction(request) as session:
         path = _fingerprinted_path(request, language)
         replayed = await services_of(request).idempotency.answer(
             caller_of(request), session, key, fingerprint("POST", path, body), run
@@ -291,7 +291,8 @@ async def list_classifications(
     filters = listing.ClassificationFilter(reference, verdict, kind, country, monitored, created_after, created_before)
     now = utcnow()
     since = _retention(request).cutoff(caller.environment, now)
-    return await listing.list_classifications(session, caller, filters, limit=limit, cursor=cursor, since=since)
+    page = await listing.list_classifications(session, caller, filters, limit=limit, cursor=cursor, since=since)
+    return views.classification_list(page)
 
 
 @router.get(
@@ -310,7 +311,8 @@ async def get_classification(
 ) -> ClassificationRecord:
     """The verdict with its input and ruleset version, for the account that asked for it, in the same
     environment, while retention lasts; anyone else gets 404."""
-    return await service.get_classification(session, caller, classification_id, _retention(request), utcnow())
+    found = await service.get_classification(session, caller, classification_id, _retention(request), utcnow())
+    return views.classification_record(found)
 
 
 @router.patch(
@@ -330,4 +332,6 @@ async def update_classification(
 ) -> ClassificationRecord:
     """`{"monitor": false}` stops re-scoring (and `classification.verdict_changed` events) for this classification;
     `true` starts it. Only the account that asked for it, in the same environment; anyone else gets 404."""
-    return await service.set_monitoring(session, caller, classification_id, body.monitor, _retention(request), utcnow())
+    retention, now = _retention(request), utcnow()
+    found = await service.set_monitoring(session, caller, classification_id, body.monitor, retention, now)
+    return views.classification_record(found)

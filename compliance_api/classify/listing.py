@@ -10,10 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import Actor
 from compliance_api.classify.models import Classification, ClassificationKind
-from compliance_api.classify.schemas import ClassificationList, ClassificationSummary
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.environment import scoped
-from compliance_api.kit.pagination import created_key, paginate
+from compliance_api.kit.pagination import Paged, created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +38,7 @@ async def list_classifications(
     limit: int,
     cursor: str | None,
     since: dt.datetime,
-) -> ClassificationList:
+) -> Paged[Classification]:
     """One page of the caller's classifications within retention (`since`), newest first (the API and the
     dashboard)."""
     statement = scoped(select(Classification), Classification, caller.environment).where(
@@ -59,7 +58,7 @@ async def list_classifications(
         statement = statement.where(Classification.created_at > filters.created_after)
     if filters.created_before is not None:
         statement = statement.where(Classification.created_at < filters.created_before)
-    page = await paginate(
+    return await paginate(
         session,
         statement,
         Classification.created_at,
@@ -68,22 +67,4 @@ async def list_classifications(
         cursor=cursor,
         scope=_scope(caller),
         key_of=created_key,
-    )
-    return ClassificationList(
-        data=[_summary(row) for row in page.rows], has_more=page.has_more, next_cursor=page.next_cursor
-    )
-
-
-def _summary(record: Classification) -> ClassificationSummary:
-    return ClassificationSummary(
-        id=record.id,
-        kind=record.kind,
-        country=record.country,
-        verdict=Verdict(record.verdict),
-        original_verdict=Verdict(record.result["verdict"]),
-        ruleset=record.result["ruleset"],
-        reference=record.reference,
-        metadata=record.client_metadata or {},
-        monitor=record.monitor,
-        created_at=record.created_at,
     )

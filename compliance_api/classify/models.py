@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
@@ -98,3 +99,11 @@ class RescoreRun(Base):
     ran_on: Mapped[date] = mapped_column()
     rulesets: Mapped[str] = mapped_column(String(400))
     ran_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordWithHistory:
+    """An audit record and the later verdicts its re-scores added, oldest first."""
+
+    record: Classification
+    history: list[ClassificationVerdict]

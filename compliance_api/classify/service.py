@@ -16,9 +16,14 @@ from compliance_api.classify import views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
-from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict
+from compliance_api.classify.models import (
+    Classification,
+    ClassificationKind,
+    ClassificationVerdict,
+    RecordWithHistory,
+)
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
-from compliance_api.classify.schemas import ClassificationRecord, CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.config import Settings
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
@@ -178,72 +183,34 @@ async def _own_record(
     return record
 
 
-async def histories(
-    session: AsyncSession, classification_ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, list[ClassificationVerdict]]:
-    """The later verdicts of each classification, oldest first (one read for all of them)."""
-    found: dict[uuid.UUID, list[ClassificationVerdict]] = {id: [] for id in classification_ids}
-    if not classification_ids:
-        return found
-    rows = await session.scalars(
+async def with_histories(session: AsyncSession, records: Sequence[Classification]) -> list[RecordWithHistory]:
+    """Each record with its later verdicts, oldest first, in one read for all of them (a page of an export)."""
+    found: dict[uuid.UUID, list[ClassificationVerdict]] = {record.id: [] for record in records}
+    if records:
+        rows = await session.scalars(
+            select(ClassificationVerdict)
+            .where(ClassificationVerdict.classification_id.in_(list(found)))
+            .order_by(ClassificationVerdict.classification_id, ClassificationVerdict.created_at)
+        )
+        for later in rows:
+            found[later.classification_id].append(later)
+    return [RecordWithHistory(record, found[record.id]) for record in records]
+
+
+async def _with_history(session: AsyncSession, record: Classification) -> RecordWithHistory:
+    history = await session.scalars(
         select(ClassificationVerdict)
-        .where(ClassificationVerdict.classification_id.in_(classification_ids))
-        .order_by(ClassificationVerdict.classification_id, ClassificationVerdict.created_at)
+        .where(ClassificationVerdict.classification_id == record.id)
+        .order_by(ClassificationVerdict.created_at)
     )
-    for later in rows:
-        found[later.classification_id].append(later)
-    return found
-
-
-def record_view(record: Classification, history: Sequence[ClassificationVerdict]) -> ClassificationRecord:
-    """The audit record as `GET /v1/classifications/{id}` answers it, with its later verdicts (oldest first)."""
-    return ClassificationRecord.model_validate(
-        {
-            "id": record.id,
-            "kind": record.kind,
-            "created_at": record.created_at,
-            "language": record.language,
-            "reference": record.reference,
-            "metadata": record.client_metadata or {},
-            "monitor": record.monitor,
-            "verdict": history[-1].verdict if history else record.result["verdict"],
-            "history": [
-                {
-                    "id": later.id,
-                    "verdict": later.verdict,
-                    "previous_verdict": later.previous_verdict,
-                    "supersedes": later.supersedes_id,
-                    "as_of": later.as_of,
-                    "ruleset": later.result["ruleset"],
-                    "created_at": later.created_at,
-                    "result": later.result,
-                }
-                for later in history
-            ],
-            "ruleset": record.result["ruleset"],
-            "request": record.request,
-            "result": record.result,
-        }
-    )
-
-
-async def _record_view(session: AsyncSession, record: Classification) -> ClassificationRecord:
-    return record_view(record, (await histories(session, [record.id]))[record.id])
-
-
-async def own_record(
-    session: AsyncSession, caller: Actor, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
-) -> tuple[Classification, ClassificationRecord]:
-    """The caller's own row and its record view (as `get_classification`); anything else is 404."""
-    record = await _own_record(session, caller, classification_id, retention, now)
-    return record, await _record_view(session, record)
+    return RecordWithHistory(record, list(history))
 
 
 async def get_classification(
     session: AsyncSession, caller: Actor, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
-) -> ClassificationRecord:
-    """The caller's own record with its current verdict and history; anything else is 404."""
-    return await _record_view(session, await _own_record(session, caller, classification_id, retention, now))
+) -> RecordWithHistory:
+    """The caller's own record with its history; anything else is 404."""
+    return await _with_history(session, await _own_record(session, caller, classification_id, retention, now))
 
 
 async def set_monitoring(
@@ -253,12 +220,12 @@ async def set_monitoring(
     monitor: bool,
     retention: Retention,
     now: dt.datetime,
-) -> ClassificationRecord:
+) -> RecordWithHistory:
     """Switch re-scoring on or off for the caller's own classification (the verdicts themselves never change)."""
     record = await _own_record(session, caller, classification_id, retention, now)
     record.monitor = monitor
     await session.flush()
-    return await _record_view(session, record)
+    return await _with_history(session, record)
 
 
 async def purge_expired(session: AsyncSession, retention: Retention, now: dt.datetime) -> dict[Environment, int]:

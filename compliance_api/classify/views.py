@@ -10,6 +10,7 @@ from typing import Any, TypeVar, cast
 from compliance_api.classify.crossborder import CrossBorderAssessment
 from compliance_api.classify.dutch import DutchAssessment
 from compliance_api.classify.language import Language
+from compliance_api.classify.models import Classification, RecordWithHistory
 from compliance_api.classify.ruleset import (
     CrossBorderCriterion,
     CrossBorderRuleset,
@@ -21,12 +22,17 @@ from compliance_api.classify.ruleset import (
 from compliance_api.classify.schemas import (
     CatalogueCriterion,
     CatalogueRule,
+    ClassificationList,
+    ClassificationRecord,
+    ClassificationSummary,
     CriteriaCatalogue,
     CrossBorderTariefgrensOut,
     LegalBasis,
     RulesetRef,
     Tracked,
 )
+from compliance_api.classify.verdict import Verdict
+from compliance_api.kit.pagination import Paged
 
 SourceT = TypeVar("SourceT")
 FragmentT = TypeVar("FragmentT")
@@ -207,4 +213,58 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
             for rule in ruleset.rules
         ],
         tariefgrens=[cross_border_tariefgrens(entry) for entry in ruleset.tariefgrens],
+    )
+
+
+def classification_summary(record: Classification) -> ClassificationSummary:
+    return ClassificationSummary(
+        id=record.id,
+        kind=record.kind,
+        country=record.country,
+        verdict=Verdict(record.verdict),
+        original_verdict=Verdict(record.result["verdict"]),
+        ruleset=record.result["ruleset"],
+        reference=record.reference,
+        metadata=record.client_metadata or {},
+        monitor=record.monitor,
+        created_at=record.created_at,
+    )
+
+
+def classification_list(page: Paged[Classification]) -> ClassificationList:
+    rows = page.rows
+    return ClassificationList(
+        data=[classification_summary(row) for row in rows], has_more=page.has_more, next_cursor=page.next_cursor
+    )
+
+
+def classification_record(found: RecordWithHistory) -> ClassificationRecord:
+    record, history = found.record, found.history
+    return ClassificationRecord.model_validate(
+        {
+            "id": record.id,
+            "kind": record.kind,
+            "created_at": record.created_at,
+            "language": record.language,
+            "reference": record.reference,
+            "metadata": record.client_metadata or {},
+            "monitor": record.monitor,
+            "verdict": history[-1].verdict if history else record.result["verdict"],
+            "history": [
+                {
+                    "id": later.id,
+                    "verdict": later.verdict,
+                    "previous_verdict": later.previous_verdict,
+                    "supersedes": later.supersedes_id,
+                    "as_of": later.as_of,
+                    "ruleset": later.result["ruleset"],
+                    "created_at": later.created_at,
+                    "result": later.result,
+                }
+                for later in history
+            ],
+            "ruleset": record.result["ruleset"],
+            "request": record.request,
+            "result": record.result,
+        }
     )

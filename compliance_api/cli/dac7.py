@@ -12,7 +12,7 @@ import typer
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
-from compliance_api.dac7 import activity_file, dpi, service
+from compliance_api.dac7 import activity_file, dpi, service, views
 from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
 from compliance_api.dac7.tin import member_state
 from compliance_api.kit.clock import utcnow
@@ -104,7 +104,7 @@ def grant(
         async with transaction() as session:
             owner = await accounts_service.get_by_email_or_raise(session, email=seller_email)
             grantee = await accounts_service.get_by_email_or_raise(session, email=grantee_email)
-            created = service.grant_view(await service.grant(session, owner, grantee, env, utcnow()))
+            created = views.grant(await service.grant(session, owner, grantee, env, utcnow()))
         if as_json:
             print_json(created.model_dump(mode="json"))
         else:
@@ -121,7 +121,7 @@ def revoke_grant(grant_id: uuid.UUID, as_json: JsonOption = False) -> None:
         async with transaction() as session:
             revoked = await service.revoke_grant_by_id(session, grant_id, utcnow())
         if as_json:
-            print_json(revoked.model_dump(mode="json"))
+            print_json(views.grant(revoked).model_dump(mode="json"))
         else:
             typer.echo(f"revoked grant {revoked.id}", err=True)
 

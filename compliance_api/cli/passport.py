@@ -12,7 +12,7 @@ from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, tr
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.passport import service
+from compliance_api.passport import service, views
 from compliance_api.passport.catalogue import packaged_catalogue
 
 app = typer.Typer(no_args_is_help=True, help="Manage freelancers' compliance passports.")
@@ -99,11 +99,12 @@ def share(
     async def work() -> None:
         async with transaction(settings) as session:
             user = await accounts_service.get_by_email_or_raise(session, email=email)
+            now = utcnow()
             created = await service.create_share_for(
-                session, user, env, ttl_days=ttl_days, pepper=settings.secret_key_bytes(), now=utcnow()
+                session, user, env, ttl_days=ttl_days, pepper=settings.secret_key_bytes(), now=now
             )
         if as_json:
-            print_json(created.model_dump(mode="json"))
+            print_json(views.share_created(created, now).model_dump(mode="json"))
         else:
             typer.echo(created.token)
 
@@ -117,15 +118,16 @@ def revoke_share(token: str, as_json: JsonOption = False) -> None:
 
     async def work() -> None:
         async with transaction(settings) as session:
+            now = utcnow()
             revoked = await service.revoke_share_by_token(
                 session,
                 token,
                 pepper=settings.secret_key_bytes(),
                 previous_pepper=settings.previous_secret_key_bytes(),
-                now=utcnow(),
+                now=now,
             )
         if as_json:
-            print_json(revoked.model_dump(mode="json"))
+            print_json(views.share(revoked, now).model_dump(mode="json"))
         else:
             typer.echo(f"revoked share {revoked.id}", err=True)
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from compliance_api.auth.caller import CurrentCaller
-from compliance_api.dac7 import service
+from compliance_api.dac7 import service, views
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, GrantList
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
@@ -40,7 +40,7 @@ SELLER_ONLY: dict[int | str, dict[str, Any]] = {403: {"description": "`seller_on
 async def get_seller(freelancer_id: FREELANCER_ID, caller: CurrentCaller, session: DbSession) -> Dac7SellerOut:
     """The seller's figures for the current calendar year (UTC): net consideration, number of activities, `reported_at`.
     Readable by the seller itself and by holders of its grant, in the same environment."""
-    return await service.snapshot(session, caller, freelancer_id, utcnow())
+    return views.seller(await service.snapshot(session, caller, freelancer_id, utcnow()))
 
 
 @router.post(
@@ -64,13 +64,13 @@ async def create_grant(
 ) -> Response:
     """Grant the user `grantee_id` read access to your snapshot in this environment until you revoke it;
     granting an active grantee again returns the active grant. Honours Idempotency-Key."""
+
+    async def create() -> Grant:
+        return views.grant(await service.create_grant(session, caller, body.grantee_uuid, utcnow()))
+
+    fingerprinted = fingerprint("POST", request.url.path, body)
     return await services_of(request).idempotency.answer(
-        caller,
-        session,
-        idempotency_key,
-        fingerprint("POST", request.url.path, body),
-        lambda: service.create_grant(session, caller, body.grantee_uuid, utcnow()),
-        status_code=201,
+        caller, session, idempotency_key, fingerprinted, create, status_code=201
     )
 
 
@@ -85,7 +85,7 @@ async def list_grants(
     caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> GrantList:
     """The grants you gave in this environment, active and revoked, newest first."""
-    return await service.page_of_grants(session, caller, limit=limit, cursor=cursor)
+    return views.grant_list(await service.page_of_grants(session, caller, limit=limit, cursor=cursor))
 
 
 @router.delete(
@@ -97,4 +97,4 @@ async def list_grants(
 )
 async def revoke_grant(grant_id: GRANT_ID, caller: CurrentCaller, session: DbSession) -> Grant:
     """Revoke at once: the grantee's next read is 403. Revoking twice is harmless."""
-    return await service.revoke_grant(session, caller, grant_id, utcnow())
+    return views.grant(await service.revoke_grant(session, caller, grant_id, utcnow()))

@@ -80,6 +80,11 @@ class Dac7Grant(EnvironmentOwned, Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(default=None)
 
+    @property
+    def status(self) -> str:
+        """`active` until revoked, then `revoked`."""
+        return "active" if self.revoked_at is None else "revoked"
+
 
 class Dac7Report(Base):
     """A seller's year went into a DPI export (`dac7 export`): the first such export sets `reported_at`."""

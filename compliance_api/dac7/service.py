@@ -3,6 +3,8 @@
 Who may read a seller's snapshot: the seller itself, or a user holding an active grant from that
 seller, both in the environment of the request. Everyone else, and anyone asking for a seller that does not exist
 in that environment, gets the same 403 `forbidden`, so the answer never tells whether a seller exists.
+
+Every function returns rows or the domain objects below; `views` shapes them into the API's schemas.
 """
 
 from __future__ import annotations
@@ -19,15 +21,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor
 from compliance_api.dac7.activity_file import ActivityFileError, ActivityRow
-from compliance_api.dac7.figures import CHUNK, YearFigures, euros, year_figures
+from compliance_api.dac7.figures import CHUNK, YearFigures, year_figures
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
-from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantList
 from compliance_api.dac7.tin import check_tin
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import created_key, paginate
+from compliance_api.kit.pagination import Paged, created_key, paginate
 
 SNAPSHOT_EVENT = EventName.DAC7_SNAPSHOT_UPDATED
 FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
@@ -232,41 +233,28 @@ async def _holds_grant(session: AsyncSession, caller: Actor, seller_user_id: uui
     return (await session.scalar(statement.limit(1))) is not None
 
 
-async def snapshot(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, now: dt.datetime) -> Dac7SellerOut:
+@dataclass(frozen=True, slots=True)
+class SellerSnapshot:
+    """A seller's figures for one calendar year, and when that year was reported (None: not yet)."""
+
+    seller: Dac7Seller
+    year: int
+    figures: YearFigures
+    reported_at: dt.datetime | None
+
+
+async def snapshot(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, now: dt.datetime) -> SellerSnapshot:
     """The seller's figures for the current calendar year (UTC)."""
     seller = await may_read(session, caller, freelancer_id)
     return await seller_snapshot(session, seller, now.year)
 
 
-async def seller_snapshot(session: AsyncSession, seller: Dac7Seller, year: int) -> Dac7SellerOut:
+async def seller_snapshot(session: AsyncSession, seller: Dac7Seller, year: int) -> SellerSnapshot:
     figures = (await year_figures(session, [seller.id], year))[seller.id]
-    total = figures.total()
     reported_at = await session.scalar(
         select(Dac7Report.reported_at).where(Dac7Report.seller_id == seller.id, Dac7Report.year == year)
     )
-    return Dac7SellerOut(
-        freelancer_id=seller.user_id,
-        reporting_year=year,
-        tin=seller.tin,
-        member_state=seller.member_state,
-        total_consideration_eur=euros(total.consideration_cents),
-        number_of_activities=total.count,
-        reported_at=reported_at,
-        fees_eur=euros(total.fees_cents),
-        taxes_eur=euros(total.taxes_cents),
-        reportable=figures.reportable,
-        livemode=seller.environment is Environment.live,
-    )
-
-
-def grant_view(grant: Dac7Grant) -> Grant:
-    return Grant(
-        id=grant.id,
-        grantee_id=grant.grantee_user_id,
-        created_at=grant.created_at,
-        revoked_at=grant.revoked_at,
-        status="active" if grant.revoked_at is None else "revoked",
-    )
+    return SellerSnapshot(seller, year, figures, reported_at)
 
 
 def _require_seller(caller: Actor) -> None:
@@ -307,7 +295,7 @@ async def _active_grant(
     return await session.scalar(statement)
 
 
-async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UUID, now: dt.datetime) -> Grant:
+async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UUID, now: dt.datetime) -> Dac7Grant:
     """The seller's own token grants a read to another user, named by its user id."""
     _require_seller(caller)
     grantee = await session.get(User, grantee_id)
@@ -320,7 +308,7 @@ async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UU
             errors=[FieldError("grantee_id", "is your own user id")],
         )
     seller = await session.get_one(User, caller.user_id)
-    return grant_view(await grant(session, seller, grantee, caller.environment, now))
+    return await grant(session, seller, grantee, caller.environment, now)
 
 
 def _grants_of(caller: Actor) -> Select[Dac7Grant]:
@@ -328,15 +316,15 @@ def _grants_of(caller: Actor) -> Select[Dac7Grant]:
     return scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(Dac7Grant.seller_user_id == caller.user_id)
 
 
-async def list_grants(session: AsyncSession, caller: Actor) -> list[Grant]:
+async def list_grants(session: AsyncSession, caller: Actor) -> list[Dac7Grant]:
     """Every grant the seller gave in the caller's environment, oldest first."""
     statement = _grants_of(caller).order_by(Dac7Grant.created_at, Dac7Grant.id)
-    return [grant_view(g) for g in await session.scalars(statement)]
+    return list(await session.scalars(statement))
 
 
-async def page_of_grants(session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None) -> GrantList:
+async def page_of_grants(session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None) -> Paged[Dac7Grant]:
     """A page of the grants the seller gave in the caller's environment, newest first."""
-    page = await paginate(
+    return await paginate(
         session,
         _grants_of(caller),
         Dac7Grant.created_at,
@@ -346,7 +334,6 @@ async def page_of_grants(session: AsyncSession, caller: Actor, *, limit: int, cu
         scope=f"dac7-grants:{caller.user_id}:{caller.environment.value}",
         key_of=created_key,
     )
-    return GrantList(data=[grant_view(g) for g in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
 async def _own_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Dac7Grant:
@@ -360,24 +347,24 @@ async def _own_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) 
     return found
 
 
-async def _revoke(session: AsyncSession, found: Dac7Grant, now: dt.datetime) -> Grant:
+async def _revoke(session: AsyncSession, found: Dac7Grant, now: dt.datetime) -> Dac7Grant:
     if found.revoked_at is None:
         found.revoked_at = now
         await session.flush()
-    return grant_view(found)
+    return found
 
 
-async def get_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Grant:
+async def get_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Dac7Grant:
     """One of the caller's grants; `grant_not_found` (or `seller_only`) otherwise."""
-    return grant_view(await _own_grant(session, caller, grant_id))
+    return await _own_grant(session, caller, grant_id)
 
 
-async def revoke_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+async def revoke_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID, now: dt.datetime) -> Dac7Grant:
     """Revoke one of the caller's grants at once; revoking twice is harmless."""
     return await _revoke(session, await _own_grant(session, caller, grant_id), now)
 
 
-async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt.datetime) -> Grant:
+async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt.datetime) -> Dac7Grant:
     """Operator action (`dac7 revoke-grant ID`), in whichever environment the grant lives."""
     found = await session.get(Dac7Grant, grant_id)
     if found is None:

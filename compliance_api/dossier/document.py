@@ -18,6 +18,7 @@ from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.rescore import causes
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, Engagement, ZWVerdict
+from compliance_api.classify.views import classification_record
 from compliance_api.dossier.schemas import (
     Dossier,
     DossierAsker,
@@ -214,7 +215,7 @@ def _test(record: ClassificationRecord, language: Language, texts: DossierTexts)
 
 def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: str, issued_at: dt.datetime) -> Dossier:
     """The dossier of one classification, as of `issued_at`, to be signed with the key `kid`."""
-    record, texts = facts.record, dossier_texts()
+    record, texts = classification_record(facts.found), dossier_texts()
     language, result = language_of(record), record.result
     if record.kind is ClassificationKind.zelfstandigenwet:
         questions = _dutch_questions(record, language, texts)

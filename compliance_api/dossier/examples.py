@@ -9,6 +9,7 @@ from typing import Any
 from compliance_api.accounts.models import User
 from compliance_api.auth.models import ApiToken
 from compliance_api.classify import examples as classify_examples
+from compliance_api.classify.models import Classification, RecordWithHistory
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ClassificationRecord
 from compliance_api.dossier.document import build_dossier
@@ -25,8 +26,19 @@ _JWS = (
 
 
 def _example() -> dict[str, Any]:
-    record_example = classify_examples.CLASSIFICATION["responses"]["200"]["content"]["application/json"]["example"]
-    record = ClassificationRecord.model_validate(record_example)
+    example = classify_examples.CLASSIFICATION["responses"]["200"]["content"]["application/json"]["example"]
+    record = ClassificationRecord.model_validate(example)
+    row = Classification(
+        id=record.id,
+        kind=record.kind,
+        created_at=record.created_at,
+        language=record.language,
+        reference=record.reference,
+        client_metadata=record.metadata,
+        monitor=record.monitor,
+        request=record.request,
+        result=record.result.model_dump(mode="json"),
+    )
     asker = Asker(
         account=_ACCOUNT,
         token_id=_TOKEN.id,
@@ -36,7 +48,7 @@ def _example() -> dict[str, Any]:
         request_id="req_9c0f72a132838398f6c0d8d7",
     )
     dossier = build_dossier(
-        DossierFacts(Environment.live, record, asker),
+        DossierFacts(Environment.live, RecordWithHistory(row, []), asker),
         packaged_rulesets(),
         kid=_KID,
         jwks="http://127.0.0.1:8000/.well-known/jwks.json",

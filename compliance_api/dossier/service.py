@@ -18,8 +18,7 @@ from compliance_api.accounts.models import User
 from compliance_api.auth.caller import Actor
 from compliance_api.auth.models import ApiToken
 from compliance_api.classify import service as classify_service
-from compliance_api.classify.models import Classification
-from compliance_api.classify.schemas import ClassificationRecord
+from compliance_api.classify.models import Classification, RecordWithHistory
 from compliance_api.kit.environment import Environment
 
 EXPORT_PAGE_ROWS = 200
@@ -40,10 +39,10 @@ class Asker:
 
 @dataclass(frozen=True, slots=True)
 class DossierFacts:
-    """A classification as `GET /v1/classifications/{id}` shows it, in its environment, with who asked."""
+    """A classification with its re-scores, in its environment, with who asked."""
 
     environment: Environment
-    record: ClassificationRecord
+    found: RecordWithHistory
     asker: Asker
 
 
@@ -79,9 +78,9 @@ async def dossier_facts(
     now: dt.datetime,
 ) -> DossierFacts:
     """The actor's own classification; another account's, the other environment's or an expired one is 404."""
-    row, record = await classify_service.own_record(session, actor, classification_id, retention, now)
-    users, tokens = await _people(session, [row])
-    return DossierFacts(actor.environment, record, _asker(row, users, tokens))
+    found = await classify_service.get_classification(session, actor, classification_id, retention, now)
+    users, tokens = await _people(session, [found.record])
+    return DossierFacts(actor.environment, found, _asker(found.record, users, tokens))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +122,6 @@ async def stream_period(
     )
     result = await session.stream_scalars(statement)
     async for page in result.partitions():
-        histories = await classify_service.histories(session, [row.id for row in page])
         users, tokens = await _people(session, page)
-        for row in page:
-            yield DossierFacts(
-                period.environment,
-                classify_service.record_view(row, histories[row.id]),
-                _asker(row, users, tokens),
-            )
+        for found in await classify_service.with_histories(session, page):
+            yield DossierFacts(period.environment, found, _asker(found.record, users, tokens))

@@ -12,7 +12,7 @@ from compliance_api.auth.caller import CurrentCaller, caller_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
-from compliance_api.passport import service
+from compliance_api.passport import service, views
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.hot_path import HotPath
 from compliance_api.passport.schemas import (
@@ -26,7 +26,7 @@ from compliance_api.passport.schemas import (
 )
 from compliance_api.passport.signing import SigningKeys
 from compliance_api.services import services_of
-from compliance_api.sessions import DbSession
+from compliance_api.sessions import DbSession, transaction
 
 router = APIRouter(tags=["passport"])
 # The two hot routes on a router of their own, tried right after the WTTA lookup: FastAPI tries every route before
@@ -64,7 +64,8 @@ def hot_path(request: Request) -> HotPath:
 async def _own_passport(request: Request) -> Response:
     """The caller's own passport (a freelancer's token): score, level, sector, verified, last update."""
     hot = hot_path(request)
-    body = await service.own_passport_json(hot.reader, caller_of(request), packaged_catalogue(), utcnow(), hot.own)
+    rows = await service.own_passport_rows(hot.reader, caller_of(request))
+    body = views.own_passport_body(rows, packaged_catalogue(), utcnow().date(), hot.own)
     return Response(body, media_type="application/json")
 
 
@@ -107,16 +108,15 @@ async def create_share(
 ) -> Response:
     """A new share-token for your passport, shown once, valid `ttl_days` (default 30); honours Idempotency-Key."""
     wanted = body or ShareCreate()
-    return await services_of(request).idempotency.answer(
-        caller,
-        session,
-        idempotency_key,
-        fingerprint("POST", request.url.path, wanted),
-        lambda: service.create_share(
-            session, caller, ttl_days=wanted.ttl_days, pepper=services_of(request).pepper, now=utcnow()
-        ),
-        status_code=201,
-    )
+    services = services_of(request)
+
+    async def create() -> ShareCreated:
+        now = utcnow()
+        created = await service.create_share(session, caller, ttl_days=wanted.ttl_days, pepper=services.pepper, now=now)
+        return views.share_created(created, now)
+
+    fingerprinted = fingerprint("POST", request.url.path, wanted)
+    return await services.idempotency.answer(caller, session, idempotency_key, fingerprinted, create, status_code=201)
 
 
 @router.get(
@@ -130,7 +130,7 @@ async def list_shares(
     caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> ShareList:
     """The share-tokens of your passport, newest first, with their status (the tokens themselves are not kept)."""
-    return await service.list_shares(session, caller, utcnow(), limit=limit, cursor=cursor)
+    return views.share_list(await service.list_shares(session, caller, limit=limit, cursor=cursor), utcnow())
 
 
 @router.delete(
@@ -142,7 +142,8 @@ async def list_shares(
 )
 async def revoke_share(share_id: SHARE_ID, caller: CurrentCaller, session: DbSession) -> Share:
     """Revoke at once: the token then answers 404 like an unknown one. Revoking twice is harmless."""
-    return await service.revoke_share(session, caller, share_id, utcnow())
+    now = utcnow()
+    return views.share(await service.revoke_share(session, caller, share_id, now), now)
 
 
 @router.get(
@@ -156,7 +157,7 @@ async def list_views(
     share_id: SHARE_ID, caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> ShareViewList:
     """The successful verifications of this share-token, newest first: the verifier's account and when."""
-    return await service.list_views(session, caller, share_id, limit=limit, cursor=cursor)
+    return views.viewing_list(await service.list_views(session, caller, share_id, limit=limit, cursor=cursor))
 
 
 @hot_router.get(
@@ -169,37 +170,20 @@ async def list_views(
 async def verify(token: Annotated[str, Path(examples=["pst_example"])], request: Request) -> Response:
     """The passport summary signed as a compact JWS (EdDSA, `kid`); any account may verify, and each
     verification is recorded for the freelancer to see."""
-    services = services_of(request)
-    hot = hot_path(request)
-    caller = caller_of(request)
+    services, hot, caller = services_of(request), hot_path(request), caller_of(request)
     pepper, previous_pepper = services.pepper, services.previous_pepper
     now = utcnow()
     try:
-        body = await service.verify_share_json(
-            hot.reader,
-            services.audit,
-            caller,
-            token,
-            pepper=pepper,
-            previous_pepper=previous_pepper,
-            keys=_keys(request),
-            catalogue=packaged_catalogue(),
-            now=now,
-            cache=hot.summaries,
+        verified = await service.verify_share(
+            hot.reader, services.audit, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=now
         )
-    except service.SharedUnderRetiredSecret:  # rare (a secret rotation): re-hashed and recorded in one transaction
-        async with services.sessionmaker.begin() as session:
-            summary = await service.verify_share(
-                session,
-                caller,
-                token,
-                pepper=pepper,
-                previous_pepper=previous_pepper,
-                keys=_keys(request),
-                catalogue=packaged_catalogue(),
-                now=now,
-            )
-        body = summary.model_dump_json().encode()
+    except service.SharedUnderRetiredSecret as found:  # rare (a secret rotation): re-hashed, then verified as usual
+        async with transaction(request) as session:
+            await service.rehash_share(session, found.share_id, token, pepper=pepper, previous_pepper=previous_pepper)
+        verified = await service.verify_share(
+            hot.reader, services.audit, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=now
+        )
+    body = views.signed_summary_body(verified, packaged_catalogue(), _keys(request), hot.summaries)
     return Response(body, media_type="application/json")
 
 

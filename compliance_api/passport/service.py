@@ -1,12 +1,16 @@
-"""Passport rules: operators record verifications; freelancers read and share; verifiers verify a share-token."""
+"""Passport rules: operators record verifications; freelancers read and share; verifiers verify a share-token.
+
+Every function returns rows or the domain objects below; `views` shapes them into the API's schemas.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-import orjson
-from sqlalchemy import Select, insert, select
+from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,24 +22,12 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.pagination import Key, created_key, paginate
+from compliance_api.kit.pagination import Key, Paged, created_key, paginate
 from compliance_api.passport import reader as reads
 from compliance_api.passport import share_tokens
-from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import Catalogue, is_valid
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
-from compliance_api.passport.reader import PassportReader
-from compliance_api.passport.schemas import (
-    OwnPassport,
-    PassportSummary,
-    Share,
-    ShareCreated,
-    ShareList,
-    ShareView,
-    ShareViewList,
-    Verification,
-)
-from compliance_api.passport.signing import SigningKeys, sign_with
+from compliance_api.passport.reader import PassportReader, Row
 
 SHARE_VIEWED = EventName.PASSPORT_SHARE_VIEWED
 
@@ -153,78 +145,85 @@ VerificationRow = tuple[str, dt.date, dt.date | None, str]
 """A verification as the reads give it: check, verified on, expires on, evidence reference."""
 
 
-def _own_view(
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A passport as its owner reads it, judged on `today`: which verifications are valid, and what they add up to."""
+
+    freelancer_id: uuid.UUID
+    environment: Environment
+    sector: str | None
+    updated_at: dt.datetime
+    verifications: tuple[VerificationRow, ...]
+    valid: frozenset[str]
+    score: int
+    level: str
+    verified: bool
+
+
+def standing(
     catalogue: Catalogue,
     today: dt.date,
     head: tuple[uuid.UUID, Environment, str | None, dt.datetime],
-    rows: list[VerificationRow],
-) -> OwnPassport:
-    """The own passport from its row (user, environment, sector, last update) and its verifications."""
-    user_id, environment, sector, updated_at = head
-    valid = {check for check, verified_on, expires_on, _ in rows if is_valid(verified_on, expires_on, today)}
-    score = catalogue.score(valid)
-    return OwnPassport(
-        compliance_score=score,
-        compliance_level=catalogue.level(score),
+    rows: Sequence[VerificationRow],
+) -> Standing:
+    """The passport from its row (user, environment, sector, last update) and its verifications."""
+    freelancer_id, environment, sector, updated_at = head
+    valid = frozenset(check for check, verified_on, expires_on, _ in rows if is_valid(verified_on, expires_on, today))
+    score = catalogue.score(set(valid))
+    return Standing(
+        freelancer_id=freelancer_id,
+        environment=environment,
         sector=sector,
-        verified=catalogue.is_verified(valid),
-        last_updated=updated_at,
-        freelancer_id=user_id,
-        livemode=environment is Environment.live,
-        verifications=[
-            Verification(
-                check=check,
-                name=catalogue.check(check).name,
-                verified_on=verified_on,
-                expires_on=expires_on,
-                evidence_ref=evidence_ref,
-                valid=check in valid,
-            )
-            for check, verified_on, expires_on, evidence_ref in rows
-        ],
+        updated_at=updated_at,
+        verifications=tuple(rows),
+        valid=valid,
+        score=score,
+        level=catalogue.level(score),
+        verified=catalogue.is_verified(set(valid)),
     )
 
 
-async def own_passport(session: AsyncSession, caller: Actor, catalogue: Catalogue, now: dt.datetime) -> OwnPassport:
+async def own_passport(session: AsyncSession, caller: Actor, catalogue: Catalogue, now: dt.datetime) -> Standing:
     passport = await _own(session, caller)
     rows = [(r.check, r.verified_on, r.expires_on, r.evidence_ref) for r in await _verifications(session, passport)]
     head = (passport.user_id, passport.environment, passport.sector, passport.updated_at)
-    return _own_view(catalogue, now.date(), head, rows)
+    return standing(catalogue, now.date(), head, rows)
 
 
-async def own_passport_json(
-    reader: PassportReader, caller: Actor, catalogue: Catalogue, now: dt.datetime, cache: LatestCache[bytes]
-) -> bytes:
-    """`own_passport` as its JSON body, in one read; the body is built again only when a row or the day changes."""
+async def own_passport_rows(reader: PassportReader, caller: Actor) -> list[Row]:
+    """The hot route's one read: the passport's row joined to its verifications (`standing_of_rows` judges them)."""
     _require_freelancer(caller)
     rows = await reader.fetch(reads.OWN, {"user_id": caller.user_id, "environment": caller.environment})
     if not rows:
         raise ApiError("no_passport", f"You have no passport in {caller.environment.label} yet.")
-    today = now.date()
-    inputs = (today, *rows)
-    body = cache.get(caller.user_id, inputs)
-    if body is None:
-        head = rows[0][:4]
-        verifications = [row[4:] for row in rows if row[4] is not None]
-        body = _own_view(catalogue, today, head, verifications).model_dump_json().encode()
-        cache.put(caller.user_id, inputs, body)
-    return body
+    return rows
 
 
-def share_view(share: PassportShare, now: dt.datetime) -> Share:
-    return Share(
-        id=share.id,
-        last4=share.last4,
-        created_at=share.created_at,
-        expires_at=share.expires_at,
-        revoked_at=share.revoked_at,
-        status=share.status(now),
-    )
+def standing_of_rows(catalogue: Catalogue, today: dt.date, rows: Sequence[Row]) -> Standing:
+    verifications = [(row[4], row[5], row[6], row[7]) for row in rows if row[4] is not None]
+    return standing(catalogue, today, (rows[0][0], rows[0][1], rows[0][2], rows[0][3]), verifications)
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedShare:
+    """A new share and its token, which exists only here: it is stored as a keyed hash."""
+
+    share: PassportShare
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Viewing:
+    """One verification through a share-token, and who made it."""
+
+    viewed_at: dt.datetime
+    viewer_id: uuid.UUID
+    viewer_email: str
 
 
 async def _create_share(
     session: AsyncSession, passport: Passport, ttl_days: int, pepper: bytes, now: dt.datetime
-) -> ShareCreated:
+) -> CreatedShare:
     token = share_tokens.generate()
     share = PassportShare(
         passport_id=passport.id,
@@ -236,18 +235,18 @@ async def _create_share(
     )
     session.add(share)
     await session.flush()
-    return ShareCreated(**share_view(share, now).model_dump(), token=token)
+    return CreatedShare(share, token)
 
 
 async def create_share(
     session: AsyncSession, caller: Actor, *, ttl_days: int, pepper: bytes, now: dt.datetime
-) -> ShareCreated:
+) -> CreatedShare:
     return await _create_share(session, await _own(session, caller), ttl_days, pepper, now)
 
 
 async def create_share_for(
     session: AsyncSession, user: User, environment: Environment, *, ttl_days: int, pepper: bytes, now: dt.datetime
-) -> ShareCreated:
+) -> CreatedShare:
     """Operator action (`passport share`): the freelancer must have a passport already."""
     passport = await _passport(session, user.id, environment)
     if passport is None or user.kind is not UserKind.freelancer:
@@ -267,12 +266,10 @@ async def _shares(session: AsyncSession, passport: Passport) -> list[PassportSha
     return list(await session.scalars(_shares_of(passport).order_by(PassportShare.created_at)))
 
 
-async def list_shares(
-    session: AsyncSession, caller: Actor, now: dt.datetime, *, limit: int, cursor: str | None
-) -> ShareList:
+async def list_shares(session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None) -> Paged[PassportShare]:
     """A page of the caller's share-tokens, newest first."""
     passport = await _own(session, caller)
-    page = await paginate(
+    return await paginate(
         session,
         _shares_of(passport),
         PassportShare.created_at,
@@ -282,10 +279,10 @@ async def list_shares(
         scope=f"passport-shares:{passport.id}",
         key_of=created_key,
     )
-    return ShareList(data=[share_view(s, now) for s in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
-async def _own_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID) -> PassportShare:
+async def get_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID) -> PassportShare:
+    """One of the caller's shares; `share_not_found` (or `freelancer_only`, `no_passport`) otherwise."""
     passport = await _own(session, caller)
     share = await session.scalar(
         scoped(select(PassportShare), PassportShare, caller.environment).where(
@@ -297,68 +294,55 @@ async def _own_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID) 
     return share
 
 
-async def get_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID, now: dt.datetime) -> Share:
-    """One of the caller's shares; `share_not_found` (or `freelancer_only`, `no_passport`) otherwise."""
-    return share_view(await _own_share(session, caller, share_id), now)
-
-
 def _revoke(share: PassportShare, now: dt.datetime) -> None:
     if share.revoked_at is None:
         share.revoked_at = now
 
 
-async def revoke_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID, now: dt.datetime) -> Share:
+async def revoke_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID, now: dt.datetime) -> PassportShare:
     """Revoke one of the caller's shares; revoking twice is harmless."""
-    share = await _own_share(session, caller, share_id)
+    share = await get_share(session, caller, share_id)
     _revoke(share, now)
     await session.flush()
-    return share_view(share, now)
+    return share
+
+
+def _token_hashes(token: str, pepper: bytes, previous_pepper: bytes | None) -> tuple[str, str]:
+    """The token's hash under the current secret, and under the retired one (the same while none is set)."""
+    current = share_tokens.hash_share_token(token, pepper)
+    return current, current if previous_pepper is None else share_tokens.hash_share_token(token, previous_pepper)
 
 
 async def _share_by_token(
-    session: AsyncSession,
-    token: str,
-    pepper: bytes,
-    previous_pepper: bytes | None,
-    environment: Environment | None = None,
+    session: AsyncSession, token: str, pepper: bytes, previous_pepper: bytes | None
 ) -> PassportShare | None:
-    """The share behind a token, keyed with the current secret or (during a rotation) the retired one.
-
-    A share found under the retired secret is re-hashed to the current one, so it no longer needs the retired one.
-    """
-    token_hash = share_tokens.hash_share_token(token, pepper)
-    statement = select(PassportShare)
-    if environment is not None:
-        statement = scoped(statement, PassportShare, environment)
-    if previous_pepper is None:
-        statement = statement.where(PassportShare.token_hash == token_hash)
-    else:
-        previous_hash = share_tokens.hash_share_token(token, previous_pepper)
-        statement = statement.where(PassportShare.token_hash.in_((token_hash, previous_hash)))
-    share = await session.scalar(statement)
-    if share is not None and share.token_hash != token_hash:
-        share.token_hash = token_hash
+    """The share behind a token, in whichever environment, keyed with the current secret or (during a rotation)
+    the retired one; a share found under the retired secret is re-hashed to the current one."""
+    current, previous = _token_hashes(token, pepper, previous_pepper)
+    share = await session.scalar(select(PassportShare).where(PassportShare.token_hash.in_((current, previous))))
+    if share is not None and share.token_hash != current:
+        share.token_hash = current
         await session.flush()
     return share
 
 
 async def revoke_share_by_token(
     session: AsyncSession, token: str, *, pepper: bytes, previous_pepper: bytes | None = None, now: dt.datetime
-) -> Share:
+) -> PassportShare:
     """Operator action (`passport revoke-share TOKEN`), in whichever environment the token lives."""
     share = await _share_by_token(session, token.strip(), pepper, previous_pepper)
     if share is None:
         raise PassportError("no such share-token")
     _revoke(share, now)
     await session.flush()
-    return share_view(share, now)
+    return share
 
 
 async def list_views(
     session: AsyncSession, caller: Actor, share_id: uuid.UUID, *, limit: int, cursor: str | None
-) -> ShareViewList:
+) -> Paged[Viewing]:
     """A page of the verifications of one of the caller's share-tokens, newest first."""
-    share = await _own_share(session, caller, share_id)
+    share = await get_share(session, caller, share_id)
     page = await paginate(
         session,
         select(PassportShareView).where(PassportShareView.share_id == share.id),
@@ -374,23 +358,15 @@ async def list_views(
         user_id: email
         for user_id, email in await session.execute(select(User.id, User.email).where(User.id.in_(viewers)))
     }
-    return ShareViewList(
-        data=[
-            ShareView(viewed_at=v.viewed_at, viewer_id=v.viewer_user_id, viewer_email=emails[v.viewer_user_id])
-            for v in page.rows
-        ],
-        has_more=page.has_more,
-        next_cursor=page.next_cursor,
-    )
+    viewings = [Viewing(v.viewed_at, v.viewer_user_id, emails[v.viewer_user_id]) for v in page.rows]
+    return Paged(viewings, page.has_more, page.next_cursor)
 
 
-async def shares_with_views(
-    session: AsyncSession, caller: Actor, now: dt.datetime
-) -> list[tuple[Share, list[ShareView]]]:
+async def shares_with_views(session: AsyncSession, caller: Actor) -> list[tuple[PassportShare, list[Viewing]]]:
     """Every share of the caller's passport, oldest first, each with its views: three queries whatever the count."""
     passport = await _own(session, caller)
     shares = await _shares(session, passport)
-    views: dict[uuid.UUID, list[ShareView]] = {share.id: [] for share in shares}
+    views: dict[uuid.UUID, list[Viewing]] = {share.id: [] for share in shares}
     statement = (
         select(PassportShareView.share_id, PassportShareView.viewed_at, User.id, User.email)
         .join(User, User.id == PassportShareView.viewer_user_id)
@@ -402,40 +378,28 @@ async def shares_with_views(
     )
     for share_id, at, viewer, email in rows:
         if share_id in views:  # a share committed between the two reads is not listed, nor are its views
-            views[share_id].append(ShareView(viewed_at=at, viewer_id=viewer, viewer_email=email))
-    return [(share_view(share, now), views[share.id]) for share in shares]
+            views[share_id].append(Viewing(at, viewer, email))
+    return [(share, views[share.id]) for share in shares]
 
 
-def summary_payload(summary: PassportSummary) -> bytes:
-    """The signed bytes: the summary without its signature, as compact JSON with sorted keys."""
-    fields = summary.model_dump(mode="json", exclude={"jws_signature"})
-    return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+@dataclass(frozen=True, slots=True)
+class VerifiedShare:
+    """What a verification through a share-token found (recorded before it is returned), to be signed and answered."""
+
+    share_id: uuid.UUID
+    freelancer_id: uuid.UUID
+    environment: Environment
+    share_expires_at: dt.datetime
+    counted: tuple[tuple[str, dt.date | None], ...]  # the valid verifications: check, expires on; in check order
+    issued_at: dt.datetime
 
 
-def _summary(
-    catalogue: Catalogue,
-    *,
-    freelancer_id: uuid.UUID,
-    environment: Environment,
-    share_expires_at: dt.datetime,
-    counted: list[tuple[str, dt.date | None]],
-    issued_at: dt.datetime,
-) -> PassportSummary:
-    """The unsigned summary: `counted` are the valid verifications (check, expires on), in check order."""
-    ends = [share_expires_at] + [
-        dt.datetime.combine(expires_on + dt.timedelta(days=1), dt.time(), dt.UTC)
-        for _, expires_on in counted
-        if expires_on
-    ]
-    return PassportSummary(
-        freelancer_id=freelancer_id,
-        issued_at=issued_at,
-        expires_at=min(ends),
-        compliance_score=catalogue.score({check for check, _ in counted}),
-        verifications=[check for check, _ in counted],
-        livemode=environment is Environment.live,
-        jws_signature="",
-    )
+class SharedUnderRetiredSecret(Exception):
+    """The share was found by its hash under the retired secret: re-hash it (`rehash_share`), then verify again."""
+
+    def __init__(self, share_id: uuid.UUID) -> None:
+        super().__init__(share_id)
+        self.share_id = share_id
 
 
 def _view_rows(
@@ -459,46 +423,6 @@ def _view_rows(
 
 
 async def verify_share(
-    session: AsyncSession,
-    caller: Caller,
-    token: str,
-    *,
-    pepper: bytes,
-    previous_pepper: bytes | None = None,
-    keys: SigningKeys,
-    catalogue: Catalogue,
-    now: dt.datetime,
-) -> PassportSummary:
-    """The signed summary behind a share-token; unknown, expired and revoked tokens are the same 404."""
-    share = None
-    if len(token) <= share_tokens.MAX_LENGTH:
-        share = await _share_by_token(session, token, pepper, previous_pepper, caller.environment)
-    if share is None or share.status(now) != "active":
-        raise ApiError("share_not_found")
-    passport = await session.get_one(Passport, share.passport_id)
-    today = now.date()
-    verifications = await _verifications(session, passport)
-    unsigned = _summary(
-        catalogue,
-        freelancer_id=passport.user_id,
-        environment=share.environment,
-        share_expires_at=share.expires_at,
-        counted=[(r.check, r.expires_on) for r in verifications if is_valid(r.verified_on, r.expires_on, today)],
-        issued_at=now.replace(microsecond=0),
-    )
-    view, event = _view_rows(caller, share.id, passport.user_id, share.environment, now)
-    session.add(PassportShareView(**view))
-    await session.execute(insert(OutboxEvent), [event])
-    await session.flush()
-    signature = keys.sign(share.environment, summary_payload(unsigned))
-    return unsigned.model_copy(update={"jws_signature": signature})
-
-
-class SharedUnderRetiredSecret(Exception):
-    """The share was found by its hash under the retired secret: `verify_share` re-hashes it (a write)."""
-
-
-async def verify_share_json(
     reader: PassportReader,
     audit: GroupCommit,
     caller: Caller,
@@ -506,48 +430,39 @@ async def verify_share_json(
     *,
     pepper: bytes,
     previous_pepper: bytes | None = None,
-    keys: SigningKeys,
-    catalogue: Catalogue,
     now: dt.datetime,
-    cache: LatestCache[bytes],
-) -> bytes:
-    """`verify_share` as its JSON body: one read, the body signed again only when what it says (or the second of
-    `issued_at`, or the signing key) changes, and the view with its event committed through the group commit
-    before the body is returned. Raises `SharedUnderRetiredSecret` for the session path to re-hash the share."""
+) -> VerifiedShare:
+    """The share behind a token, as of `now`, with the view and its event committed through the group commit before
+    it returns; unknown, expired and revoked tokens are the same 404. One read; raises `SharedUnderRetiredSecret`
+    for a share still hashed under the retired secret."""
     if len(token) > share_tokens.MAX_LENGTH:
         raise ApiError("share_not_found")
-    token_hash = share_tokens.hash_share_token(token, pepper)
-    previous_hash = token_hash if previous_pepper is None else share_tokens.hash_share_token(token, previous_pepper)
-    parameters = {"current_hash": token_hash, "previous_hash": previous_hash, "environment": caller.environment}
+    current, previous = _token_hashes(token, pepper, previous_pepper)
+    parameters = {"current_hash": current, "previous_hash": previous, "environment": caller.environment}
     rows = await reader.fetch(reads.SHARE, parameters)
     if not rows:
         raise ApiError("share_not_found")
     share_id, found_hash, environment, expires_at, revoked_at, freelancer_id = rows[0][:6]
-    if found_hash != token_hash:
-        raise SharedUnderRetiredSecret
+    if found_hash != current:
+        raise SharedUnderRetiredSecret(share_id)
     if revoked_at is not None or expires_at <= now:
         raise ApiError("share_not_found")
     today = now.date()
-    counted = [(row[6], row[8]) for row in rows if row[6] is not None and is_valid(row[7], row[8], today)]
-    key = keys.signing_key(environment)
-    issued_at = now.replace(microsecond=0)
-    inputs = (key.kid, issued_at, freelancer_id, expires_at, *counted)
-    body = cache.get(share_id, inputs)
-    if body is None:
-        unsigned = _summary(
-            catalogue,
-            freelancer_id=freelancer_id,
-            environment=environment,
-            share_expires_at=expires_at,
-            counted=counted,
-            issued_at=issued_at,
-        )
-        signed = unsigned.model_copy(update={"jws_signature": sign_with(key, summary_payload(unsigned))})
-        body = signed.model_dump_json().encode()
-        cache.put(share_id, inputs, body)
+    counted = tuple((row[6], row[8]) for row in rows if row[6] is not None and is_valid(row[7], row[8], today))
     view, event = _view_rows(caller, share_id, freelancer_id, environment, now)
     try:
         await audit.insert((PassportShareView, view), (OutboxEvent, event))
     except IntegrityError:  # the share (or its freelancer) was deleted since the read
         raise ApiError("share_not_found") from None
-    return body
+    return VerifiedShare(share_id, freelancer_id, environment, expires_at, counted, now.replace(microsecond=0))
+
+
+async def rehash_share(
+    session: AsyncSession, share_id: uuid.UUID, token: str, *, pepper: bytes, previous_pepper: bytes | None
+) -> None:
+    """Move a share found under the retired secret to the current one (once per share during a rotation)."""
+    current, previous = _token_hashes(token, pepper, previous_pepper)
+    share = await session.get(PassportShare, share_id)
+    if share is not None and share.token_hash == previous:
+        share.token_hash = current
+        await session.flush()

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request, Response
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.errors import ApiError
 from compliance_api.kit.patterns import described
-from compliance_api.rates import service
+from compliance_api.rates import service, views
 from compliance_api.rates.cache import Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
 from compliance_api.services import services_of, settings_of
-from compliance_api.sessions import DbSession
+from compliance_api.sessions import DbSession, transaction
 
 router = APIRouter(prefix="/v1/rates", tags=["rates"])
 
@@ -58,9 +58,9 @@ async def _lookup(request: Request, key: Key) -> Entry:
 
     async def read() -> Entry:
         environment, sector, region = key
-        async with services.sessionmaker() as session:
+        async with transaction(request) as session:
             row = await service.get_benchmark(session, environment=environment, sector=sector, region=region)
-        return Entry(service.benchmark_out(row), row.sample_size) if row else Entry(None, 0)
+        return Entry(views.benchmark(row), row.sample_size) if row else Entry(None, 0)
 
     return await cache.get_or_load(key, read)
 

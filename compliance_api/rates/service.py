@@ -21,7 +21,6 @@ from compliance_api.kit.environment import Environment, scoped
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.compute import QUANTILES, nice_step, percentile, window_start
 from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
-from compliance_api.rates.schemas import RateBenchmarkOut
 
 Pair = tuple[str, str]
 INSERT_CHUNK = 5000
@@ -289,26 +288,6 @@ async def publishable_regions(
     for sector, region in await session.execute(statement):
         found.setdefault(sector, []).append(region)
     return found
-
-
-def benchmark_out(row: RateBenchmark) -> RateBenchmarkOut:
-    """The answer of `GET /v1/rates/benchmark` for a precomputed row (the dashboard shows the same)."""
-    kind = "synthetic observations generated for the sandbox/demo" if row.synthetic else "imported observations"
-    return RateBenchmarkOut(
-        sector=row.sector,
-        region=row.region,
-        p25_eur=round(row.p25_eur, 2),
-        p50_eur=round(row.p50_eur, 2),
-        p75_eur=round(row.p75_eur, 2),
-        sample_size=row.sample_size,
-        as_of=row.as_of,
-        window_months=row.window_months,
-        synthetic=row.synthetic,
-        source=(
-            f"Percentiles (linear interpolation) of {row.sample_size} {kind} dated {row.window_start} to {row.as_of}"
-            + ("." if row.region != NATIONAL else ", all regions.")
-        ),
-    )
 
 
 def is_published(sample_size: int, min_sample: int) -> bool:

@@ -14,7 +14,7 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
 from compliance_api.services import services_of
-from compliance_api.sessions import DbSession
+from compliance_api.sessions import DbSession, transaction
 from compliance_api.wtta import service
 from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
 
@@ -54,7 +54,7 @@ async def lookup(request: Request) -> Response:
     row = await reader.lookup(caller.environment, kvk) if reader is not None else None
     if reader is None or row is None:
         # No DbSession dependency: a found number needs no session at all (the hot path).
-        async with services.sessionmaker() as session:
+        async with transaction(request) as session:
             if reader is None:
                 row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
             if row is None:

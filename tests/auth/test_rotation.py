@@ -15,8 +15,10 @@ from compliance_api.auth.models import ApiToken
 from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
 from tests.auth.rotation import NEW_SECRET, SECRET, serving
-from tests.conftest import executed_statements
+from tests.conftest import commits, executed_statements
 from tests.factories import bearer, create_token
+
+pytestmark = commits  # each test starts an app or server of its own on the test database
 
 HEALTH = "/v1/health"
 

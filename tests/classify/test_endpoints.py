@@ -12,7 +12,7 @@ from httpx import AsyncClient
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.classify import examples, service
+from compliance_api.classify import examples, service, views
 from compliance_api.classify.language import Language
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import Rulesets
@@ -297,7 +297,9 @@ async def test_records_past_retention_are_hidden_then_purged(
     async with sessionmaker() as session:
         with pytest.raises(ApiError):
             await service.get_classification(session, caller, uuid.UUID(expired["id"]), retention, now)
-        found = await service.get_classification(session, caller, uuid.UUID(kept["id"]), retention, now)
+        found = views.classification_record(
+            await service.get_classification(session, caller, uuid.UUID(kept["id"]), retention, now)
+        )
         assert str(found.id) == kept["id"]
     async with sessionmaker.begin() as session:
         removed = await service.purge_expired(session, retention, now)

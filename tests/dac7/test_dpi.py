@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.dac7 import dpi, service
+from compliance_api.dac7 import dpi, service, views
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from tests.dac7.conftest import import_rows, make_seller, row
@@ -91,7 +91,7 @@ async def test_the_export_has_the_dpi_structure_and_quarterly_totals_that_add_up
     async with sessionmaker() as session:
         stored = await service.seller_of(session, seller.user.id, Environment.live)
         assert stored is not None
-        year = await service.seller_snapshot(session, stored, YEAR)
+        year = views.seller(await service.seller_snapshot(session, stored, YEAR))
     assert Decimal(sum(consideration)) == year.total_consideration_eur
     assert sum(_quarters(services, "NumberOfActivities", "NumbQ")) == year.number_of_activities
 

@@ -35,7 +35,7 @@ async def test_pages_of_two_yield_every_row_once_oldest_first_with_its_asker(
     async with sessionmaker() as session:
         assert await count_period(session, period, since) == 5
         streamed = [
-            (str(facts.record.id), facts.asker.account.email if facts.asker.account else None)
+            (str(facts.found.record.id), facts.asker.account.email if facts.asker.account else None)
             async for facts in stream_period(session, period, since, page_rows=2)
         ]
     assert streamed == made

@@ -20,7 +20,10 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import register_import
 from compliance_api.wtta.register_file import validate
+from tests.conftest import commits
 from tests.factories import bearer, create_token
+
+pytestmark = commits  # each test starts an app or server of its own on the test database
 
 
 async def test_health_answers_with_status_region_and_version(

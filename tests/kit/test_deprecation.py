@@ -40,14 +40,14 @@ def _test_routes() -> APIRouter:
 
 
 @pytest.fixture
-async def test_app(settings: Settings, engine: object) -> AsyncIterator[FastAPI]:
+async def app_with_test_routes(settings: Settings, engine: object) -> AsyncIterator[FastAPI]:
     async with running_app(settings, _test_routes()) as application:
         yield application
 
 
 @pytest.fixture
-async def http(test_app: FastAPI) -> AsyncIterator[AsyncClient]:
-    async with AsyncClient(transport=ASGITransport(app=test_app), base_url="http://api.test") as client:
+async def http(app_with_test_routes: FastAPI) -> AsyncIterator[AsyncClient]:
+    async with AsyncClient(transport=ASGITransport(app=app_with_test_routes), base_url="http://api.test") as client:
         yield client
 
 
@@ -76,8 +76,8 @@ async def test_other_operations_carry_no_deprecation_headers(http: AsyncClient, 
     assert not {"deprecation", "sunset", "link"} & set(response.headers)
 
 
-async def test_contract_marks_the_operation_deprecated_with_its_headers(test_app: FastAPI) -> None:
-    paths: dict[str, Any] = test_app.openapi()["paths"]
+async def test_contract_marks_the_operation_deprecated_with_its_headers(app_with_test_routes: FastAPI) -> None:
+    paths: dict[str, Any] = app_with_test_routes.openapi()["paths"]
     operation = paths["/v1/test-only/old-thing"]["get"]
     assert operation["deprecated"] is True
     assert operation["x-deprecation"] == {

@@ -17,6 +17,7 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import service, signing
+from compliance_api.passport import views as passport_views
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.endpoints import hot_path
@@ -61,7 +62,7 @@ def signatures(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
         signed.append(payload)
         return signing.sign_with(key, payload)
 
-    monkeypatch.setattr(service, "sign_with", counting)
+    monkeypatch.setattr(passport_views, "sign_with", counting)
     return signed
 
 
@@ -71,9 +72,12 @@ async def test_own_passport_reads_as_the_session_path(
     caller = caller_of(holder)
     now = utcnow()
     async with sessionmaker() as session:
-        expected = await service.own_passport(session, caller, packaged_catalogue(), now)
+        expected = passport_views.own_passport(
+            await service.own_passport(session, caller, packaged_catalogue(), now), packaged_catalogue()
+        )
     for reader in (hot(app).reader, EngineReader(app.state.services.engine)):
-        body = await service.own_passport_json(reader, caller, packaged_catalogue(), now, LatestCache())
+        rows = await service.own_passport_rows(reader, caller)
+        body = passport_views.own_passport_body(rows, packaged_catalogue(), now.date(), LatestCache())
         assert body == expected.model_dump_json().encode()
 
 
@@ -101,17 +105,8 @@ async def test_a_summary_is_signed_again_only_when_what_it_says_changes(
     services, cache = app.state.services, LatestCache[bytes]()
 
     async def verify(now: dt.datetime) -> bytes:
-        return await service.verify_share_json(
-            hot(app).reader,
-            services.audit,
-            caller,
-            token,
-            pepper=pepper,
-            keys=services.signing_keys,
-            catalogue=packaged_catalogue(),
-            now=now,
-            cache=cache,
-        )
+        verified = await service.verify_share(hot(app).reader, services.audit, caller, token, pepper=pepper, now=now)
+        return passport_views.signed_summary_body(verified, packaged_catalogue(), services.signing_keys, cache)
 
     now = utcnow().replace(microsecond=0)
     first = await verify(now)
@@ -162,17 +157,8 @@ async def test_an_expired_verification_drops_out_the_next_day(
     services, cache = app.state.services, LatestCache[bytes]()
 
     async def verify(now: dt.datetime) -> bytes:
-        return await service.verify_share_json(
-            hot(app).reader,
-            services.audit,
-            caller,
-            token,
-            pepper=pepper,
-            keys=services.signing_keys,
-            catalogue=packaged_catalogue(),
-            now=now,
-            cache=cache,
-        )
+        verified = await service.verify_share(hot(app).reader, services.audit, caller, token, pepper=pepper, now=now)
+        return passport_views.signed_summary_body(verified, packaged_catalogue(), services.signing_keys, cache)
 
     end_of_day = dt.datetime.combine(today, dt.time(23, 59, 59), dt.UTC)
     assert b'"kvk_registration"' in await verify(end_of_day)

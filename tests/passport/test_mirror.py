@@ -27,7 +27,7 @@ from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
 from compliance_api.passport import reader as reads
-from compliance_api.passport import service
+from compliance_api.passport import service, views
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.hot_path import new_hot_path
@@ -83,8 +83,8 @@ async def listening(mirror: MirroredReader) -> None:
 
 async def own_through(reader: PassportReader, holder: Account) -> bytes:
     """The holder's own passport read through `reader`."""
-    caller = caller_of(holder)
-    return await service.own_passport_json(reader, caller, packaged_catalogue(), utcnow(), LatestCache())
+    rows = await service.own_passport_rows(reader, caller_of(holder))
+    return views.own_passport_body(rows, packaged_catalogue(), utcnow().date(), LatestCache())
 
 
 async def verify_through(
@@ -93,17 +93,8 @@ async def verify_through(
     """A verification by `business` read through `reader`, its view committed through a group commit of its own."""
     audit = GroupCommit(batch_writer_for(engine))
     try:
-        return await service.verify_share_json(
-            reader,
-            audit,
-            caller_of(business),
-            token,
-            pepper=pepper,
-            keys=keys,
-            catalogue=packaged_catalogue(),
-            now=utcnow(),
-            cache=LatestCache(),
-        )
+        verified = await service.verify_share(reader, audit, caller_of(business), token, pepper=pepper, now=utcnow())
+        return views.signed_summary_body(verified, packaged_catalogue(), keys, LatestCache())
     finally:
         await audit.close()
 
@@ -144,7 +135,9 @@ async def test_until_it_listens_every_read_goes_to_the_database(mirrored: Mirror
     try:
         database = reads_from("database")
         for _ in range(3):
-            await service.own_passport_json(mirror, caller, packaged_catalogue(), utcnow(), LatestCache())
+            views.own_passport_body(
+                await service.own_passport_rows(mirror, caller), packaged_catalogue(), utcnow().date(), LatestCache()
+            )
         assert reads_from("database") == database + 3
         assert not mirror.listening
     finally:

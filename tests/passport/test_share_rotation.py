@@ -12,12 +12,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.passport import service, share_tokens
+from compliance_api.passport import service, share_tokens, views
 from compliance_api.passport.models import PassportShare
 from compliance_api.passport.schemas import ShareCreated
 from tests.auth.rotation import NEW_SECRET, SECRET, serving
+from tests.conftest import commits
 from tests.factories import bearer, create_token
 from tests.passport.conftest import Account, give_passport
+
+pytestmark = commits  # each test starts an app or server of its own on the test database
 
 
 async def old_share(
@@ -26,9 +29,10 @@ async def old_share(
     """A share made before the rotation: its token is hashed with the retired secret."""
     await give_passport(sessionmaker, holder.user, environment)
     async with sessionmaker.begin() as session:
-        return await service.create_share_for(
+        created = await service.create_share_for(
             session, holder.user, environment, ttl_days=30, pepper=SECRET.encode(), now=utcnow()
         )
+    return views.share_created(created, utcnow())
 
 
 async def new_verifier(
@@ -113,5 +117,5 @@ async def test_revoke_by_token_finds_an_old_share_only_with_the_previous_secret(
         revoked = await service.revoke_share_by_token(
             session, share.token, pepper=NEW_SECRET.encode(), previous_pepper=SECRET.encode(), now=utcnow()
         )
-    assert revoked.status == "revoked"
+    assert views.share(revoked, utcnow()).status == "revoked"
     assert await stored_hash(sessionmaker, share.id) == share_tokens.hash_share_token(share.token, NEW_SECRET.encode())

@@ -21,11 +21,14 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import service
+from compliance_api.passport import views as passport_views
 from compliance_api.passport.models import PassportShareView
-from tests.conftest import SECRET
+from tests.conftest import SECRET, commits
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import Account, give_passport
 from tests.servers import _wait_until_live, free_port
+
+pytestmark = commits  # each test starts an app or server of its own on the test database
 
 REQUESTS = 400
 IN_FLIGHT = 32
@@ -87,9 +90,10 @@ async def test_every_answered_verification_survives_a_kill(
     _, verifier_token = await create_token(sessionmaker, pepper, user=verifier)
     await give_passport(sessionmaker, freelancer.user)
     async with sessionmaker.begin() as session:
-        share = await service.create_share_for(
+        created = await service.create_share_for(
             session, freelancer.user, Environment.live, ttl_days=30, pepper=pepper, now=utcnow()
         )
+    share = passport_views.share_created(created, utcnow())
     port = free_port()
     server = serve(database_url, var_dir, port)
     try:

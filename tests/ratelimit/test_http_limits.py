@@ -15,6 +15,7 @@ from compliance_api.app import create_app
 from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
 from compliance_api.ratelimit.tiers import TIERS
+from tests.conftest import commits
 from tests.factories import bearer, create_token, create_user
 
 
@@ -27,6 +28,7 @@ async def limited_client(request: pytest.FixtureRequest, settings: Settings) -> 
             yield http
 
 
+@commits
 async def test_remaining_requests_succeed_and_the_next_is_429(
     limited_client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
 ) -> None:

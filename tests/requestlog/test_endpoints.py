@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.auth.tokens import TOKEN_LENGTH
 from compliance_api.config import Settings
-from tests.conftest import running_app
+from tests.conftest import commits, running_app
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import make_account
 from tests.requestlog.conftest import flush, request_log, stored_rows, until_rate_limited
@@ -157,6 +157,7 @@ async def test_the_contract_example_has_the_shape_of_an_answer(
     assert example["data"][0]["problem"].keys() == answered["data"][0]["problem"].keys()
 
 
+@commits
 async def test_shutdown_writes_the_buffered_requests(settings: Settings, sessionmaker: Maker, pepper: bytes) -> None:
     _, token = await create_token(sessionmaker, pepper)
     async with running_app(settings) as application:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
 from compliance_api.classify import service as classify_service
@@ -22,7 +21,7 @@ from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.passport import service as passport_service
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.signing import SigningKeys
+from compliance_api.passport.reader import EngineReader
 from compliance_api.rates import service as rates_service
 from compliance_api.wtta import register_import
 from compliance_api.wtta.register_file import validate
@@ -76,10 +75,12 @@ async def rates(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
             )
 
 
-async def passports(sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, keys_dir: Path) -> None:
+async def passports(
+    sessionmaker: async_sessionmaker[AsyncSession], engine: AsyncEngine, audit: GroupCommit, pepper: bytes
+) -> None:
+    """A passport with a verification, a share and one view of it, in each environment."""
     freelancer = await create_user(sessionmaker, kind=UserKind.freelancer)
     viewer = await create_user(sessionmaker)
-    keys = SigningKeys(keys_dir, generate=True)
     now = utcnow()
     for environment in Environment:
         async with sessionmaker.begin() as session:
@@ -97,15 +98,9 @@ async def passports(sessionmaker: async_sessionmaker[AsyncSession], pepper: byte
             share = await passport_service.create_share_for(
                 session, freelancer, environment, ttl_days=365, pepper=pepper, now=now
             )
-            await passport_service.verify_share(
-                session,
-                caller_for(viewer, environment),
-                share.token,
-                pepper=pepper,
-                keys=keys,
-                catalogue=packaged_catalogue(),
-                now=now,
-            )
+        viewer_caller = caller_for(viewer, environment)
+        reader = EngineReader(engine)
+        await passport_service.verify_share(reader, audit, viewer_caller, share.token, pepper=pepper, now=now)
 
 
 async def dac7(sessionmaker: async_sessionmaker[AsyncSession]) -> None:

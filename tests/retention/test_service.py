@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.config import Settings
 from compliance_api.demo.fixtures import create_demo
@@ -61,9 +59,13 @@ async def test_rate_imports_observations_and_benchmarks(
 
 
 async def test_passports_verifications_shares_and_views(
-    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, pepper: bytes, tmp_path: Path
+    sessionmaker: async_sessionmaker[AsyncSession],
+    engine: AsyncEngine,
+    audit: GroupCommit,
+    settings: Settings,
+    pepper: bytes,
 ) -> None:
-    await families.passports(sessionmaker, pepper, tmp_path / "keys")
+    await families.passports(sessionmaker, engine, audit, pepper)
     tables = {"passport", "passport_verification", "passport_share", "passport_share_view"}
     await _purged_in_sandbox_only(sessionmaker, settings, tables)
 

@@ -17,6 +17,7 @@ from compliance_api.wtta.models import WttaAdmission, WttaRegisterVersion
 from compliance_api.wtta.reader import lookup_reader_for
 from compliance_api.wtta.register_file import validate
 from compliance_api.wtta.replica import ReplicatedLookup
+from tests.conftest import commits
 
 SANDBOX = Environment.test
 
@@ -70,6 +71,7 @@ async def _versions(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[Envi
     return {environment: 0 for environment in Environment} | {row.environment: row.version for row in rows}
 
 
+@commits
 async def test_a_purge_that_removes_admissions_makes_in_memory_copies_reload(
     sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

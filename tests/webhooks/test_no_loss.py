@@ -28,9 +28,11 @@ from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.models import DeliveryStatus, WebhookDelivery
 from compliance_api.webhooks.signing import SecretBox
-from tests.conftest import SECRET
+from tests.conftest import SECRET, commits
 from tests.factories import create_user
 from tests.webhooks.receiver import Receiver, receiving
+
+pytestmark = commits  # each test starts an app or server of its own on the test database
 
 EVENTS = 10_000
 KILL_AFTER = 2_000

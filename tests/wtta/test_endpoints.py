@@ -17,7 +17,7 @@ async def live_token(sessionmaker: Maker, pepper: bytes) -> str:
 
 
 @pytest.fixture
-async def test_token(sessionmaker: Maker, pepper: bytes) -> str:
+async def sandbox_token(sessionmaker: Maker, pepper: bytes) -> str:
     return (await create_token(sessionmaker, pepper, environment=Environment.test))[1]
 
 
@@ -77,13 +77,13 @@ async def test_not_in_cache_says_when_the_cache_was_refreshed(
 
 
 async def test_sandbox_and_production_see_only_their_own_cache(
-    client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: Maker, live_token: str, test_token: str
+    client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: Maker, live_token: str, sandbox_token: str
 ) -> None:
     await import_lines(sessionmaker, [row("11111111", "revoked")], environment=Environment.test)
     await import_lines(sessionmaker, [row("22222222")], environment=Environment.live)
     for http, token, visible, hidden in (
         (client, live_token, "22222222", "11111111"),
-        (sandbox_client, test_token, "11111111", "22222222"),
+        (sandbox_client, sandbox_token, "11111111", "22222222"),
     ):
         assert (await http.get("/v1/wtta/lookup", params={"kvk": visible}, headers=bearer(token))).status_code == 200
         hidden_response = await http.get("/v1/wtta/lookup", params={"kvk": hidden}, headers=bearer(token))

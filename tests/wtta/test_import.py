@@ -14,6 +14,7 @@ from compliance_api.wtta.reader import lookup_reader_for
 from compliance_api.wtta.register_file import RegisterFileError
 from compliance_api.wtta.register_import import ADMISSION_UPDATED, EmptySnapshot
 from compliance_api.wtta.schemas import WttaAdmissionOut
+from tests.conftest import commits
 from tests.wtta.registers import import_lines, row
 
 Maker = async_sessionmaker[AsyncSession]
@@ -175,6 +176,7 @@ async def test_environments_are_separate_caches(sessionmaker: Maker) -> None:
     assert [c.to_status for c in test_history] == [AdmissionStatus.revoked]
 
 
+@commits
 async def test_the_lookup_reader_reads_what_the_session_reads(sessionmaker: Maker, settings: Settings) -> None:
     """The endpoint reads through its own reader (SQLite: read-only connection; PostgreSQL: asyncpg pool)."""
     await import_lines(sessionmaker, [row("11111111"), row("22222222", "revoked")])

@@ -24,7 +24,7 @@ from compliance_api.kit.environment import Environment
 from compliance_api.logging import configure_logging
 from compliance_api.wtta import service
 from compliance_api.wtta.refresh import RefreshSchedule, refresh_from_url, refresh_round
-from tests.conftest import running_app
+from tests.conftest import commits, running_app
 
 Maker = async_sessionmaker[AsyncSession]
 REGISTER = Path(__file__).parent / "fixtures" / "register.csv"
@@ -178,6 +178,7 @@ async def test_the_worker_refreshes_the_register_on_its_own(
     assert await cached(sessionmaker) is not None
 
 
+@commits
 async def test_concurrent_refreshes_wait_for_each_other_instead_of_failing(
     sessionmaker: Maker, register: RegisterServer
 ) -> None:

@@ -26,7 +26,7 @@ from compliance_api.migrate import upgrade
 from compliance_api.wtta import service
 from compliance_api.wtta.reader import LISTENER_NAME, PostgresLookup, lookup_reader_for
 from compliance_api.wtta.replica import ReplicatedLookup, Snapshot, microseconds
-from tests.conftest import require_service
+from tests.conftest import commits, require_service
 from tests.wtta.registers import import_lines, register_csv, row
 
 Maker = async_sessionmaker[AsyncSession]
@@ -76,6 +76,7 @@ def test_a_snapshot_refuses_rows_out_of_order() -> None:
         snapshot.append(("10000000", "A", "admitted", None, None, None, "r", None, 0, None))
 
 
+@commits
 async def test_the_copy_answers_exactly_what_the_database_answers(
     sessionmaker: Maker, replica: ReplicatedLookup
 ) -> None:
@@ -104,6 +105,7 @@ async def test_the_copy_answers_exactly_what_the_database_answers(
     assert [answer is None for answer in answers] == [False, False, False, False, True, False, True]
 
 
+@commits
 async def test_a_change_committed_in_this_process_is_answered_at_once(
     sessionmaker: Maker, replica: ReplicatedLookup
 ) -> None:
@@ -273,6 +275,7 @@ async def test_the_endpoint_answers_from_memory_with_the_database_answer(
     assert reads("memory") == memory + 2
 
 
+@commits
 async def test_turned_off_every_lookup_reads_the_database(settings: Settings, sessionmaker: Maker) -> None:
     await import_lines(sessionmaker, [row("10000001")])
     reader = lookup_reader_for(settings.resolved_database_url, postgres_pool_size=2, replica=False)

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from compliance_api.classify import listing
 from compliance_api.classify import service as classify_service
+from compliance_api.classify import views as classify_views
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.rescore import causes
 from compliance_api.classify.schemas import ClassificationRecord, LaterVerdict
@@ -122,7 +123,8 @@ async def classifications_page(request: Request, account: CurrentAccount, sessio
     links = {"environment": shown.environment.value, **shown.values}
     next_link = query.link(PATH, {**links, "cursor": page.next_cursor}) if page.next_cursor else None
     first_link = query.link(PATH, links)
-    return _list_page(request, account, rows=page.data, next_link=next_link, first_link=first_link, **context)
+    rows = classify_views.classification_list(page).data
+    return _list_page(request, account, rows=rows, next_link=next_link, first_link=first_link, **context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,11 +156,12 @@ async def classification_page(
 ) -> Response:
     retention = classify_service.Retention.of(state_of(request).settings)
     try:
-        record = await classify_service.get_classification(
+        found = await classify_service.get_classification(
             session, Acting.of(account, environment), classification_id, retention, utcnow()
         )
     except ApiError:  # another user's, the other environment's, expired or unknown
         return not_found(request, account)
+    record = classify_views.classification_record(found)
     return render(
         request,
         "classifications/detail.html",

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dac7 import service as dac7_service
+from compliance_api.dac7 import views as dac7_views
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
@@ -39,10 +40,11 @@ class EnvironmentDac7:
 async def _dac7_in(session: AsyncSession, account: User, environment: Environment) -> EnvironmentDac7:
     caller = Acting.of(account, environment)
     try:
-        snapshot = await dac7_service.snapshot(session, caller, account.id, utcnow())
+        snapshot = dac7_views.seller(await dac7_service.snapshot(session, caller, account.id, utcnow()))
     except ApiError:  # no seller record in this environment
         snapshot = None
-    return EnvironmentDac7(environment, snapshot, list(reversed(await dac7_service.list_grants(session, caller))))
+    grants = [dac7_views.grant(found) for found in await dac7_service.list_grants(session, caller)]
+    return EnvironmentDac7(environment, snapshot, list(reversed(grants)))
 
 
 async def _page(
@@ -89,7 +91,7 @@ async def confirm_revoke(
     request: Request, environment: Environment, grant_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
     try:
-        grant = await dac7_service.get_grant(session, Acting.of(account, environment), grant_id)
+        grant = dac7_views.grant(await dac7_service.get_grant(session, Acting.of(account, environment), grant_id))
     except ApiError:  # another user's grant, a business account, or an unknown id
         return not_found(request, account)
     return render(request, "dac7/revoke.html", account=account, grant=grant, environment=environment)

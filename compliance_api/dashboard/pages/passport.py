@@ -29,6 +29,7 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import service as passport_service
+from compliance_api.passport import views as passport_views
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.schemas import MAX_TTL_DAYS, OwnPassport, Share, ShareView
 from compliance_api.sessions import DbSession
@@ -47,14 +48,18 @@ async def _passport_in(
     session: AsyncSession, account: User, environment: Environment, now: dt.datetime
 ) -> EnvironmentPassport | None:
     acting = Acting.of(account, environment)
+    catalogue = packaged_catalogue()
     try:
-        passport = await passport_service.own_passport(session, acting, packaged_catalogue(), now)
+        standing = await passport_service.own_passport(session, acting, catalogue, now)
     except ApiError as exc:
         if exc.code == "no_passport":
             return None
         raise
-    shares = await passport_service.shares_with_views(session, acting, now)
-    return EnvironmentPassport(environment, passport, list(reversed(shares)))
+    shares = [
+        (passport_views.share(share, now), [passport_views.viewing(seen) for seen in seen_by])
+        for share, seen_by in await passport_service.shares_with_views(session, acting)
+    ]
+    return EnvironmentPassport(environment, passport_views.own_passport(standing, catalogue), list(reversed(shares)))
 
 
 async def _page(
@@ -101,7 +106,8 @@ async def create_share(request: Request, account: CurrentAccount, form: CheckedF
         )
     except ApiError as exc:  # a business account, or no passport in that environment
         return await _page(request, account, session, status_code=exc.status_code, error=exc.detail)
-    return render(request, "passport/share_created.html", account=account, share=created, environment=environment)
+    share = passport_views.share_created(created, utcnow())
+    return render(request, "passport/share_created.html", account=account, share=share, environment=environment)
 
 
 @router.get("/passport/shares/{environment}/{share_id}/revoke", include_in_schema=False)
@@ -109,9 +115,10 @@ async def confirm_revoke(
     request: Request, environment: Environment, share_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
     try:
-        share = await passport_service.get_share(session, Acting.of(account, environment), share_id, utcnow())
+        found = await passport_service.get_share(session, Acting.of(account, environment), share_id)
     except ApiError:  # another user's share, a business account, no passport, or an unknown id
         return not_found(request, account)
+    share = passport_views.share(found, utcnow())
     return render(request, "passport/revoke.html", account=account, share=share, environment=environment)
 
 

@@ -15,6 +15,7 @@ from compliance_api.dashboard.rate_chart import histogram_chart, range_bars
 from compliance_api.dashboard.web import CurrentAccount, render, state_of
 from compliance_api.kit.environment import Environment
 from compliance_api.rates import service as rates_service
+from compliance_api.rates import views as rates_views
 from compliance_api.rates.catalogue import NATIONAL, PROVINCES, REGIONS, SECTORS
 from compliance_api.rates.schemas import RateBenchmarkOut
 from compliance_api.sessions import DbSession
@@ -70,7 +71,7 @@ async def rates_page(request: Request, account: CurrentAccount, session: DbSessi
     min_sample = state_of(request).settings.rates_min_sample
     rows = await rates_service.sector_benchmarks(session, environment=environment, sector=sector)
     published = {
-        row.region: rates_service.benchmark_out(row)
+        row.region: rates_views.benchmark(row)
         for row in rows
         if rates_service.is_published(row.sample_size, min_sample)
     }
