@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import io
 import json
 import os
 import secrets
@@ -35,6 +36,7 @@ from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 from httpx import ASGITransport, AsyncClient
+from pypdf import PdfReader
 
 from compliance_api.accounts import service as accounts
 from compliance_api.accounts.models import Plan, UserKind
@@ -111,7 +113,7 @@ async def pdf(rounds: int) -> dict[str, Any]:
                     assert answer.status_code == 200
     return {
         "rounds": rounds,
-        "pages": first.content.count(b"/Type /Page\n") or None,
+        "pages": len(PdfReader(io.BytesIO(first.content)).pages),
         "bytes": len(first.content),
         "median_ms": statistics.median(walls),
         "p90_ms": statistics.quantiles(walls, n=10)[-1],
