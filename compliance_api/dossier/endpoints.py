@@ -14,7 +14,6 @@ from compliance_api.auth.caller import Actor, CurrentCaller
 from compliance_api.classify.service import Retention
 from compliance_api.dossier import examples
 from compliance_api.dossier.document import build_dossier, jwks_url, sign
-from compliance_api.dossier.render import dossier_pdf
 from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
@@ -70,9 +69,17 @@ def _media_type(request: Request, format: str | None) -> str:
     return chosen
 
 
+def _render(dossier: Dossier, jws: str) -> bytes:
+    # Imported on the first PDF, in the rendering thread, not at start: WeasyPrint and its font and image libraries
+    # take seconds to import, which every server start and every command would pay.
+    from compliance_api.dossier.render import dossier_pdf
+
+    return dossier_pdf(dossier, jws)
+
+
 async def render_pdf(dossier: Dossier, jws: str) -> bytes:
     """The dossier's PDF, rendered in a worker thread, one at a time (see `RENDERING`)."""
-    return await anyio.to_thread.run_sync(dossier_pdf, dossier, jws, limiter=RENDERING)
+    return await anyio.to_thread.run_sync(_render, dossier, jws, limiter=RENDERING)
 
 
 @router.get(
