@@ -10,6 +10,7 @@ from fastapi import APIRouter
 
 from compliance_api.classify.endpoints import router as classify_router
 from compliance_api.dac7.endpoints import router as dac7_router
+from compliance_api.dossier.endpoints import router as dossier_router
 from compliance_api.events.endpoints import router as events_router
 from compliance_api.health.endpoints import router as health_router
 from compliance_api.passport.endpoints import hot_router as passport_hot_router
@@ -26,6 +27,7 @@ API_ROUTERS: tuple[APIRouter, ...] = (
     wtta_router,
     passport_hot_router,
     classify_router,
+    dossier_router,
     rates_router,
     passport_router,
     dac7_router,

@@ -53,6 +53,7 @@ ErrorCode = Literal[
     "payload_too_large",
     "headers_too_large",
     "unsupported_media_type",
+    "not_acceptable",
     "rate_limited",
     "internal_error",
     "service_unavailable",
@@ -221,6 +222,12 @@ ERROR_CATALOGUE: dict[ErrorCode, ErrorSpec] = {
             415,
             "Unsupported media type",
             "The body is not JSON (a form or text, say): send it as `application/json`.",
+        ),
+        ErrorSpec(
+            "not_acceptable",
+            406,
+            "Not acceptable",
+            "`Accept` allows none of the media types this operation answers in; the detail names them.",
         ),
         ErrorSpec(
             "rate_limited",

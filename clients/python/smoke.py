@@ -17,6 +17,7 @@ from uuid import UUID
 import httpx
 from compliance_api_client import AuthenticatedClient, models
 from compliance_api_client.api.classify import (
+    classification_dossier,
     classification_get,
     classification_list,
     classification_update,
@@ -110,6 +111,9 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
         request_example(contract, "/v1/classifications/{classification_id}", "patch")
     )
     call(classification_update, 200, client=business, classification_id=verdict.id, body=update)
+    signed = call(classification_dossier, 200, client=business, classification_id=verdict.id)
+    assert signed.dossier.classification_id == verdict.id
+    assert signed.jws.count(".") == 2
 
     call(rates_benchmark_get, 200, client=business, sector="ict", region="NL")
     assert call(rates_sectors_get, 200, client=business).sectors

@@ -95,6 +95,10 @@ const byId = { params: { path: { classification_id: verdict.id } } };
 expectStatus(await business.GET("/v1/classifications/{classification_id}", byId), 200);
 const update = requestExample<Schemas["ClassificationUpdate"]>("/v1/classifications/{classification_id}", "patch");
 expectStatus(await business.PATCH("/v1/classifications/{classification_id}", { ...byId, body: update }), 200);
+const signed = expectStatus(await business.GET("/v1/classifications/{classification_id}/dossier", byId), 200);
+// The operation answers JSON or a PDF (a string to openapi-fetch); without `Accept: application/pdf` it is JSON.
+assert(typeof signed !== "string", "the dossier is JSON by default");
+assert(signed.dossier.classification_id === verdict.id && signed.jws.split(".").length === 3, "the dossier is signed");
 
 expectStatus(await business.GET("/v1/rates/benchmark", { params: { query: { sector: "ict", region: "NL" } } }), 200);
 expectStatus(await business.GET("/v1/rates/sectors"), 200);

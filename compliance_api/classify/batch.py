@@ -75,6 +75,7 @@ async def classify_batch(
     now: dt.datetime,
     language: Language,
     base_url: str,
+    request_id: str | None = None,
 ) -> dict[str, Any]:
     """`{"data": [...]}`: each item's verdict (kept in the audit trail) or its problem, in the order sent."""
     data: list[dict[str, Any]] = []
@@ -89,7 +90,7 @@ async def classify_batch(
             data.append(_refused(index, exc, base_url))
             continue
         data.append(scored.verdict)
-        rows.extend(audit_rows(caller, scored, now))
+        rows.extend(audit_rows(caller, scored, now, request_id))
     if rows:
         await audit.insert(*rows)
     return {"data": data}

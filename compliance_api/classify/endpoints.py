@@ -51,10 +51,18 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such clas
 
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
-Classifier = Callable[[GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language], Awaitable[dict[str, Any]]]
+Classifier = Callable[
+    [GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language, str | None], Awaitable[dict[str, Any]]
+]
 
 LANGUAGE_HEADERS = {language: {"Content-Language": language.code, "Vary": VARY} for language in Language}
 """The headers of an answer in each language, built once."""
+
+
+def _request_id(request: Request) -> str:
+    """The `X-Request-Id` this request is answered under (set by the outermost middleware), kept with its verdicts."""
+    request_id: str = request.scope["state"]["request_id"]
+    return request_id
 
 
 def _language_of(request: Request) -> Language:
@@ -84,9 +92,10 @@ async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) 
     `ACCEPT_LANGUAGE_PARAMETER`.
     """
     services, caller, language = services_of(request), caller_of(request), _language_of(request)
+    request_id = _request_id(request)
 
     def run() -> Awaitable[dict[str, Any]]:
-        return classify(services.audit, caller, body, services.rulesets, utcnow(), language)
+        return classify(services.audit, caller, body, services.rulesets, utcnow(), language, request_id)
 
     return await _answer(request, body, language, run)
 
@@ -174,11 +183,20 @@ async def _classify_batch(
 ) -> Response:
     await _charge(request, len(body.items))
     services, caller, language = services_of(request), caller_of(request), _language_of(request)
-    base_url = problem_base_url(request)
+    base_url, request_id = problem_base_url(request), _request_id(request)
 
     def run() -> Awaitable[dict[str, Any]]:
         return batch.classify_batch(
-            services.audit, caller, body.items, model, score, services.rulesets, utcnow(), language, base_url
+            services.audit,
+            caller,
+            body.items,
+            model,
+            score,
+            services.rulesets,
+            utcnow(),
+            language,
+            base_url,
+            request_id,
         )
 
     return await _answer(request, body, language, run)

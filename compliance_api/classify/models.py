@@ -8,7 +8,7 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, String, false
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, String, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.db import Base, str_enum
@@ -24,7 +24,11 @@ class ClassificationKind(StrEnum):
 class Classification(EnvironmentOwned, Base):
     """One verdict as answered (`request`, `result` never change); `verdict` is the current one, which re-scoring
     moves (its history is in `classification_verdict`), `country` the cross-border test's country and `language` the
-    one its texts were written in (re-scores keep it)."""
+    one its texts were written in (re-scores keep it).
+
+    Who asked: an API call keeps its `token_id`; a classification submitted from the dashboard has no token and keeps
+    the signed-in user in `asked_by_user_id` (cleared if that user is deleted). `request_id` is the `X-Request-Id` it
+    was answered under (None for records from before it was kept)."""
 
     __tablename__ = "classification"
     __table_args__ = (
@@ -32,11 +36,22 @@ class Classification(EnvironmentOwned, Base):
         Index("ix_classification_reference", "environment", "user_id", "reference"),
         Index("ix_classification_monitor", "environment", "monitor"),
         Index("ix_classification_list", "environment", "user_id", "created_at", "id"),
+        # Only dashboard submissions have an asker; the index keeps a user's deletion from scanning the table.
+        Index(
+            "ix_classification_asked_by_user_id",
+            "asked_by_user_id",
+            sqlite_where=text("asked_by_user_id IS NOT NULL"),
+            postgresql_where=text("asked_by_user_id IS NOT NULL"),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), index=True)
-    token_id: Mapped[uuid.UUID] = mapped_column()
+    token_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
+    asked_by_user_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), default=None
+    )
+    request_id: Mapped[str | None] = mapped_column(String(128), default=None)
     kind: Mapped[ClassificationKind] = mapped_column(str_enum(ClassificationKind, "classification_kind"))
     ruleset_id: Mapped[str] = mapped_column(String(64))
     ruleset_version: Mapped[str] = mapped_column(String(32))

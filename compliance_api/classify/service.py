@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,9 +67,11 @@ class Scored:
     language: Language
 
 
-def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableRow, TableRow]:
-    """The audit record of a verdict, with the request as received and its language, and its
-    `classification.created` event."""
+def audit_rows(
+    caller: Caller, scored: Scored, now: dt.datetime, request_id: str | None = None
+) -> tuple[TableRow, TableRow]:
+    """The audit record of a verdict, with the request as received, its language and the `X-Request-Id` it was
+    answered under, and its `classification.created` event."""
     verdict = scored.verdict
     classification = {
         "id": uuid.UUID(verdict["id"]),
@@ -86,6 +89,7 @@ def audit_rows(caller: Caller, scored: Scored, now: dt.datetime) -> tuple[TableR
         "client_metadata": verdict["metadata"] or None,
         "monitor": verdict["monitor"],
         "language": scored.language.code,
+        "request_id": request_id,
         "created_at": now,
     }
     event = outbox_row(
@@ -141,10 +145,11 @@ async def classify_engagement(
     rulesets: Rulesets,
     now: dt.datetime,
     language: Language = DEFAULT_LANGUAGE,
+    request_id: str | None = None,
 ) -> dict[str, Any]:
     """Score under the Dutch ruleset and keep the verdict with its input; returns the verdict once committed."""
     scored = score_engagement(body, rulesets, now, language)
-    await audit.insert(*audit_rows(caller, scored, now))
+    await audit.insert(*audit_rows(caller, scored, now, request_id))
     return scored.verdict
 
 
@@ -155,10 +160,11 @@ async def classify_cross_border(
     rulesets: Rulesets,
     now: dt.datetime,
     language: Language = DEFAULT_LANGUAGE,
+    request_id: str | None = None,
 ) -> dict[str, Any]:
     """Score under the country's ruleset and keep the verdict with its input; returns it once committed."""
     scored = score_cross_border(body, rulesets, now, language)
-    await audit.insert(*audit_rows(caller, scored, now))
+    await audit.insert(*audit_rows(caller, scored, now, request_id))
     return scored.verdict
 
 
@@ -175,6 +181,20 @@ async def _own_record(
     if record is None:
         raise ApiError("not_found", "No classification with this id for this account in this environment.")
     return record
+
+
+async def with_histories(session: AsyncSession, records: Sequence[Classification]) -> list[RecordWithHistory]:
+    """Each record with its later verdicts, oldest first, in one read for all of them (a page of an export)."""
+    found: dict[uuid.UUID, list[ClassificationVerdict]] = {record.id: [] for record in records}
+    if records:
+        rows = await session.scalars(
+            select(ClassificationVerdict)
+            .where(ClassificationVerdict.classification_id.in_(list(found)))
+            .order_by(ClassificationVerdict.classification_id, ClassificationVerdict.created_at)
+        )
+        for later in rows:
+            found[later.classification_id].append(later)
+    return [RecordWithHistory(record, found[record.id]) for record in records]
 
 
 async def _with_history(session: AsyncSession, record: Classification) -> RecordWithHistory:

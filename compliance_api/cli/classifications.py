@@ -1,19 +1,37 @@
-"""`compliance-api classifications purge|rescore`: retention of the audit trail, and law-change re-scoring."""
+"""`compliance-api classifications purge|rescore|export`: retention of the audit trail, law-change re-scoring, and
+the audit export of a period's dossiers."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from compliance_api.accounts import service as accounts_service
 from compliance_api.classify import service
 from compliance_api.classify.rescore import RescoreReport, count_monitored, rescore
 from compliance_api.classify.ruleset import packaged_rulesets
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, progress, refuse_unsafe, run, transaction
-from compliance_api.config import Settings
+from compliance_api.cli.common import (
+    EnvOption,
+    JsonOption,
+    print_json,
+    progress,
+    refuse_unsafe,
+    run,
+    sessions,
+    transaction,
+)
+from compliance_api.config import Deployment, Settings
+from compliance_api.dossier.document import jwks_url
+from compliance_api.dossier.export import ExportOptions, export_period
+from compliance_api.dossier.service import Period, count_period
+from compliance_api.kit.addresses import public_base_url
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.passport.signing import SigningKeys
 
 app = typer.Typer(no_args_is_help=True, help="Manage the classification audit trail.")
 
@@ -86,3 +104,81 @@ def rescore_command(
     for change in report.changes:
         label = f" ({change.reference})" if change.reference else ""
         typer.echo(f"  {change.classification_id}{label}: {change.previous_verdict} -> {change.new_verdict}")
+
+
+def _export_target(out: Path, force: bool) -> Path:
+    """The zip to write: its folder must exist, and an existing file is replaced only with --force."""
+    if not out.parent.is_dir():
+        raise typer.BadParameter(f"folder {out.parent} does not exist", param_hint="--out")
+    if out.exists() and not force:
+        raise typer.BadParameter(f"{out} exists; pass --force to replace it", param_hint="--out")
+    return out
+
+
+@app.command("export")
+def export_command(
+    start: Annotated[
+        dt.datetime,
+        typer.Option("--from", formats=["%Y-%m-%d"], help="First day of the period (UTC), YYYY-MM-DD."),
+    ],
+    end: Annotated[
+        dt.datetime,
+        typer.Option("--to", formats=["%Y-%m-%d"], help="Last day of the period (UTC, included), YYYY-MM-DD."),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="The zip file to write, e.g. dossiers-2026-q1.zip.")],
+    env: EnvOption = Environment.live,
+    account: Annotated[
+        str | None, typer.Option("--account", help="Only this account's classifications (its e-mail).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, max=64, help="Processes rendering PDFs (default: one per CPU).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Write the dossier of every classification made in the period (PDF and signed JSON each, as
+    `GET /v1/classifications/{id}/dossier` answers them) and an index.csv into one zip file. The file appears only
+    when complete: a failure or Ctrl-C leaves no file behind. A progress bar shows on a terminal."""
+    if end < start:
+        raise typer.BadParameter(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", param_hint="--to")
+    target = _export_target(out, force)
+    settings = Settings()
+    refuse_unsafe(settings)
+    retention = service.Retention.of(settings)
+    keys = SigningKeys(settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded)
+    now = utcnow()
+    jwks = jwks_url(public_base_url(settings.public_base_url), env, settings.sandbox_hosts)
+    options = ExportOptions(
+        rulesets=packaged_rulesets(),
+        key=keys.signing_key(env),
+        jwks=jwks,
+        issued_at=now,
+        workers=workers or os.cpu_count() or 1,
+    )
+
+    async def work() -> int:
+        async with sessions(settings) as sessionmaker, sessionmaker() as session:
+            owner = await accounts_service.get_by_email_or_raise(session, email=account) if account else None
+            period = Period(
+                env,
+                start.replace(tzinfo=dt.UTC),
+                (end + dt.timedelta(days=1)).replace(tzinfo=dt.UTC),
+                owner.id if owner else None,
+            )
+            since = retention.cutoff(env, now)
+            total = await count_period(session, period, since)
+            with progress(total, "dossiers", min_rows=1) as on_dossier:
+                return await export_period(session, period, since, target, options, on_dossier)
+
+    written = run(work)
+    summary = {
+        "out": str(target),
+        "environment": env.value,
+        "from": start.date().isoformat(),
+        "to": end.date().isoformat(),
+        "dossiers": written,
+    }
+    if as_json:
+        print_json(summary)
+        return
+    typer.echo(f"{target}: {written} dossiers of {env.value}, {summary['from']} to {summary['to']} (UTC)")

@@ -93,9 +93,10 @@ PROGRESS_MIN_ROWS = 10_000
 
 
 @contextmanager
-def progress(total: int, label: str) -> Iterator[Callable[[int], None] | None]:
-    """A progress bar on stderr when it is a terminal and the import is long; otherwise nothing."""
-    if total < PROGRESS_MIN_ROWS or not sys.stderr.isatty():
+def progress(total: int, label: str, *, min_rows: int = PROGRESS_MIN_ROWS) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr when it is a terminal and the work is long (`min_rows` rows or more); otherwise
+    nothing."""
+    if total < min_rows or not sys.stderr.isatty():
         yield None
         return
     with typer.progressbar(length=total, label=label, file=sys.stderr) as bar:

@@ -1,4 +1,5 @@
-"""Migration 0013 fills the current verdict (the newest re-score, else the answer) and the country of old rows."""
+"""Migrations of the audit trail: 0013 fills the current verdict and country of old rows, 0016 their language, 0019
+admits dashboard submissions (no token, an asking user)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from pathlib import Path
 import asyncpg  # type: ignore[import-untyped]
 import pytest
 import sqlalchemy as sa
+from alembic import command
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from compliance_api.config import Settings
 from compliance_api.db import UTCDateTime, create_engine
-from compliance_api.migrate import upgrade
+from compliance_api.migrate import alembic_config, upgrade
 from tests.conftest import require_service
 
 POSTGRES_SERVER = os.environ.get("TEST_POSTGRES_SERVER", "postgresql://postgres@127.0.0.1:5432")
@@ -181,3 +184,67 @@ async def test_0016_marks_earlier_verdicts_as_english(fresh_engine: AsyncEngine)
     async with fresh_engine.connect() as connection:
         [(language,)] = (await connection.execute(sa.text("SELECT language FROM classification"))).all()
     assert language == "en"
+
+
+def _downgrade(connection: Connection, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.downgrade(config, revision)
+
+
+async def test_0019_keeps_a_dashboard_submission_and_refuses_a_downgrade_that_would_lose_it(
+    fresh_engine: AsyncEngine,
+) -> None:
+    """A tokenless row with its asker; deleting the asker empties the column and keeps the record; going back to
+    0018 (token_id required) stops instead of deleting it."""
+    await upgrade(fresh_engine)
+    owner, asker, submitted = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    users = sa.table(
+        "user_account",
+        sa.column("id", sa.Uuid()),
+        *(sa.column(c) for c in ("email", "kind", "plan")),
+        sa.column("created_at", UTCDateTime()),
+    )
+    async with fresh_engine.begin() as connection:
+        await connection.execute(
+            users.insert(),
+            [
+                {"id": id, "email": f"{id.hex}@example.com", "kind": "business", "plan": "free", "created_at": NOW}
+                for id in (owner, asker)
+            ],
+        )
+        columns = ("id", "environment", "user_id", "asked_by_user_id", "kind", "ruleset_id", "ruleset_version")
+        await connection.execute(
+            sa.table(
+                "classification",
+                *(sa.column(c, sa.Uuid() if c.endswith("user_id") or c == "id" else None) for c in columns),
+                sa.column("verdict"),
+                sa.column("created_at", UTCDateTime()),
+                sa.column("request", sa.JSON()),
+                sa.column("result", sa.JSON()),
+            ).insert(),
+            [
+                {
+                    "id": submitted,
+                    "environment": "live",
+                    "user_id": owner,
+                    "asked_by_user_id": asker,
+                    "kind": "zelfstandigenwet",
+                    "ruleset_id": "nl-zw",
+                    "ruleset_version": "2026-07-09",
+                    "verdict": "safe",
+                    "created_at": NOW,
+                    "request": {"engagement": {}},
+                    "result": {"verdict": "safe"},
+                }
+            ],
+        )
+        await connection.execute(sa.delete(users).where(users.c.id == asker))
+    async with fresh_engine.connect() as connection:
+        found = (await connection.execute(sa.text("SELECT token_id, asked_by_user_id FROM classification"))).all()
+    assert [tuple(row) for row in found] == [(None, None)]
+    with pytest.raises(RuntimeError, match="1 classifications were submitted from the dashboard"):
+        async with fresh_engine.begin() as connection:
+            await connection.run_sync(_downgrade, "0018")
+    async with fresh_engine.connect() as connection:
+        assert await connection.scalar(sa.text("SELECT count(*) FROM classification")) == 1

@@ -49,6 +49,8 @@ def classification_row(user_id: uuid.UUID) -> dict[str, Any]:
         "environment": Environment.test,
         "user_id": user_id,
         "token_id": uuid.uuid4(),
+        "asked_by_user_id": None,
+        "request_id": "req_9c0f72a132838398f6c0d8d7",
         "kind": ClassificationKind.zelfstandigenwet,
         "ruleset_id": "nl-zw",
         "ruleset_version": "2026-01-01",

@@ -116,6 +116,7 @@ CLASSIFY_OPERATIONS = (
     "classification-get",
     "classification-update",
     "classification-list",
+    "classification-dossier",
 )
 
 

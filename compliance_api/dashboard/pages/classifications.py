@@ -22,6 +22,7 @@ from compliance_api.dashboard import query
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
 from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of
+from compliance_api.dossier.endpoints import PDF, dossier_response
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -170,6 +171,17 @@ async def classification_page(
         rescores=_rescores(record),
         tests={name: label for name, (label, _, _) in TESTS.items()},
     )
+
+
+@router.get(PATH + "/{environment}/{classification_id}/dossier.pdf", include_in_schema=False)
+async def classification_dossier(
+    request: Request, environment: Environment, classification_id: uuid.UUID, account: CurrentAccount
+) -> Response:
+    """The verdict's signed dossier as a PDF, as `GET /v1/classifications/{id}/dossier` answers it."""
+    try:
+        return await dossier_response(request, Acting.of(account, environment), classification_id, PDF)
+    except ApiError:  # another user's, the other environment's, expired or unknown
+        return not_found(request, account)
 
 
 PAGE = DashboardPage(router, NavItem("Verdicts", PATH, order=50))

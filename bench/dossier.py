@@ -1,0 +1,246 @@
+"""What a dossier costs: one PDF of a verdict with three re-scores, and the audit export of N dossiers.
+
+`pdf`: an in-process app on SQLite in a temporary folder; a Dutch verdict (EUR 37 an hour) re-scored three times
+(2026, 2025, 2026 thresholds: three changes of verdict); then `GET /v1/classifications/{id}/dossier` with
+`Accept: application/pdf`, `--rounds` times one after the other. Prints the median and p90 wall time of the whole
+request, and the CPU time of the process per request. Target: median <= 300 ms.
+
+`export`: a fresh schema in the PostgreSQL database given (every table is dropped first), N classifications made
+through the classify service in one day (three Dutch for every FR cross-border one), then
+`compliance-api classifications export` of that day as a child process. Prints the wall time, the dossiers per
+second, the export process's resident memory sampled every half second (at 10%, 50% and 100% of the run, and its
+peak), the peak of the largest PDF worker, and the CPU time per dossier (the export's and its workers'), from which
+the time on otherwise idle CPUs follows. Target: 10,000 in <= 10 minutes, memory flat.
+
+    .venv/bin/python bench/dossier.py pdf [--rounds 40]
+    .venv/bin/python bench/dossier.py export --database-url postgresql://postgres@127.0.0.1:5432/NAME --count 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import io
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]
+from httpx import ASGITransport, AsyncClient
+from pypdf import PdfReader
+
+from compliance_api.accounts import service as accounts
+from compliance_api.accounts.models import Plan, UserKind
+from compliance_api.app import create_app
+from compliance_api.auth import service as auth_service
+from compliance_api.auth.caller import Caller
+from compliance_api.classify import service as classify
+from compliance_api.classify.rescore import rescore
+from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.config import Settings
+from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.kit.batch_writer import batch_writer_for
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.migrate import upgrade
+from compliance_api.ratelimit.tiers import tier_for
+
+ENGAGEMENT = {
+    "hourly_rate_eur": 37,
+    "months_duration": 6,
+    "days_per_week": 3,
+    "own_tools": True,
+    "own_liability": True,
+    "sets_own_hours": True,
+    "can_delegate": True,
+}
+DUTCH = {"engagement": ENGAGEMENT, "as_of": "2025-03-01", "reference": "bench-37", "monitor": True}
+CROSS_BORDER = {"country": "FR", "criteria": {"client_gives_orders": True, "client_can_sanction": False}}
+RESCORE_DATES = (dt.date(2026, 3, 1), dt.date(2025, 6, 1), dt.date(2026, 9, 1))
+DAY = dt.datetime(2026, 3, 10, tzinfo=dt.UTC)
+
+
+async def pdf(rounds: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Settings(
+            database_url=f"sqlite:///{folder}/bench.db",
+            var_dir=Path(folder),
+            secret_key=secrets.token_urlsafe(48),
+            access_log=False,
+        )
+        migrated = create_engine(settings.resolved_database_url)
+        await upgrade(migrated)
+        await migrated.dispose()
+        app = create_app(settings)
+        async with app.router.lifespan_context(app):
+            sessionmaker = create_sessionmaker(app.state.services.engine)
+            async with sessionmaker.begin() as session:
+                user = await accounts.create(session, email="bench@example.com", kind=UserKind.business, plan=Plan.pro)
+                _, token = await auth_service.create(
+                    session, user=user, environment=Environment.live, name="bench", pepper=app.state.services.pepper
+                )
+            headers = {"Authorization": f"Bearer {token}"}
+            async with AsyncClient(transport=ASGITransport(app=app), base_url="http://api.bench") as client:
+                made = (await client.post("/v1/classify/zelfstandigenwet", json=DUTCH, headers=headers)).json()
+                now = utcnow()
+                for as_of in RESCORE_DATES:
+                    async with sessionmaker.begin() as session:
+                        report = await rescore(
+                            session, packaged_rulesets(), Environment.live, as_of=as_of, now=now, since=DAY
+                        )
+                    assert len(report.changes) == 1, "each re-score changes the verdict"
+                url = f"/v1/classifications/{made['id']}/dossier"
+                pdf_headers = {**headers, "Accept": "application/pdf"}
+                first = await client.get(url, headers=pdf_headers)  # warm-up: fonts, stylesheet, templates
+                assert first.status_code == 200, first.text
+                walls, cpus = [], []
+                for _ in range(rounds):
+                    cpu, started = time.process_time(), time.perf_counter()
+                    answer = await client.get(url, headers=pdf_headers)
+                    walls.append((time.perf_counter() - started) * 1000)
+                    cpus.append((time.process_time() - cpu) * 1000)
+                    assert answer.status_code == 200
+    return {
+        "rounds": rounds,
+        "pages": len(PdfReader(io.BytesIO(first.content)).pages),
+        "bytes": len(first.content),
+        "median_ms": statistics.median(walls),
+        "p90_ms": statistics.quantiles(walls, n=10)[-1],
+        "cpu_median_ms": statistics.median(cpus),
+    }
+
+
+async def _seed(url: str, count: int) -> None:
+    """A fresh schema with `count` classifications of one account, made through the classify service on DAY."""
+    admin = await asyncpg.connect(url)
+    try:
+        await admin.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    finally:
+        await admin.close()
+    engine = create_engine(url.replace("postgresql://", "postgresql+asyncpg://"))
+    await upgrade(engine)
+    sessionmaker = create_sessionmaker(engine)
+    async with sessionmaker.begin() as session:
+        user = await accounts.create(session, email="bench@example.com", kind=UserKind.business, plan=Plan.pro)
+    caller = Caller(
+        user.id, uuid.uuid4(), Environment.live, Plan.pro, UserKind.business, tier_for(Plan.pro, Environment.live), "0"
+    )
+    audit = GroupCommit(batch_writer_for(engine))
+    dutch = ZelfstandigenwetRequest.model_validate(DUTCH)
+    french = CrossBorderRequest.model_validate(CROSS_BORDER, strict=False)
+    rulesets = packaged_rulesets()
+    try:
+        for start in range(0, count, 1000):
+            calls = [
+                classify.classify_cross_border(audit, caller, french, rulesets, DAY + dt.timedelta(seconds=index))
+                if index % 4 == 3
+                else classify.classify_engagement(audit, caller, dutch, rulesets, DAY + dt.timedelta(seconds=index))
+                for index in range(start, min(start + 1000, count))
+            ]
+            await asyncio.gather(*calls)
+    finally:
+        await audit.close()
+        await engine.dispose()
+
+
+# Run in the export's own process: the CLI, then its peak memory and its largest worker's, as one JSON line.
+CHILD = """
+import json, resource, sys
+from compliance_api.cli import main
+try:
+    main()
+finally:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({
+        "peak_kib": own.ru_maxrss,
+        "worker_peak_kib": workers.ru_maxrss,
+        "cpu_seconds": own.ru_utime + own.ru_stime,
+        "worker_cpu_seconds": workers.ru_utime + workers.ru_stime,
+    }), file=sys.stderr)
+"""
+
+
+def _rss_kib(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except FileNotFoundError:
+        return None
+    return None
+
+
+def export(url: str, count: int) -> dict[str, Any]:
+    asyncio.run(_seed(url, count))
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "export.zip"
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "COMPLIANCE_VAR_DIR": folder,
+            "COMPLIANCE_SECRET_KEY": secrets.token_urlsafe(48),
+        }
+        command = [sys.executable, "-c", CHILD, "classifications", "export", "--from", "2026-03-10", "--to"]
+        command += ["2026-03-10", "--out", str(out), "--json"]
+        started = time.perf_counter()
+        child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        samples: list[tuple[float, int]] = []
+        while child.poll() is None:
+            rss = _rss_kib(child.pid)
+            if rss is not None:
+                samples.append((time.perf_counter() - started, rss))
+            time.sleep(0.5)  # a sampling interval, not a wait for a result
+        seconds = time.perf_counter() - started
+        stdout, stderr = child.communicate()
+        assert child.returncode == 0, stderr
+        written = json.loads(stdout)["dossiers"]
+        peaks = json.loads(stderr.strip().splitlines()[-1])
+        size = out.stat().st_size
+
+    def at(share: float) -> int:
+        return next((rss for moment, rss in samples if moment >= share * seconds), samples[-1][1])
+
+    assert written == count, written
+    return {
+        "count": count,
+        "seconds": seconds,
+        "per_second": count / seconds,
+        "rss_mib_10_50_100": [round(at(share) / 1024) for share in (0.1, 0.5, 0.99)],
+        "peak_mib": round(peaks["peak_kib"] / 1024),
+        "worker_peak_mib": round(peaks["worker_peak_kib"] / 1024),
+        "zip_mib": round(size / 2**20, 1),
+        "workers": os.cpu_count(),
+        # CPU time does not depend on what else the machine runs: with every CPU to itself, the export takes about
+        # (own + workers' CPU seconds) / CPUs.
+        "cpu_ms_per_dossier": round(1000 * (peaks["cpu_seconds"] + peaks["worker_cpu_seconds"]) / count),
+        "seconds_on_idle_cpus": round((peaks["cpu_seconds"] + peaks["worker_cpu_seconds"]) / (os.cpu_count() or 1)),
+    }
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    pdf_command = commands.add_parser("pdf")
+    pdf_command.add_argument("--rounds", type=int, default=40)
+    export_command = commands.add_parser("export")
+    export_command.add_argument("--database-url", required=True)
+    export_command.add_argument("--count", type=int, default=1000)
+    arguments = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if arguments.command == "pdf":
+        print(json.dumps(asyncio.run(pdf(arguments.rounds))))
+    else:
+        print(json.dumps(export(arguments.database_url, arguments.count)))
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

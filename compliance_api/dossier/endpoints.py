@@ -1,0 +1,128 @@
+"""`GET /v1/classifications/{id}/dossier`: the signed dossier of a classification, as JSON or as a PDF."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+import anyio
+import mimeparse  # type: ignore[import-untyped]
+import orjson
+from fastapi import APIRouter, Path, Query, Request, Response
+
+from compliance_api.auth.caller import Actor, CurrentCaller
+from compliance_api.classify.service import Retention
+from compliance_api.dossier import examples
+from compliance_api.dossier.document import build_dossier, jwks_url, sign
+from compliance_api.dossier.schemas import Dossier, SignedDossier
+from compliance_api.dossier.service import dossier_facts
+from compliance_api.errors import ApiError
+from compliance_api.kit.addresses import request_base_url
+from compliance_api.kit.clock import utcnow
+from compliance_api.services import services_of
+
+router = APIRouter(prefix="/v1", tags=["classify"])
+
+PDF, JSON = "application/pdf", "application/json"
+FORMATS = {"pdf": PDF, "json": JSON}
+OFFERED = [PDF, JSON]  # on a tie (`*/*`, no Accept) the last one wins: JSON, like every other answer
+RENDERING = anyio.CapacityLimiter(1)
+"""One PDF at a time per process, off the event loop: WeasyPrint's font configuration is shared and not meant for
+concurrent use, and a render is CPU work that would hold every other request of the process."""
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The signed dossier: JSON (`SignedDossier`), or the PDF an auditor reads, which carries the "
+        "same JWS as the attached file `dossier.jws`.",
+        "content": {
+            PDF: {
+                "schema": {"type": "string", "contentMediaType": PDF},
+                "example": "%PDF-1.7 … (binary)",
+            }
+        },
+        "headers": {
+            "Content-Disposition": {
+                "description": 'PDF only: `attachment; filename="dossier-<id>.pdf"`.',
+                "schema": {"type": "string"},
+            }
+        },
+    },
+    404: {"description": "No such classification for this caller."},
+    406: {"description": "`not_acceptable`: `Accept` names neither `application/json` nor `application/pdf`."},
+}
+
+
+def _media_type(request: Request, format: str | None) -> str:
+    """`format` if given, else the best of PDF and JSON for `Accept` (none, `*/*` or an unreadable one: JSON)."""
+    if format is not None:
+        return FORMATS[format]
+    accept = request.headers.get("accept", "").strip() or "*/*"
+    try:
+        chosen: str = mimeparse.best_match(OFFERED, accept)
+    except ValueError:  # a malformed Accept says nothing we can follow; answer as if it were absent
+        return JSON
+    if not chosen:
+        raise ApiError(
+            "not_acceptable",
+            f"This operation answers `{JSON}` or `{PDF}` (or `?format=json|pdf`); `Accept` allows neither.",
+        )
+    return chosen
+
+
+def _render(dossier: Dossier, jws: str) -> bytes:
+    # Imported on the first PDF, in the rendering thread, not at start: WeasyPrint and its font and image libraries
+    # take seconds to import, which every server start and every command would pay.
+    from compliance_api.dossier.render import dossier_pdf
+
+    return dossier_pdf(dossier, jws)
+
+
+async def render_pdf(dossier: Dossier, jws: str) -> bytes:
+    """The dossier's PDF, rendered in a worker thread, one at a time (see `RENDERING`)."""
+    return await anyio.to_thread.run_sync(_render, dossier, jws, limiter=RENDERING)
+
+
+@router.get(
+    "/classifications/{classification_id}/dossier",
+    summary="The signed dossier of a classification (JSON or PDF)",
+    operation_id="classification-dossier",
+    response_model=SignedDossier,
+    responses=RESPONSES,
+    openapi_extra=examples.DOSSIER_OPERATION,
+)
+async def classification_dossier(
+    classification_id: Annotated[uuid.UUID, Path(examples=["0f8fad5b-d9cb-469f-a165-70867728950e"])],
+    caller: CurrentCaller,
+    request: Request,
+    format: Annotated[
+        Literal["pdf", "json"] | None,
+        Query(description="Overrides `Accept`: `pdf` or `json` (handy in links and downloads).", examples=["pdf"]),
+    ] = None,
+) -> Response:
+    """What an auditor needs about one verdict: the engagement's reference and metadata, every question of the test
+    with its answer (or not answered), the verdict, each criterion's finding with its legal source, the ruleset
+    version and the threshold in force, the re-scores, who asked (account, token or dashboard user), when, and the
+    request id. Signed as a compact JWS (EdDSA) with the environment's passport signing key, verifiable offline
+    against `/.well-known/jwks.json` of the same host. `Accept: application/pdf` (or `?format=pdf`) answers the PDF,
+    in the classification's language, carrying the same JWS; otherwise JSON. Only the account that asked for it, in
+    the same environment, while retention lasts; anyone else gets 404."""
+    return await dossier_response(request, caller, classification_id, _media_type(request, format))
+
+
+async def dossier_response(request: Request, actor: Actor, classification_id: uuid.UUID, media_type: str) -> Response:
+    """The actor's dossier as `media_type` (PDF or JSON), signed now; ApiError `not_found` for anyone else's."""
+    services, now = services_of(request), utcnow()
+    settings = services.settings
+    async with services.sessionmaker() as session:
+        facts = await dossier_facts(session, actor, classification_id, Retention.of(settings), now)
+    key = services.signing_keys.signing_key(actor.environment)
+    base_url = request_base_url(request.scope, settings.public_base_url)
+    jwks = jwks_url(base_url, actor.environment, settings.sandbox_hosts)
+    dossier = build_dossier(facts, services.rulesets, kid=str(key.kid), jwks=jwks, issued_at=now)
+    jws = sign(dossier, key)
+    headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}
+    if media_type == PDF:
+        headers["Content-Disposition"] = f'attachment; filename="dossier-{classification_id}.pdf"'
+        return Response(await render_pdf(dossier, jws), media_type=PDF, headers=headers)
+    body = {"dossier": dossier.model_dump(mode="json"), "jws": jws}
+    return Response(orjson.dumps(body), media_type=JSON, headers=headers)

@@ -1,0 +1,157 @@
+"""`compliance-api classifications export`: a period's dossiers in one zip, written whole or not at all."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import jwt
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.accounts.models import User
+from compliance_api.classify import service
+from compliance_api.classify.models import Classification
+from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.dossier.export import INDEX_COLUMNS
+from compliance_api.kit.environment import Environment
+from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.passport.signing import SigningKeys
+from tests.classify.conftest import caller_for
+from tests.cli.conftest import invoke
+from tests.dossier.conftest import pdf_text
+from tests.factories import create_user
+
+DAY = dt.datetime(2026, 3, 10, 9, tzinfo=dt.UTC)
+
+
+async def _classify(
+    audit: GroupCommit, user: User, environment: Environment, at: dt.datetime, body: dict[str, Any]
+) -> str:
+    caller = caller_for(user, environment)
+    if "country" in body:
+        request = CrossBorderRequest.model_validate(body, strict=False)
+        verdict = await service.classify_cross_border(audit, caller, request, packaged_rulesets(), at)
+    else:
+        dutch = ZelfstandigenwetRequest.model_validate(body, strict=False)
+        verdict = await service.classify_engagement(audit, caller, dutch, packaged_rulesets(), at)
+    return str(verdict["id"])
+
+
+async def _export(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    return await asyncio.to_thread(invoke, env, "classifications", "export", "--workers", "1", *args)
+
+
+def _members(path: Path) -> tuple[list[dict[str, str]], zipfile.ZipFile]:
+    archive = zipfile.ZipFile(path)
+    rows = list(csv.DictReader(io.StringIO(archive.read("index.csv").decode())))
+    return rows, archive
+
+
+async def test_the_export_holds_each_dossier_of_the_period_as_pdf_and_signed_json_with_an_index(
+    cli_env: dict[str, str], audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession], tmp_path: Path
+) -> None:
+    owner, other = await create_user(sessionmaker), await create_user(sessionmaker)
+    dutch = await _classify(
+        audit, owner, Environment.live, DAY, {"engagement": {"hourly_rate_eur": 90}, "reference": "=HYPERLINK(1)"}
+    )
+    french = await _classify(
+        audit, owner, Environment.live, DAY + dt.timedelta(days=20), {"country": "FR", "criteria": {}}
+    )
+    others = await _classify(audit, other, Environment.live, DAY + dt.timedelta(hours=1), {"engagement": {}})
+    await _classify(audit, owner, Environment.live, DAY - dt.timedelta(days=30), {"engagement": {}})  # before
+    await _classify(audit, owner, Environment.live, DAY + dt.timedelta(days=40), {"engagement": {}})  # after
+    await _classify(audit, owner, Environment.test, DAY, {"engagement": {}})  # the sandbox
+    out = tmp_path / "q1.zip"
+
+    code, stdout, stderr = await _export(
+        cli_env, "--env", "live", "--from", "2026-03-01", "--to", "2026-03-31", "--out", str(out), "--json"
+    )
+
+    assert code == 0, stderr
+    assert json.loads(stdout)["dossiers"] == 3
+    rows, archive = _members(out)
+    assert list(rows[0]) == list(INDEX_COLUMNS)
+    assert [row["classification_id"] for row in rows] == [dutch, others, french], "oldest first"
+    assert rows[0]["reference"] == "'=HYPERLINK(1)", "a spreadsheet does not run a client's text as a formula"
+    assert (rows[2]["test"], rows[2]["country"], rows[0]["account"]) == ("cross_border", "FR", owner.email)
+    keys = SigningKeys(Path(cli_env["COMPLIANCE_VAR_DIR"]) / "keys", generate=False)
+    jwks = jwt.PyJWKSet.from_dict(keys.jwks(Environment.live))
+    for row in rows:
+        pdf, signed = archive.read(row["pdf"]), archive.read(row["json"])
+        assert (hashlib.sha256(pdf).hexdigest(), hashlib.sha256(signed).hexdigest()) == (
+            row["pdf_sha256"],
+            row["json_sha256"],
+        )
+        body = json.loads(signed)
+        assert jwt.decode(body["jws"], key=jwks.keys[-1], algorithms=["EdDSA"]) == body["dossier"]
+        assert body["dossier"]["classification_id"] == row["classification_id"]
+        assert row["classification_id"] in pdf_text(pdf)
+    assert sorted(archive.namelist()) == sorted(["index.csv", *(r["pdf"] for r in rows), *(r["json"] for r in rows)])
+
+    mine = tmp_path / "owner.zip"  # with the default number of workers (one per CPU)
+    code, _, stderr = await asyncio.to_thread(
+        invoke,
+        cli_env,
+        *("classifications", "export", "--from", "2026-03-01", "--to", "2026-03-31", "--out", str(mine)),
+        *("--account", owner.email),
+    )
+    assert code == 0, stderr
+    assert [row["classification_id"] for row in _members(mine)[0]] == [dutch, french]
+
+
+async def test_a_failure_midway_leaves_no_file_and_keeps_the_previous_one(
+    cli_env: dict[str, str], audit: GroupCommit, sessionmaker: async_sessionmaker[AsyncSession], tmp_path: Path
+) -> None:
+    owner = await create_user(sessionmaker)
+    for hours in range(3):
+        await _classify(audit, owner, Environment.live, DAY + dt.timedelta(hours=hours), {"engagement": {}})
+    broken = await _classify(audit, owner, Environment.live, DAY + dt.timedelta(hours=5), {"engagement": {}})
+    async with sessionmaker.begin() as session:  # a record the dossier cannot be made of, after three good ones
+        await session.execute(
+            update(Classification).where(Classification.id == uuid.UUID(broken)).values(language="xx")
+        )
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    out = folder / "audit.zip"
+    out.write_bytes(b"the previous export")
+
+    code, _, stderr = await _export(cli_env, "--from", "2026-03-10", "--to", "2026-03-10", "--out", str(out), "--force")
+
+    assert (code, stderr.startswith("error: ")) == (1, True), stderr
+    assert out.read_bytes() == b"the previous export"
+    assert sorted(path.name for path in folder.iterdir()) == ["audit.zip"], "no temporary file is left behind"
+
+    fresh = folder / "fresh.zip"
+    code, _, _ = await _export(cli_env, "--from", "2026-03-10", "--to", "2026-03-10", "--out", str(fresh))
+    assert code == 1
+    assert sorted(path.name for path in folder.iterdir()) == ["audit.zip"]
+
+
+async def test_bad_dates_and_targets_are_clear_errors(cli_env: dict[str, str], tmp_path: Path) -> None:
+    out = str(tmp_path / "x.zip")
+    cases = [
+        (("--from", "2026-13-01", "--to", "2026-12-31", "--out", out), "'2026-13-01' does not match the format"),
+        (("--from", "01/03/2026", "--to", "2026-12-31", "--out", out), "'01/03/2026' does not match the format"),
+        (("--from", "2026-03-31", "--to", "2026-03-01", "--out", out), "--to 2026-03-01 is before --from 2026-03-31"),
+        (("--from", "2026-03-01", "--to", "2026-03-31", "--out", str(tmp_path / "no" / "x.zip")), "does not exist"),
+        (("--from", "2026-03-01", "--to", "2026-03-31", "--out", out, "--env", "staging"), "'staging' is not one of"),
+    ]
+    for args, message in cases:
+        code, _, stderr = await _export(cli_env, *args)
+        assert code == 2, args
+        assert message in " ".join(stderr.replace("│", " ").split()), stderr
+    (tmp_path / "x.zip").write_bytes(b"kept")
+    code, _, stderr = await _export(cli_env, "--from", "2026-03-01", "--to", "2026-03-31", "--out", out)
+    assert code == 2
+    assert "exists; pass --force to replace it" in " ".join(stderr.replace("│", " ").split())
+    assert (tmp_path / "x.zip").read_bytes() == b"kept"
