@@ -166,6 +166,8 @@ async def test_filters_and_pages_select_what_the_api_selects(
         ({"type": "webhook.test"}, "“Types” must be one of the choices"),
         ({"type": "nothing"}, "“Types” must be one of the choices"),
         ({"created_after": "last week"}, "“Created after” must be a date and time"),
+        ({"created_after": "0001-01-01T00:00:00+23:59"}, "“Created after” must lie between"),
+        ({"created_after": "9999-12-31T23:59:59-23:59"}, "“Created after” must lie between"),
         ({"environment": "staging"}, "“Environment” must be one of the choices"),
         ({"cursor": "bm90IG91cnM"}, "This page link belongs to another list"),
     ],
