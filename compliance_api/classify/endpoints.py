@@ -273,7 +273,9 @@ async def list_classifications(
     filters = listing.ClassificationFilter(reference, verdict, kind, country, monitored, created_after, created_before)
     now = utcnow()
     since = _retention(request).cutoff(caller.environment, now)
-    return await listing.list_classifications(session, caller, filters, limit=limit, cursor=cursor, since=since)
+    return await listing.list_classifications(
+        session, caller, filters, limit=limit, cursor=cursor, cursors=services_of(request).cursors, since=since
+    )
 
 
 @router.get(

@@ -13,7 +13,7 @@ from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.schemas import ClassificationList, ClassificationSummary
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.environment import scoped
-from compliance_api.kit.pagination import created_key, paginate
+from compliance_api.kit.pagination import Cursors, created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,7 @@ async def list_classifications(
     *,
     limit: int,
     cursor: str | None,
+    cursors: Cursors,
     since: dt.datetime,
 ) -> ClassificationList:
     """One page of the caller's classifications within retention (`since`), newest first (the API and the
@@ -66,6 +67,7 @@ async def list_classifications(
         Classification.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=_scope(caller),
         key_of=created_key,
     )

@@ -82,10 +82,16 @@ async def create_grant(
     responses=SELLER_ONLY,
 )
 async def list_grants(
-    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> GrantList:
     """The grants you gave in this environment, active and revoked, newest first."""
-    return await service.page_of_grants(session, caller, limit=limit, cursor=cursor)
+    return await service.page_of_grants(
+        session, caller, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+    )
 
 
 @router.delete(

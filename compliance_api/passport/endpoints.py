@@ -127,10 +127,16 @@ async def create_share(
     responses=OWN,
 )
 async def list_shares(
-    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> ShareList:
     """The share-tokens of your passport, newest first, with their status (the tokens themselves are not kept)."""
-    return await service.list_shares(session, caller, utcnow(), limit=limit, cursor=cursor)
+    return await service.list_shares(
+        session, caller, utcnow(), limit=limit, cursor=cursor, cursors=services_of(request).cursors
+    )
 
 
 @router.delete(
@@ -153,10 +159,17 @@ async def revoke_share(share_id: SHARE_ID, caller: CurrentCaller, session: DbSes
     responses=SHARE,
 )
 async def list_views(
-    share_id: SHARE_ID, caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    share_id: SHARE_ID,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> ShareViewList:
     """The successful verifications of this share-token, newest first: the verifier's account and when."""
-    return await service.list_views(session, caller, share_id, limit=limit, cursor=cursor)
+    return await service.list_views(
+        session, caller, share_id, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+    )
 
 
 @hot_router.get(

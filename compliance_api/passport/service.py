@@ -18,7 +18,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.pagination import Key, created_key, paginate
+from compliance_api.kit.pagination import Cursors, Key, created_key, paginate
 from compliance_api.passport import reader as reads
 from compliance_api.passport import share_tokens
 from compliance_api.passport.cache import LatestCache
@@ -268,7 +268,13 @@ async def _shares(session: AsyncSession, passport: Passport) -> list[PassportSha
 
 
 async def list_shares(
-    session: AsyncSession, caller: Actor, now: dt.datetime, *, limit: int, cursor: str | None
+    session: AsyncSession,
+    caller: Actor,
+    now: dt.datetime,
+    *,
+    limit: int,
+    cursor: str | None,
+    cursors: Cursors,
 ) -> ShareList:
     """A page of the caller's share-tokens, newest first."""
     passport = await _own(session, caller)
@@ -279,6 +285,7 @@ async def list_shares(
         PassportShare.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"passport-shares:{passport.id}",
         key_of=created_key,
     )
@@ -355,7 +362,13 @@ async def revoke_share_by_token(
 
 
 async def list_views(
-    session: AsyncSession, caller: Actor, share_id: uuid.UUID, *, limit: int, cursor: str | None
+    session: AsyncSession,
+    caller: Actor,
+    share_id: uuid.UUID,
+    *,
+    limit: int,
+    cursor: str | None,
+    cursors: Cursors,
 ) -> ShareViewList:
     """A page of the verifications of one of the caller's share-tokens, newest first."""
     share = await _own_share(session, caller, share_id)
@@ -366,6 +379,7 @@ async def list_views(
         PassportShareView.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"passport-share-views:{share.id}",
         key_of=lambda view: Key(view.viewed_at, view.id),
     )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.requestlog import service
 from compliance_api.requestlog.schemas import LIST_EXAMPLE, LoggedRequest, RequestList, RequestToken
+from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"])
@@ -43,6 +44,7 @@ def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
 async def list_requests(
     caller: CurrentCaller,
     session: DbSession,
+    request: Request,
     status_class: Annotated[
         service.StatusClass | None,
         Query(description="Only answers of this status class.", examples=["4xx"]),
@@ -77,6 +79,7 @@ async def list_requests(
         service.Filters(status_class, path, request_id),
         limit=limit,
         cursor=cursor,
+        cursors=services_of(request).cursors,
         now=utcnow(),
     )
     return RequestList(

@@ -20,6 +20,7 @@ from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service as webhooks_service
 from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
+from tests.conftest import CURSORS
 from tests.dashboard.conftest import signed_up_user
 from tests.factories import bearer, create_token, create_webhook_endpoint
 from tests.webhooks.receiver import Receiver, receiving
@@ -80,7 +81,9 @@ async def test_events_are_listed_with_their_deliveries_and_attempts(
     receiver.answers.append(Response("busy", status_code=503))
     await worker.run_once()
     async with sessionmaker.begin() as session:
-        [delivery] = (await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=5)).rows
+        [delivery] = (
+            await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=5, cursors=CURSORS)
+        ).rows
         await webhooks_service.retry(session, owner, endpoint_id, delivery.id, now=utcnow())
     await worker.run_once()
 
