@@ -11,11 +11,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 import pytest
+from fastapi.routing import APIRoute
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
+from compliance_api.api import API_ROUTERS
 from compliance_api.config import Settings
+from compliance_api.kit.pagination import KNOWN_QUERY_ONLY
 from tests.dac7.conftest import make_seller
 from tests.factories import create_token
 from tests.passport.conftest import Account, give_passport, make_account
@@ -203,3 +206,43 @@ async def test_a_cursor_of_the_same_list_in_the_other_environment_is_400(
     sandbox = {**owner.test, "Host": "sandbox.localhost"}
     answer = await client.get(path, params={"cursor": cursor}, headers=sandbox)
     assert answer.status_code == 400, answer.text
+
+
+@pytest.mark.parametrize("name", [*LISTS, "requests"])
+async def test_an_unknown_query_parameter_is_400_naming_it(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, name: str
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = "/v1/requests" if name == "requests" else await LISTS[name](client, owner, sessionmaker, pepper)
+    answer = await client.get(path, params={"limt": "5", "zzz": "1"}, headers=owner.live)
+    assert answer.status_code == 400, answer.text
+    problem = answer.json()
+    assert problem["code"] == "validation_failed"
+    assert [e["field"] for e in problem["errors"]] == ["query.limt", "query.zzz"]
+    assert problem["errors"][0]["message"] == "unknown query parameter `limt`; did you mean `limit`?"
+    assert problem["errors"][1]["message"].startswith("unknown query parameter `zzz`; this list takes ")
+    assert "`cursor`" in problem["errors"][1]["message"]
+
+
+async def test_a_misspelt_filter_no_longer_returns_the_whole_list(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    await _classifications(client, owner, sessionmaker, pepper)
+    answer = await client.get("/v1/classifications", params={"verdit": "unsafe"}, headers=owner.live)
+    assert answer.status_code == 400
+    assert answer.json()["detail"] == "unknown query parameter `verdit`; did you mean `verdict`?"
+
+
+def test_every_list_route_refuses_unknown_query_parameters() -> None:
+    lists = [
+        route
+        for router in API_ROUTERS
+        for route in router.routes
+        if isinstance(route, APIRoute)
+        and route.response_model is not None
+        and "next_cursor" in getattr(route.response_model, "model_fields", {})
+    ]
+    assert len(lists) >= 8
+    for route in lists:
+        assert KNOWN_QUERY_ONLY in route.dependencies, route.path

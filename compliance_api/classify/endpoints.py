@@ -35,7 +35,7 @@ from compliance_api.errors import ApiError
 from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, key_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.services import problem_base_url, services_of
 from compliance_api.sessions import DbSession
@@ -240,6 +240,7 @@ async def cross_border_criteria(
     "/classifications",
     summary="Your classifications, newest first",
     operation_id="classification-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ClassificationList,
     openapi_extra=examples.CLASSIFICATION_LIST,
 )

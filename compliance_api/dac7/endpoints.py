@@ -13,7 +13,7 @@ from compliance_api.dac7 import service
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, GrantList
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
@@ -78,6 +78,7 @@ async def create_grant(
     "/v1/dac7/grants",
     summary="Your DAC7 read grants",
     operation_id="dac7-grant-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=GrantList,
     responses=SELLER_ONLY,
 )

@@ -13,7 +13,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.schemas import Event, EventList
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
@@ -35,7 +35,13 @@ def _event(row: OutboxEvent) -> Event:
     )
 
 
-@router.get("", summary="Your events, newest first", operation_id="event-list", response_model=EventList)
+@router.get(
+    "",
+    summary="Your events, newest first",
+    operation_id="event-list",
+    dependencies=[KNOWN_QUERY_ONLY],
+    response_model=EventList,
+)
 async def list_events(
     caller: CurrentCaller,
     session: DbSession,

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from compliance_api.auth.caller import CurrentCaller, caller_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.passport import service
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.hot_path import HotPath
@@ -123,6 +123,7 @@ async def create_share(
     "/v1/passport/shares",
     summary="Your share-tokens",
     operation_id="passport-share-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ShareList,
     responses=OWN,
 )
@@ -155,6 +156,7 @@ async def revoke_share(share_id: SHARE_ID, caller: CurrentCaller, session: DbSes
     "/v1/passport/shares/{share_id}/views",
     summary="Who verified a share-token",
     operation_id="passport-share-views",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ShareViewList,
     responses=SHARE,
 )

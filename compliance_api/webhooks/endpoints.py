@@ -14,7 +14,7 @@ from compliance_api.auth.caller import CurrentCaller
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service, ssrf
@@ -116,7 +116,13 @@ async def create(
     )
 
 
-@router.get("", summary="Your webhook endpoints", operation_id="webhook-endpoint-list", response_model=EndpointList)
+@router.get(
+    "",
+    summary="Your webhook endpoints",
+    operation_id="webhook-endpoint-list",
+    dependencies=[KNOWN_QUERY_ONLY],
+    response_model=EndpointList,
+)
 async def list_endpoints(
     caller: CurrentCaller,
     session: DbSession,
@@ -231,6 +237,7 @@ async def send_test(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: Db
     "/{endpoint_id}/deliveries",
     summary="The delivery log",
     operation_id="webhook-delivery-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=DeliveryList,
     responses=NOT_FOUND,
 )
