@@ -33,7 +33,7 @@ from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimite
 from tests.factories import bearer, create_token
 from tests.proxy import TcpProxy, proxy_to
 
-SECRET = "test-secret-key-0123456789abcdef-0123456789"
+SECRET = "test-secret-DEKbbbbnZERt0MmttxJ1U6LiQZDDm12E"  # generated, as an operator would
 CURSORS = Cursors.from_secrets([SECRET.encode()])
 """Cursors as the test apps seal them, for tests calling list services directly."""
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
