@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
 from compliance_api.auth.gateway import POLICY_HEADERS, rate_limit_headers
 from compliance_api.classify import batch, examples, listing, service, views
+from compliance_api.classify.answers import VerdictReferences
 from compliance_api.classify.language import DEFAULT_LANGUAGE, VARY, Language, negotiate
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import Rulesets
@@ -50,6 +51,9 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such clas
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 Classifier = Callable[[GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language], Awaitable[dict[str, Any]]]
+
+VERDICT_REFERENCES = VerdictReferences()
+"""An Idempotency-Key record of a classify answer keeps the verdicts' ids, not their bytes."""
 
 LANGUAGE_HEADERS = {language: {"Content-Language": language.code, "Vary": VARY} for language in Language}
 """The headers of an answer in each language, built once."""
@@ -99,7 +103,7 @@ async def _answer(
     async with services_of(request).sessionmaker.begin() as session:
         path = _fingerprinted_path(request, language)
         replayed = await services_of(request).idempotency.answer(
-            caller_of(request), session, key, fingerprint("POST", path, body), run
+            caller_of(request), session, key, fingerprint("POST", path, body), run, compaction=VERDICT_REFERENCES
         )
     return _in_language(replayed, language)
 

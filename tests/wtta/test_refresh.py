@@ -298,7 +298,7 @@ async def test_a_url_httpx_cannot_use_fails_the_round_and_is_retried(
     configure_logging("info")
     assert await refresh_round(sessionmaker, RefreshSchedule(url, INTERVAL), now=utcnow()) == dt.timedelta(minutes=1)
     [line] = logged(capfd.readouterr().out, "wtta_refresh_failed")
-    assert "downloading" in line["error"]
+    assert (line["attempt"], line["retry_in_seconds"]) == (1, 60)  # the error: httpx's, or PostgreSQL's for NUL
 
 
 async def test_an_unforeseen_error_in_a_round_is_logged_and_retried_not_raised(
