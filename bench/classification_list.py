@@ -32,11 +32,13 @@ from compliance_api.classify.verdict import Verdict
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.pagination import Cursors
 from compliance_api.migrate import upgrade
 from compliance_api.ratelimit.tiers import tier_for
 
 SERVER = "postgresql://postgres@127.0.0.1:5432"
 DATABASE = "compliance_bench_list"
+CURSORS = Cursors.from_secrets([b"bench secret, only seals the cursors of this run"])
 FILL = """
 INSERT INTO classification (id, environment, user_id, token_id, kind, ruleset_id, ruleset_version, request, result,
     verdict, monitor, language, created_at)
@@ -84,21 +86,25 @@ async def _timings(caller: Caller, calls: int, filters: listing.ClassificationFi
     since = utcnow() - dt.timedelta(days=365 * 7)
     cursor = None
     async with sessionmaker() as session:  # warm-up: the pool's first connection is not part of the figure
-        await listing.list_classifications(session, caller, filters, limit=100, cursor=None, since=since)
+        await listing.list_classifications(
+            session, caller, filters, limit=100, cursor=None, cursors=CURSORS, since=since
+        )
     gc.collect()
     gc.freeze()  # as the app does once started (app.py): full collections then skip the long-lived objects
     if deep:  # a cursor half way down
         async with sessionmaker() as session:
             for _ in range(deep):
                 page = await listing.list_classifications(
-                    session, caller, filters, limit=100, cursor=cursor, since=since
+                    session, caller, filters, limit=100, cursor=cursor, cursors=CURSORS, since=since
                 )
                 cursor = page.next_cursor
     seconds: list[float] = []
     for _ in range(calls):
         async with sessionmaker() as session:
             started = time.perf_counter()
-            page = await listing.list_classifications(session, caller, filters, limit=100, cursor=cursor, since=since)
+            page = await listing.list_classifications(
+                session, caller, filters, limit=100, cursor=cursor, cursors=CURSORS, since=since
+            )
             answer = views.classification_list(page)  # what the endpoint answers
             seconds.append(time.perf_counter() - started)
             assert len(answer.data) == 100

@@ -29,7 +29,7 @@ import httpx
 
 BIN = Path(sys.executable).parent
 CLI = BIN / "compliance-api"
-SECRET_KEY = "bench-secret-key-0123456789-abcdefghijklmnop"  # >= 32 characters, not a placeholder
+SECRET_KEY = "bench-secret-PYjBrWYyoWNIEbxajBYXN4BNsmVNa9PDkZARcQ05"  # >= 32 characters, not a placeholder
 PG_ADMIN_DSN = os.environ.get("BENCH_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 PG_DATABASE = os.environ.get("BENCH_PG_DATABASE", "compliance_bench")
 PG_URL = f"postgresql://postgres@127.0.0.1:5432/{PG_DATABASE}"

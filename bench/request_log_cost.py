@@ -29,7 +29,7 @@ from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
 from compliance_api.migrate import upgrade
 
-SECRET_KEY = "bench-secret-key-0123456789-abcdefghijklmnop"
+SECRET_KEY = "bench-secret-PYjBrWYyoWNIEbxajBYXN4BNsmVNa9PDkZARcQ05"
 ROUTES = (("/v1/health", b""), ("/v1/nope", b""), ("/v1/wtta/lookup", b"kvk=1"))
 
 

@@ -33,6 +33,7 @@ from compliance_api.idempotency.service import Idempotency
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.kit.pagination import Cursors
 from compliance_api.logging import configure_logging
 from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
@@ -104,6 +105,7 @@ def build_services(settings: Settings) -> Services:
         public_base_url=settings.public_base_url.rstrip("/"),
         problems=Problems(settings.public_base_url.rstrip("/")),
         idempotency=Idempotency(pepper, sessionmaker),
+        cursors=Cursors.from_secrets(settings.secret_keys()),
         rulesets=packaged_rulesets(),
         audit=audit,
         signing_keys=_signing_keys(settings),

@@ -38,7 +38,8 @@ REDIS_BREAKER_TRANSITIONS = Counter(
 )  # state: the state entered (closed, open, half_open)
 WTTA_REFRESHES = Counter(
     "compliance_wtta_refreshes_total", "Scheduled refreshes of the WTTA register cache from its URL", ["outcome"]
-)  # outcome: imported, not_modified (the server answered 304), failed (retried with backoff)
+)  # outcome: imported, not_modified (the server answered 304), failed (retried with backoff), refused (a bad file,
+#   remembered), refused_unchanged (the refused file again: answered 304 to its validators, or the same bytes)
 REQUEST_LOG_DROPPED = Counter(
     "compliance_request_log_dropped_total", "Requests the request log did not keep", ["reason"]
 )  # reason: buffer_full (the in-memory buffer was full), write_failed (a batch could not be written)

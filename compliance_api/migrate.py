@@ -25,3 +25,15 @@ def _upgrade(connection: Connection, revision: str) -> None:
 async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
     async with engine.begin() as connection:
         await connection.run_sync(_upgrade, revision)
+
+
+def _downgrade(connection: Connection, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.downgrade(config, revision)
+
+
+async def downgrade(engine: AsyncEngine, revision: str) -> None:
+    """Back to `revision` (tests check that each migration can be undone)."""
+    async with engine.begin() as connection:
+        await connection.run_sync(_downgrade, revision)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from compliance_api.health.probe import HealthProbe
     from compliance_api.idempotency.service import Idempotency
     from compliance_api.kit.group_commit import GroupCommit
+    from compliance_api.kit.pagination import Cursors
     from compliance_api.passport.hot_path import HotPath
     from compliance_api.passport.signing import SigningKeys
     from compliance_api.ratelimit.limiter import Limiter
@@ -50,6 +51,7 @@ class Services:
     public_base_url: str  # COMPLIANCE_PUBLIC_BASE_URL; empty: links follow each request's address
     problems: Problems
     idempotency: Idempotency
+    cursors: Cursors  # seals list cursors under the server secret
     rulesets: Rulesets
     audit: GroupCommit
     signing_keys: SigningKeys

@@ -36,13 +36,16 @@ from compliance_api.config import PasswordHashProfile, Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.group_commit import GroupCommit
+from compliance_api.kit.pagination import Cursors
 from compliance_api.migrate import upgrade
 from compliance_api.models import Base
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
 from tests.factories import bearer, create_token
 from tests.proxy import TcpProxy, proxy_to
 
-SECRET = "test-secret-key-0123456789abcdef-0123456789"
+SECRET = "test-secret-DEKbbbbnZERt0MmttxJ1U6LiQZDDm12E"  # generated, as an operator would
+CURSORS = Cursors.from_secrets([SECRET.encode()])
+"""Cursors as the test apps seal them, for tests calling list services directly."""
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 POSTGRES_SERVER = os.environ.get("TEST_POSTGRES_SERVER", "postgresql://postgres@127.0.0.1:5432")
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"

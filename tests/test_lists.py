@@ -3,14 +3,22 @@ first, in keyset pages; a cursor of another list, or not one at all, is a 400 na
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import re
+import uuid
 from collections.abc import Awaitable, Callable
 
 import pytest
+from fastapi.routing import APIRoute
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
+from compliance_api.api import API_ROUTERS
 from compliance_api.config import Settings
+from compliance_api.kit.pagination import KNOWN_QUERY_ONLY
 from tests.dac7.conftest import make_seller
 from tests.factories import create_token
 from tests.passport.conftest import Account, give_passport, make_account
@@ -151,3 +159,90 @@ async def test_a_limit_outside_1_to_100_is_400(
     answer = await client.get(path, params={"limit": limit}, headers=owner.live)
     assert answer.status_code == 400
     assert [e["field"] for e in answer.json()["errors"]] == ["query.limit"]
+
+
+def _unsigned_cursor(moment: str, scope: str) -> str:
+    """A cursor as anyone could build one without the server secret: the key in clear and a hash of the list."""
+    fingerprint = hashlib.sha256(scope.encode()).hexdigest()[:16]
+    raw = json.dumps({"t": moment, "i": str(uuid.uuid4()), "s": fingerprint}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("moment", ["2999-01-01T00:00:00+00:00", "0001-01-01T00:00:00+23:59"])
+async def test_a_cursor_built_without_the_server_secret_is_400(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, moment: str
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = await _classifications(client, owner, sessionmaker, pepper)
+    forged = _unsigned_cursor(moment, f"classifications:{owner.user.id}:live")
+    answer = await client.get(path, params={"cursor": forged}, headers=owner.live)
+    assert answer.status_code == 400, answer.text
+    assert [e["field"] for e in answer.json()["errors"]] == ["query.cursor"]
+
+
+@pytest.mark.parametrize("name", LISTS)
+async def test_a_tampered_cursor_is_400(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, name: str
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = await LISTS[name](client, owner, sessionmaker, pepper)
+    cursor = (await client.get(path, params={"limit": 1}, headers=owner.live)).json()["next_cursor"]
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", cursor), "opaque and URL-safe"
+    raw = bytearray(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    for position in (0, len(raw) // 2, len(raw) - 1):
+        changed = raw.copy()
+        changed[position] ^= 1
+        tampered = base64.urlsafe_b64encode(bytes(changed)).decode().rstrip("=")
+        answer = await client.get(path, params={"cursor": tampered}, headers=owner.live)
+        assert answer.status_code == 400, (position, answer.text)
+
+
+async def test_a_cursor_of_the_same_list_in_the_other_environment_is_400(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = await _classifications(client, owner, sessionmaker, pepper)
+    cursor = (await client.get(path, params={"limit": 1}, headers=owner.live)).json()["next_cursor"]
+    sandbox = {**owner.test, "Host": "sandbox.localhost"}
+    answer = await client.get(path, params={"cursor": cursor}, headers=sandbox)
+    assert answer.status_code == 400, answer.text
+
+
+@pytest.mark.parametrize("name", [*LISTS, "requests"])
+async def test_an_unknown_query_parameter_is_400_naming_it(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, name: str
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = "/v1/requests" if name == "requests" else await LISTS[name](client, owner, sessionmaker, pepper)
+    answer = await client.get(path, params={"limt": "5", "zzz": "1"}, headers=owner.live)
+    assert answer.status_code == 400, answer.text
+    problem = answer.json()
+    assert problem["code"] == "validation_failed"
+    assert [e["field"] for e in problem["errors"]] == ["query.limt", "query.zzz"]
+    assert problem["errors"][0]["message"] == "unknown query parameter `limt`; did you mean `limit`?"
+    assert problem["errors"][1]["message"].startswith("unknown query parameter `zzz`; this list takes ")
+    assert "`cursor`" in problem["errors"][1]["message"]
+
+
+async def test_a_misspelt_filter_no_longer_returns_the_whole_list(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    await _classifications(client, owner, sessionmaker, pepper)
+    answer = await client.get("/v1/classifications", params={"verdit": "unsafe"}, headers=owner.live)
+    assert answer.status_code == 400
+    assert answer.json()["detail"] == "unknown query parameter `verdit`; did you mean `verdict`?"
+
+
+def test_every_list_route_refuses_unknown_query_parameters() -> None:
+    lists = [
+        route
+        for router in API_ROUTERS
+        for route in router.routes
+        if isinstance(route, APIRoute)
+        and route.response_model is not None
+        and "next_cursor" in getattr(route.response_model, "model_fields", {})
+    ]
+    assert len(lists) >= 8
+    for route in lists:
+        assert KNOWN_QUERY_ONLY in route.dependencies, route.path

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
 from compliance_api.auth.gateway import POLICY_HEADERS, rate_limit_headers
 from compliance_api.classify import batch, examples, listing, service, views
+from compliance_api.classify.answers import VerdictReferences
 from compliance_api.classify.language import DEFAULT_LANGUAGE, VARY, Language, negotiate
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.questions import Test, questionnaire
@@ -37,7 +38,7 @@ from compliance_api.errors import ApiError
 from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, key_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.services import problem_base_url, services_of
 from compliance_api.sessions import DbSession, transaction
@@ -54,6 +55,9 @@ BodyT = TypeVar("BodyT", bound=BaseModel)
 Classifier = Callable[
     [GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language, str | None], Awaitable[dict[str, Any]]
 ]
+
+VERDICT_REFERENCES = VerdictReferences()
+"""An Idempotency-Key record of a classify answer keeps the verdicts' ids, not their bytes."""
 
 LANGUAGE_HEADERS = {language: {"Content-Language": language.code, "Vary": VARY} for language in Language}
 """The headers of an answer in each language, built once."""
@@ -110,7 +114,7 @@ async def _answer(
     async with transaction(request) as session:
         path = _fingerprinted_path(request, language)
         replayed = await services_of(request).idempotency.answer(
-            caller_of(request), session, key, fingerprint("POST", path, body), run
+            caller_of(request), session, key, fingerprint("POST", path, body), run, compaction=VERDICT_REFERENCES
         )
     return _in_language(replayed, language)
 
@@ -282,6 +286,7 @@ async def questions(
     "/classifications",
     summary="Your classifications, newest first",
     operation_id="classification-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ClassificationList,
     openapi_extra=examples.CLASSIFICATION_LIST,
 )
@@ -315,7 +320,9 @@ async def list_classifications(
     filters = listing.ClassificationFilter(reference, verdict, kind, country, monitored, created_after, created_before)
     now = utcnow()
     since = _retention(request).cutoff(caller.environment, now)
-    page = await listing.list_classifications(session, caller, filters, limit=limit, cursor=cursor, since=since)
+    page = await listing.list_classifications(
+        session, caller, filters, limit=limit, cursor=cursor, cursors=services_of(request).cursors, since=since
+    )
     return views.classification_list(page)
 
 

@@ -12,7 +12,7 @@ from compliance_api.auth.caller import Actor
 from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.environment import scoped
-from compliance_api.kit.pagination import Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,7 @@ async def list_classifications(
     *,
     limit: int,
     cursor: str | None,
+    cursors: Cursors,
     since: dt.datetime,
 ) -> Paged[Classification]:
     """One page of the caller's classifications within retention (`since`), newest first (the API and the
@@ -65,6 +66,7 @@ async def list_classifications(
         Classification.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=_scope(caller),
         key_of=created_key,
     )

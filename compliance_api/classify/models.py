@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, String, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from compliance_api.classify.compression import CompressedJSON
 from compliance_api.db import Base, str_enum
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, EnvironmentOwned
@@ -55,8 +56,8 @@ class Classification(EnvironmentOwned, Base):
     kind: Mapped[ClassificationKind] = mapped_column(str_enum(ClassificationKind, "classification_kind"))
     ruleset_id: Mapped[str] = mapped_column(String(64))
     ruleset_version: Mapped[str] = mapped_column(String(32))
-    request: Mapped[dict[str, Any]] = mapped_column(JSON)
-    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    request: Mapped[dict[str, Any]] = mapped_column(CompressedJSON)
+    result: Mapped[dict[str, Any]] = mapped_column(CompressedJSON)  # the answer's bytes, zstd with a dictionary
     verdict: Mapped[str] = mapped_column(String(16))
     country: Mapped[str | None] = mapped_column(String(2), default=None)
     reference: Mapped[str | None] = mapped_column(String(200), default=None)
@@ -84,7 +85,7 @@ class ClassificationVerdict(EnvironmentOwned, Base):
     previous_verdict: Mapped[str] = mapped_column(String(16))
     ruleset_version: Mapped[str] = mapped_column(String(32))
     as_of: Mapped[date] = mapped_column()
-    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    result: Mapped[dict[str, Any]] = mapped_column(CompressedJSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

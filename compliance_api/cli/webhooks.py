@@ -15,6 +15,7 @@ from compliance_api.cli.common import EnvOption, JsonOption, print_json, refuse_
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.logging import configure_logging
 from compliance_api.retention.jobs import run_daily
 from compliance_api.webhooks import service, ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
@@ -137,6 +138,7 @@ def worker(
     `compliance-api check` finds nothing unsafe."""
     settings = Settings()
     refuse_unsafe(settings)
+    configure_logging(settings.log_level)  # one JSON line per event on stdout, as the API writes them
 
     async def work() -> None:
         if metrics_port is not None and settings.metrics_enabled:

@@ -13,7 +13,7 @@ from compliance_api.dac7 import service, views
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, GrantList
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
@@ -78,14 +78,22 @@ async def create_grant(
     "/v1/dac7/grants",
     summary="Your DAC7 read grants",
     operation_id="dac7-grant-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=GrantList,
     responses=SELLER_ONLY,
 )
 async def list_grants(
-    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> GrantList:
     """The grants you gave in this environment, active and revoked, newest first."""
-    return views.grant_list(await service.page_of_grants(session, caller, limit=limit, cursor=cursor))
+    page = await service.page_of_grants(
+        session, caller, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+    )
+    return views.grant_list(page)
 
 
 @router.delete(

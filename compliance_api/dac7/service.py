@@ -28,7 +28,7 @@ from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 
 SNAPSHOT_EVENT = EventName.DAC7_SNAPSHOT_UPDATED
 FORBIDDEN_DETAIL = "You may not read a DAC7 seller with this id in this environment."
@@ -322,7 +322,9 @@ async def list_grants(session: AsyncSession, caller: Actor) -> list[Dac7Grant]:
     return list(await session.scalars(statement))
 
 
-async def page_of_grants(session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None) -> Paged[Dac7Grant]:
+async def page_of_grants(
+    session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None, cursors: Cursors
+) -> Paged[Dac7Grant]:
     """A page of the grants the seller gave in the caller's environment, newest first."""
     return await paginate(
         session,
@@ -331,6 +333,7 @@ async def page_of_grants(session: AsyncSession, caller: Actor, *, limit: int, cu
         Dac7Grant.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"dac7-grants:{caller.user_id}:{caller.environment.value}",
         key_of=created_key,
     )

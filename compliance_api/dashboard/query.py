@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from starlette.datastructures import QueryParams
 
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.instants import InstantError, OutOfRange, parse_instant
 from compliance_api.kit.schemas import NUL
 
 ChoiceT = TypeVar("ChoiceT")
@@ -61,16 +62,17 @@ def environment(query: QueryParams) -> Environment:
 
 def moment(value: str, label: str) -> dt.datetime | None:
     """An instant: `YYYY-MM-DD` (midnight), `YYYY-MM-DDTHH:MM[:SS]` as a date-time field sends it, both in UTC, or
-    ISO 8601 with an offset; None for ''."""
+    ISO 8601 with an offset, between the years 1 and 9999 in UTC; None for ''."""
     if not value:
         return None
-    try:
-        parsed = dt.datetime.fromisoformat(value) if value[:4].isascii() and value[:4].isdigit() else None
-    except ValueError:
-        parsed = None
-    if parsed is None:
+    if not (value[:4].isascii() and value[:4].isdigit()):
         raise FilterError(f"“{label}” must be a date and time, such as 2026-11-01T09:30 (UTC).")
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
+    try:
+        return parse_instant(value, naive_is_utc=True)
+    except OutOfRange:
+        raise FilterError(f"“{label}” must lie between the years 1 and 9999 (UTC).") from None
+    except InstantError:
+        raise FilterError(f"“{label}” must be a date and time, such as 2026-11-01T09:30 (UTC).") from None
 
 
 def as_field(moment: dt.datetime | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.events import service
@@ -13,8 +13,9 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.schemas import Event, EventList
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
+from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/events", tags=["events"])
@@ -34,10 +35,17 @@ def _event(row: OutboxEvent) -> Event:
     )
 
 
-@router.get("", summary="Your events, newest first", operation_id="event-list", response_model=EventList)
+@router.get(
+    "",
+    summary="Your events, newest first",
+    operation_id="event-list",
+    dependencies=[KNOWN_QUERY_ONLY],
+    response_model=EventList,
+)
 async def list_events(
     caller: CurrentCaller,
     session: DbSession,
+    request: Request,
     type: Annotated[
         list[EventName] | None,
         Query(
@@ -64,6 +72,7 @@ async def list_events(
         created_after=created_after,
         limit=limit,
         cursor=cursor,
+        cursors=services_of(request).cursors,
         now=utcnow(),
     )
     return EventList(data=[_event(row) for row in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)

@@ -16,7 +16,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import ENVIRONMENT_WIDE, EventName, owner_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +112,7 @@ async def list_events(
     created_after: datetime | None,
     limit: int,
     cursor: str | None,
+    cursors: Cursors,
     now: datetime,
 ) -> Paged[OutboxEvent]:
     """A page of the reader's events, newest first."""
@@ -127,6 +128,7 @@ async def list_events(
         OutboxEvent.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"events:{reader.user_id}:{reader.environment.value}:{','.join(sorted(types))}",
         key_of=created_key,
     )

@@ -18,6 +18,9 @@ services):
 - Responses can hold secrets shown once (a share-token), so the key is stored only as a keyed hash and the
   response is encrypted (AES-GCM) under a key derived from the Idempotency-Key itself: a leaked database, even
   with the pepper, does not reveal a stored response without the client's key.
+- An endpoint whose answer is mostly rows it stores anyway (verdicts) passes a `Compaction`: the record then keeps a
+  reference to those rows (marked by a leading NUL byte, which no JSON body starts with) and a replay rebuilds the
+  answer from them, byte for byte, instead of keeping a second copy.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import orjson
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -160,6 +163,20 @@ async def _release(sessionmaker: async_sessionmaker[AsyncSession], claim_id: uui
         await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id == claim_id))
 
 
+COMPACT = b"\x00"
+"""Opens a stored answer kept as a `Compaction`'s reference instead of its bytes."""
+
+
+class Compaction(Protocol):
+    """How an endpoint keeps its answer in an idempotency record as a reference to rows it stored, and rebuilds it."""
+
+    def compact(self, result: Any) -> bytes:
+        """What to keep instead of the answer `result` (its JSON is `orjson.dumps(result)`)."""
+
+    async def expand(self, session: AsyncSession, caller: Caller, compact: bytes) -> bytes:
+        """The answer's JSON, byte for byte, from what `compact` kept."""
+
+
 @dataclass(frozen=True, slots=True)
 class Idempotency:
     """Idempotency-Key for one app: keys hashed, and answers sealed, under keys derived from the server pepper."""
@@ -176,8 +193,10 @@ class Idempotency:
         run: Callable[[], Awaitable[BaseModel | dict[str, Any]]],
         *,
         status_code: int = 200,
+        compaction: Compaction | None = None,
     ) -> Response:
-        """Run `run` once per Idempotency-Key and answer with its result as JSON; without a key, just run it."""
+        """Run `run` once per Idempotency-Key and answer with its result as JSON; without a key, just run it. With a
+        `compaction`, the record keeps its reference instead of the answer."""
         if key is None:
             return JSONResponse(_json_ready(await run()), status_code=status_code)
         check_key(key)
@@ -189,6 +208,8 @@ class Idempotency:
             raise ApiError("idempotency_in_progress") from None
         if record.response_body is not None:
             status, body = _open(secret, record.response_body)
+            if body.startswith(COMPACT) and compaction is not None:
+                body = await compaction.expand(session, caller, body[len(COMPACT) :])
             return Response(body, status_code=status, media_type="application/json", headers={REPLAYED_HEADER: "true"})
         try:
             result = await run()
@@ -196,10 +217,11 @@ class Idempotency:
             await _release(self.sessionmaker, record.id)
             raise
         body = orjson.dumps(_json_ready(result))
+        kept = body if compaction is None else COMPACT + compaction.compact(result)
         await session.execute(
             update(IdempotencyRecord)
             .where(IdempotencyRecord.id == record.id)
-            .values(response_status=status_code, response_body=_seal(secret, status_code, body))
+            .values(response_status=status_code, response_body=_seal(secret, status_code, kept))
         )
         return Response(body, status_code=status_code, media_type="application/json")
 

@@ -2,8 +2,9 @@
 `{"data": [...], "has_more": bool, "next_cursor": str | null}`.
 
 Pages are keyset pages on `(created_at, id)`, so rows inserted meanwhile never shift or repeat a later page. A cursor
-carries the last row's key and a fingerprint of the list and caller it came from: a cursor from another list,
-account or environment is refused (`InvalidCursor`) rather than silently paging something else. Hand-rolled: the
+carries the last row's key and a MAC keyed with the server secret over that key and the list's scope (which list,
+whose, which environment and filters): a cursor nobody but this server could have made, or one made for another list,
+account or environment, is refused (`InvalidCursor`) rather than silently paging something else. Hand-rolled: the
 pagination libraries for SQLAlchemy offer offsets or their own response shapes, not this contract.
 """
 
@@ -12,14 +13,17 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import difflib
 import hashlib
+import hmac
+import struct
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Protocol, TypeVar
 
-import orjson
-from fastapi import Query
+from fastapi import Depends, Query, Request
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -52,8 +56,59 @@ Cursor = Annotated[
 ]
 
 
+MAX_SHOWN_NAME = 64
+
+
+_QUERY_NAMES: dict[Callable[..., Any], tuple[str, ...]] = {}
+"""Per endpoint function (routes themselves are not hashable): the query parameters its route declares."""
+
+
+def _query_names(route: APIRoute) -> tuple[str, ...]:
+    """The query parameters `route` and its dependencies declare, by the name a request sends."""
+    known = _QUERY_NAMES.get(route.endpoint)
+    if known is None:
+        known = _QUERY_NAMES[route.endpoint] = _declared_query(route)
+    return known
+
+
+def _declared_query(route: APIRoute) -> tuple[str, ...]:
+    names: set[str] = set()
+    dependants = [route.dependant]
+    while dependants:
+        dependant = dependants.pop()
+        names.update(field.alias for field in dependant.query_params)
+        dependants.extend(dependant.dependencies)
+    return tuple(sorted(names))
+
+
+async def refuse_unknown_query(request: Request) -> None:
+    """A query parameter the list does not declare is a 400 naming it and the nearest known name: a misspelt filter
+    (`?verdit=unsafe`) would otherwise return the whole list as if it had matched."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    known = _query_names(route)
+    unknown = [name for name in dict.fromkeys(request.query_params.keys()) if name not in known]
+    if not unknown:
+        return
+    errors = [FieldError(f"query.{name[:MAX_SHOWN_NAME]}", _unknown_message(name, known)) for name in unknown]
+    raise ApiError("validation_failed", "; ".join(error.message for error in errors), errors=errors)
+
+
+def _unknown_message(name: str, known: Sequence[str]) -> str:
+    shown = name[:MAX_SHOWN_NAME]
+    nearest = difflib.get_close_matches(name, known, n=1)
+    if nearest:
+        return f"unknown query parameter `{shown}`; did you mean `{nearest[0]}`?"
+    return f"unknown query parameter `{shown}`; this list takes {', '.join(f'`{k}`' for k in known)}"
+
+
+KNOWN_QUERY_ONLY = Depends(refuse_unknown_query)
+"""For the `dependencies` of every list route: unknown query parameters are refused."""
+
+
 class InvalidCursor(ValueError):
-    """A cursor that is not one of ours, or that belongs to another list, account or environment."""
+    """A cursor this server did not seal, or sealed for another list, account or environment."""
 
 
 class Page(BaseModel, Generic[ItemT]):
@@ -84,26 +139,48 @@ def created_key(row: Keyed) -> Key:
     return Key(row.created_at, row.id)
 
 
-def _fingerprint(scope: str) -> str:
-    return hashlib.sha256(scope.encode()).hexdigest()[:16]
+CURSOR_VERSION = 1
+_CURSOR = struct.Struct(">Bq16s")  # version, created_at in microseconds since 1970 (UTC), id
+MAC_BYTES = 16
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+NOT_A_CURSOR = "not a cursor of this list: pass `next_cursor` of the previous page of the same list unchanged"
 
 
-def encode_cursor(key: Key, scope: str) -> str:
-    raw = orjson.dumps({"t": key.created_at.isoformat(), "i": str(key.id), "s": _fingerprint(scope)})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+@dataclass(frozen=True, slots=True)
+class Cursors:
+    """Seals page keys into opaque, URL-safe cursors and opens them again, under keys derived from the server
+    secrets (the current one first: during a rotation a cursor sealed under the previous secret still opens)."""
+
+    keys: tuple[bytes, ...]
+
+    @classmethod
+    def from_secrets(cls, secrets: Sequence[bytes]) -> Cursors:
+        return cls(tuple(hmac.new(secret, b"compliance-api cursor", hashlib.sha256).digest() for secret in secrets))
+
+    def seal(self, key: Key, scope: str) -> str:
+        micros = (key.created_at - EPOCH) // dt.timedelta(microseconds=1)
+        body = _CURSOR.pack(CURSOR_VERSION, micros, key.id.bytes)
+        return base64.urlsafe_b64encode(body + _mac(self.keys[0], body, scope)).decode().rstrip("=")
+
+    def open(self, cursor: str, scope: str) -> Key:
+        """The key sealed in `cursor` for `scope`; InvalidCursor when it was not sealed here for this scope."""
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        except (binascii.Error, ValueError):
+            raise InvalidCursor(NOT_A_CURSOR) from None
+        body, mac = raw[: _CURSOR.size], raw[_CURSOR.size :]
+        if len(raw) != _CURSOR.size + MAC_BYTES or not any(
+            hmac.compare_digest(mac, _mac(key, body, scope)) for key in self.keys
+        ):
+            raise InvalidCursor(NOT_A_CURSOR)
+        version, micros, id_bytes = _CURSOR.unpack(body)
+        if version != CURSOR_VERSION:
+            raise InvalidCursor(NOT_A_CURSOR)
+        return Key(EPOCH + dt.timedelta(microseconds=micros), uuid.UUID(bytes=id_bytes))
 
 
-def decode_cursor(cursor: str, scope: str) -> Key:
-    """The key in `cursor`; raises InvalidCursor when it is malformed or was issued for another scope."""
-    try:
-        decoded: Any = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        key = Key(dt.datetime.fromisoformat(decoded["t"]), uuid.UUID(decoded["i"]))
-        fingerprint = decoded["s"]
-    except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise InvalidCursor("not a cursor of this API: pass `next_cursor` of the previous page unchanged") from None
-    if fingerprint != _fingerprint(scope) or key.created_at.tzinfo is None:
-        raise InvalidCursor("this cursor belongs to another list, account or environment") from None
-    return key
+def _mac(key: bytes, body: bytes, scope: str) -> bytes:
+    return hmac.new(key, scope.encode() + b"\x00" + body, hashlib.sha256).digest()[:MAC_BYTES]
 
 
 async def keyset_page(
@@ -139,14 +216,15 @@ async def paginate(
     *,
     limit: int,
     cursor: str | None,
+    cursors: Cursors,
     scope: str,
     key_of: Callable[[RowT], Key],
 ) -> Paged[RowT]:
     """The page of `statement` after `cursor` (a 400 naming `query.cursor` when it is not one of `scope`'s)."""
     try:
-        after = None if cursor is None else decode_cursor(cursor, scope)
+        after = None if cursor is None else cursors.open(cursor, scope)
     except InvalidCursor as exc:
         raise ApiError("validation_failed", str(exc), errors=[FieldError("query.cursor", str(exc))]) from None
     rows, has_more = await keyset_page(session, statement, created_at, id, limit=limit, after=after)
-    next_cursor = encode_cursor(key_of(rows[-1]), scope) if has_more and rows else None
+    next_cursor = cursors.seal(key_of(rows[-1]), scope) if has_more and rows else None
     return Paged(rows, has_more, next_cursor)

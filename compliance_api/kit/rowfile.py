@@ -24,6 +24,7 @@ CHUNK_BYTES = 1 << 16
 # (JSON), so that the error names the line they are on.
 UNDECODABLE = re.compile("[\udc80-\udcff]")
 NOT_UTF8 = "the file is not UTF-8"
+NESTED_TOO_DEEPLY = "invalid JSON: nested too deeply (a record is one object of plain values)"
 BLANK = " \t\r\n"  # JSON's white space
 CUT_TOKEN_CHARS = 10
 """A JSON error this close to the end of the text read so far may be a token cut by the chunk boundary
@@ -227,6 +228,8 @@ class _Text:
         while True:
             try:
                 return decoder.raw_decode(self.buffer, position)
+            except RecursionError:  # the decoder recurses per level: `[[[[…` runs out of stack, not into an error
+                raise RowFileError(NESTED_TOO_DEEPLY, line=self.line(position), record=number) from None
             except json.JSONDecodeError as exc:
                 cut = exc.msg.startswith("Unterminated string") or exc.pos >= len(self.buffer) - CUT_TOKEN_CHARS
                 if not cut or not self.more(max(CHUNK_BYTES, len(self.buffer) - position)):

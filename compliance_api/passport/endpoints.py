@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from compliance_api.auth.caller import CurrentCaller, caller_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.passport import service, views
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.hot_path import HotPath
@@ -123,14 +123,20 @@ async def create_share(
     "/v1/passport/shares",
     summary="Your share-tokens",
     operation_id="passport-share-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ShareList,
     responses=OWN,
 )
 async def list_shares(
-    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> ShareList:
     """The share-tokens of your passport, newest first, with their status (the tokens themselves are not kept)."""
-    return views.share_list(await service.list_shares(session, caller, limit=limit, cursor=cursor), utcnow())
+    page = await service.list_shares(session, caller, limit=limit, cursor=cursor, cursors=services_of(request).cursors)
+    return views.share_list(page, utcnow())
 
 
 @router.delete(
@@ -150,14 +156,23 @@ async def revoke_share(share_id: SHARE_ID, caller: CurrentCaller, session: DbSes
     "/v1/passport/shares/{share_id}/views",
     summary="Who verified a share-token",
     operation_id="passport-share-views",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ShareViewList,
     responses=SHARE,
 )
 async def list_views(
-    share_id: SHARE_ID, caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    share_id: SHARE_ID,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> ShareViewList:
     """The successful verifications of this share-token, newest first: the verifier's account and when."""
-    return views.viewing_list(await service.list_views(session, caller, share_id, limit=limit, cursor=cursor))
+    page = await service.list_views(
+        session, caller, share_id, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+    )
+    return views.viewing_list(page)
 
 
 @hot_router.get(

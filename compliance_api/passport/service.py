@@ -22,7 +22,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.pagination import Key, Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, Key, Paged, created_key, paginate
 from compliance_api.passport import reader as reads
 from compliance_api.passport import share_tokens
 from compliance_api.passport.catalogue import Catalogue, is_valid
@@ -266,7 +266,9 @@ async def _shares(session: AsyncSession, passport: Passport) -> list[PassportSha
     return list(await session.scalars(_shares_of(passport).order_by(PassportShare.created_at)))
 
 
-async def list_shares(session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None) -> Paged[PassportShare]:
+async def list_shares(
+    session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None, cursors: Cursors
+) -> Paged[PassportShare]:
     """A page of the caller's share-tokens, newest first."""
     passport = await _own(session, caller)
     return await paginate(
@@ -276,6 +278,7 @@ async def list_shares(session: AsyncSession, caller: Actor, *, limit: int, curso
         PassportShare.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"passport-shares:{passport.id}",
         key_of=created_key,
     )
@@ -339,7 +342,13 @@ async def revoke_share_by_token(
 
 
 async def list_views(
-    session: AsyncSession, caller: Actor, share_id: uuid.UUID, *, limit: int, cursor: str | None
+    session: AsyncSession,
+    caller: Actor,
+    share_id: uuid.UUID,
+    *,
+    limit: int,
+    cursor: str | None,
+    cursors: Cursors,
 ) -> Paged[Viewing]:
     """A page of the verifications of one of the caller's share-tokens, newest first."""
     share = await get_share(session, caller, share_id)
@@ -350,6 +359,7 @@ async def list_views(
         PassportShareView.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"passport-share-views:{share.id}",
         key_of=lambda view: Key(view.viewed_at, view.id),
     )

@@ -1,4 +1,5 @@
-"""A circuit breaker for Redis on the hot path: after a failure, stop asking Redis for a cool-down, then probe once.
+"""A circuit breaker for Redis on the hot path: after a failure, stop asking Redis for a cool-down, then probe once,
+beside the requests (the limiter probes in a task of its own, so that no request waits for a Redis that hangs).
 
 Hand-rolled on purpose (it is a few lines): pybreaker's async support needs Tornado and purgatory runs a message bus
 and a unit of work per call; both read the wall clock, which a test cannot move, and both let every request through
@@ -26,9 +27,10 @@ class BreakerState(IntEnum):
 
 
 class CircuitBreaker:
-    """Closed: calls go through; `failure_threshold` failures in a row open it. Open: `allows()` says no for
-    `cool_down` seconds, then yes to exactly one probe (half-open); the probe's success closes it, its failure opens
-    it again. A probe that never reports frees the way for another after a cool-down.
+    """Closed: calls go through; `failure_threshold` failures in a row open it. Open: `allows()` says no, and after
+    `cool_down` seconds `probe_due()` says yes once (half-open) for a probe the caller makes on its own; the probe's
+    success closes it, its failure opens it again. A probe that never reports frees the way for another after a
+    cool-down.
 
     Logged: the first opening (a warning) and the closing; the metrics count every transition, probes included."""
 
@@ -44,9 +46,13 @@ class CircuitBreaker:
         REDIS_BREAKER_STATE.set(BreakerState.closed)
 
     def allows(self) -> bool:
-        """Whether to call Redis now (else decide without it)."""
+        """Whether requests may call Redis now (else decide without it)."""
+        return self.state is BreakerState.closed
+
+    def probe_due(self) -> bool:
+        """Whether to probe Redis now: once per cool-down while it is not closed."""
         if self.state is BreakerState.closed:
-            return True
+            return False
         now = self._clock()
         if now < self._next_probe_at:
             return False

@@ -69,8 +69,10 @@ class RedisLimiter:
     arrival order (so the limit stays exact across processes).
 
     If Redis fails or times out, a circuit breaker opens: decisions fall back to this process's own buckets at once,
-    without waiting for Redis, and one call every `breaker.cool_down` seconds probes whether it answers again (fail
-    open per process: with N processes a caller may get up to N times its limit meanwhile).
+    without waiting for Redis, and once every `breaker.cool_down` seconds a PING in a task of its own probes whether
+    it answers again, while the requests go on deciding locally: no request waits for a Redis that hangs, except the
+    one whose call found it gone (fail open per process: with N processes a caller may get up to N times its limit
+    meanwhile).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class RedisLimiter:
         self._flusher: asyncio.Task[None] | None = None
         self._fallback = MemoryLimiter()
         self.breaker = breaker or CircuitBreaker()
+        self._probe: asyncio.Task[None] | None = None
 
     async def consume(self, key: str, tier: Tier) -> Decision:
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
@@ -102,6 +105,8 @@ class RedisLimiter:
 
     async def _decide(self, batch: list[tuple[str, Tier, asyncio.Future[Decision]]]) -> None:
         if not self.breaker.allows():
+            if self.breaker.probe_due():
+                self._probe = asyncio.create_task(self._probe_redis())
             self._decide_locally(batch)
             return
         keys = [self._prefix + key for key, _, _ in batch]
@@ -120,10 +125,32 @@ class RedisLimiter:
             if not future.done():
                 future.set_result(Decision(bool(allowed), tier.burst, int(remaining), int(reset_us), int(retry_us)))
 
+    async def _probe_redis(self) -> None:
+        """Ask Redis whether it answers again, beside the requests; the breaker hears the outcome."""
+        try:
+            await self._redis.ping()
+        except (RedisError, OSError) as exc:
+            self.breaker.failed(exc)
+        else:
+            self.breaker.succeeded()
+
+    @property
+    def probing(self) -> bool:
+        """Whether a probe is waiting for Redis."""
+        return self._probe is not None and not self._probe.done()
+
+    async def probe_finished(self) -> None:
+        """Wait for a probe in flight, if any (tests, and `close`)."""
+        if self._probe is not None:
+            await asyncio.gather(self._probe, return_exceptions=True)
+
     def _decide_locally(self, batch: list[tuple[str, Tier, asyncio.Future[Decision]]]) -> None:
         for key, tier, future in batch:
             if not future.done():
                 future.set_result(self._fallback.consume_now(key, tier))
 
     async def close(self) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
+            await self.probe_finished()
         await self._redis.aclose()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.requestlog import service
 from compliance_api.requestlog.schemas import LIST_EXAMPLE, LoggedRequest, RequestList, RequestToken
+from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"])
@@ -37,12 +38,14 @@ def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
     "",
     summary="Your requests, newest first",
     operation_id="request-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=RequestList,
     openapi_extra={"responses": {"200": {"content": {"application/json": {"example": LIST_EXAMPLE}}}}},
 )
 async def list_requests(
     caller: CurrentCaller,
     session: DbSession,
+    request: Request,
     status_class: Annotated[
         service.StatusClass | None,
         Query(description="Only answers of this status class.", examples=["4xx"]),
@@ -77,6 +80,7 @@ async def list_requests(
         service.Filters(status_class, path, request_id),
         limit=limit,
         cursor=cursor,
+        cursors=services_of(request).cursors,
         now=utcnow(),
     )
     return RequestList(

@@ -17,7 +17,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from compliance_api.auth.models import ApiToken
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 from compliance_api.requestlog.models import ApiRequest
 
 RETENTION = dt.timedelta(days=30)
@@ -99,6 +99,7 @@ async def list_requests(
     *,
     limit: int,
     cursor: str | None,
+    cursors: Cursors,
     now: dt.datetime,
 ) -> Paged[LoggedRequest]:
     """A page of the owner's requests of the last 30 days, newest first, each with its token's current name."""
@@ -109,6 +110,7 @@ async def list_requests(
         ApiRequest.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"requests:{owner.user_id}:{owner.environment.value}:{filters.scope}",
         key_of=created_key,
     )

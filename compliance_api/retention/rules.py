@@ -239,9 +239,17 @@ def aged(model: type[object], stamp: str = "created_at") -> PurgeRule:
 # data, and records with their own 24-hour purge (`compliance-api idempotency purge`). Users are not
 # environment-owned and stay too.
 # The WTTA register's version counter is not data either (the purge raises it when admissions or imports go).
-# The re-score runs say when monitored verdicts were last re-scored, per environment: a schedule, not data.
+# The re-score runs say when monitored verdicts were last re-scored, per environment: a schedule, not data. So does
+# the register file a refresh refused (at most one row per URL, removed by the next import from it).
 KEPT: frozenset[str] = frozenset(
-    {"api_token", "idempotency_record", "webhook_endpoint", "wtta_register_version", "classification_rescore_run"}
+    {
+        "api_token",
+        "idempotency_record",
+        "webhook_endpoint",
+        "wtta_register_version",
+        "classification_rescore_run",
+        "wtta_refused_file",
+    }
 )
 
 # Children before parents.

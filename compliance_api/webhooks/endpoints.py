@@ -14,7 +14,7 @@ from compliance_api.auth.caller import CurrentCaller
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service, ssrf
@@ -116,12 +116,25 @@ async def create(
     )
 
 
-@router.get("", summary="Your webhook endpoints", operation_id="webhook-endpoint-list", response_model=EndpointList)
+@router.get(
+    "",
+    summary="Your webhook endpoints",
+    operation_id="webhook-endpoint-list",
+    dependencies=[KNOWN_QUERY_ONLY],
+    response_model=EndpointList,
+)
 async def list_endpoints(
-    caller: CurrentCaller, session: DbSession, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> EndpointList:
     """Your webhook endpoints in this environment, newest first."""
-    page = await service.page_of_endpoints(session, service.Owner.of(caller), limit=limit, cursor=cursor)
+    owner = service.Owner.of(caller)
+    page = await service.page_of_endpoints(
+        session, owner, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+    )
     return EndpointList(data=[view(r) for r in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
@@ -224,6 +237,7 @@ async def send_test(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: Db
     "/{endpoint_id}/deliveries",
     summary="The delivery log",
     operation_id="webhook-delivery-list",
+    dependencies=[KNOWN_QUERY_ONLY],
     response_model=DeliveryList,
     responses=NOT_FOUND,
 )
@@ -231,12 +245,16 @@ async def list_deliveries(
     endpoint_id: ENDPOINT_ID,
     caller: CurrentCaller,
     session: DbSession,
+    request: Request,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> DeliveryList:
     """Deliveries to this endpoint, newest first: every attempt (time, status code, latency, error), the last
     answer and the next attempt."""
-    page = await service.list_deliveries(session, service.Owner.of(caller), endpoint_id, limit=limit, cursor=cursor)
+    owner = service.Owner.of(caller)
+    page = await service.list_deliveries(
+        session, owner, endpoint_id, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+    )
     return DeliveryList(
         data=await _with_attempts(session, page.rows), has_more=page.has_more, next_cursor=page.next_cursor
     )

@@ -20,7 +20,7 @@ from compliance_api.errors import ApiError
 from compliance_api.events import service as events
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.models import (
     DeliveryStatus,
@@ -131,7 +131,12 @@ async def list_endpoints(session: AsyncSession, owner: Owner) -> list[WebhookEnd
 
 
 async def page_of_endpoints(
-    session: AsyncSession, owner: Owner, *, limit: int, cursor: str | None
+    session: AsyncSession,
+    owner: Owner,
+    *,
+    limit: int,
+    cursor: str | None,
+    cursors: Cursors,
 ) -> Paged[WebhookEndpoint]:
     """A page of the owner's endpoints, newest first."""
     return await paginate(
@@ -141,6 +146,7 @@ async def page_of_endpoints(
         WebhookEndpoint.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"webhook-endpoints:{owner.user_id}:{owner.environment.value}",
         key_of=created_key,
     )
@@ -263,7 +269,13 @@ async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID,
 
 
 async def list_deliveries(
-    session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, limit: int, cursor: str | None = None
+    session: AsyncSession,
+    owner: Owner,
+    endpoint_id: uuid.UUID,
+    *,
+    limit: int,
+    cursor: str | None = None,
+    cursors: Cursors,
 ) -> Paged[WebhookDelivery]:
     """A page of the endpoint's deliveries, newest first."""
     row = await get(session, owner, endpoint_id)
@@ -274,6 +286,7 @@ async def list_deliveries(
         WebhookDelivery.id,
         limit=limit,
         cursor=cursor,
+        cursors=cursors,
         scope=f"webhook-deliveries:{row.id}",
         key_of=created_key,
     )

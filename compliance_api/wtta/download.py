@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,11 +20,12 @@ class DownloadError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
-    """`path` is None when the server answered 304 Not Modified."""
+    """`path` and `sha256` (of its bytes, hex) are None when the server answered 304 Not Modified."""
 
     path: Path | None
     etag: str | None
     last_modified: str | None
+    sha256: str | None = None
 
 
 def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
@@ -59,11 +61,15 @@ def fetch(
                 else:
                     length = response.headers.get("Content-Length")
                     on_total(int(length) if length and length.isascii() and length.isdigit() else None)
+                    digest = hashlib.sha256()
                     with target.open("wb") as file:
                         for chunk in response.iter_bytes(CHUNK_BYTES):
                             file.write(chunk)
+                            digest.update(chunk)
                             on_bytes(len(chunk))
-                    fetched = Fetched(target, response.headers.get("ETag"), response.headers.get("Last-Modified"))
-        except httpx.HTTPError as exc:
+                    fetched = Fetched(
+                        target, response.headers.get("ETag"), response.headers.get("Last-Modified"), digest.hexdigest()
+                    )
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise DownloadError(f"downloading {url} failed: {exc}") from None
         yield fetched

@@ -86,6 +86,23 @@ class WttaImport(EnvironmentOwned, Base):
     last_modified: Mapped[str | None] = mapped_column(String(100), default=None)
 
 
+class WttaRefusedFile(EnvironmentOwned, Base):
+    """The register file the scheduled refresh last refused from a URL, and why: its validators make the next download
+    conditional (an unchanged bad file is not downloaded again, after a restart either) and its hash recognises it
+    when the server sends no validators. Removed by the next import from that URL."""
+
+    __tablename__ = "wtta_refused_file"
+
+    environment: Mapped[Environment] = mapped_column(str_enum(Environment, "environment"), primary_key=True)
+    location_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)  # a URL may be longer than a key
+    location: Mapped[str] = mapped_column(String(2000))
+    etag: Mapped[str | None] = mapped_column(String(500))
+    last_modified: Mapped[str | None] = mapped_column(String(100))
+    sha256: Mapped[str] = mapped_column(String(64))
+    error: Mapped[str] = mapped_column(String(1000))
+    refused_at: Mapped[datetime] = mapped_column()
+
+
 class WttaRegisterVersion(EnvironmentOwned, Base):
     """A counter raised in the transaction of every change to an environment's cached register (imports, purges):
     each API process keeps the register in memory (`wtta/replica.py`) and trusts it only at the current version."""

@@ -4,7 +4,10 @@ Each round is what `compliance-api wtta import URL` does: a download conditional
 (ETag, Last-Modified), then one transaction; a failure anywhere changes nothing in the cache. The schedule lives in
 the database (the last refresh from the URL), so a restarted worker, or several, refresh when it is due rather than
 on start. A failed round is logged on one line, counted (`compliance_wtta_refreshes_total{outcome="failed"}`) and
-retried after a minute, then two, four … (at most half the interval), sooner than the next full interval.
+retried after a minute, then two, four … (at most half the interval), sooner than the next full interval. A file that
+cannot be imported (a bad row, a date outside the calendar, JSON nested too deeply) is refused the same way
+(`outcome="refused"`, the line and field in the log) and remembered, so that while it stays unchanged it is neither
+downloaded nor read again (`outcome="refused_unchanged"`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from compliance_api.kit.environment import Environment
 from compliance_api.metrics import WTTA_REFRESHES
 from compliance_api.wtta import register_import, service
 from compliance_api.wtta.download import fetch
-from compliance_api.wtta.register_file import read_rows
+from compliance_api.wtta.register_file import RegisterFileError, read_rows
 from compliance_api.wtta.register_import import ImportResult, ImportSource
 
 log = structlog.get_logger()
@@ -36,29 +39,56 @@ FIRST_RETRY = dt.timedelta(minutes=1)
 REFRESH_ERRORS = (ValueError, SQLAlchemyError, OSError)
 
 
+class RefusedRegister(ValueError):
+    """The register file at the URL cannot be imported: `error` names the line and field of its first bad row.
+    `unchanged`: it is the file refused before (the server answered 304 to its validators, or sent the same bytes),
+    so it was not read again."""
+
+    def __init__(self, error: str, *, unchanged: bool) -> None:
+        super().__init__(error)
+        self.error = error
+        self.unchanged = unchanged
+
+
 async def refresh_from_url(
     sessionmaker: async_sessionmaker[AsyncSession], *, url: str, environment: Environment = Environment.live
 ) -> ImportResult:
     """Download `url` if it changed since the last import from it, and import it in one transaction.
 
-    The download runs in a thread, so that an API process running the worker keeps serving meanwhile.
+    A file that cannot be imported is remembered (its validators and hash) and RefusedRegister raised: while it stays
+    unchanged, later rounds ask for it conditionally on its validators and neither download nor read it again, after
+    a restart too. The download runs in a thread, so that an API process running the worker keeps serving meanwhile.
     """
     async with sessionmaker() as session:
         previous = await service.last_url_import(session, environment=environment, url=url)
-    validators = (previous.etag, previous.last_modified) if previous else (None, None)
+        refused = await service.refused_file(session, environment=environment, url=url)
+    source = refused or previous
     with ExitStack() as downloaded:
-        download = fetch(url, etag=validators[0], last_modified=validators[1])
+        download = fetch(
+            url, etag=source.etag if source else None, last_modified=source.last_modified if source else None
+        )
         fetched = await asyncio.to_thread(downloaded.enter_context, download)
+        if refused is not None and (fetched.path is None or fetched.sha256 == refused.sha256):
+            raise RefusedRegister(refused.error, unchanged=True)
         origin = ImportSource(url, url, url, fetched.etag, fetched.last_modified)
-        async with sessionmaker.begin() as session:
-            if fetched.path is None:
-                return await register_import.record_not_modified(
-                    session, environment=environment, origin=origin, full=False
+        try:
+            async with sessionmaker.begin() as session:
+                if fetched.path is None:
+                    return await register_import.record_not_modified(
+                        session, environment=environment, origin=origin, full=False
+                    )
+                with fetched.path.open("rb") as file:
+                    result = await register_import.import_rows(
+                        session, environment=environment, rows=read_rows(file), origin=origin
+                    )
+                await service.forget_refused(session, environment=environment, url=url)
+                return result
+        except RegisterFileError as exc:
+            async with sessionmaker.begin() as session:
+                await service.remember_refused(
+                    session, environment=environment, url=url, fetched=fetched, error=str(exc), now=utcnow()
                 )
-            with fetched.path.open("rb") as file:
-                return await register_import.import_rows(
-                    session, environment=environment, rows=read_rows(file), origin=origin
-                )
+            raise RefusedRegister(str(exc), unchanged=False) from None
 
 
 @dataclass(slots=True)
@@ -74,7 +104,11 @@ class RefreshSchedule:
 
 def shown_url(url: str) -> str:
     """The URL without credentials or query (which may hold a token), for the log."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (reading it checks it)
+    except ValueError:
+        return "(not a valid URL)"
     return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
@@ -88,7 +122,10 @@ def _one_line(exc: Exception) -> str:
 async def refresh_round(
     sessionmaker: async_sessionmaker[AsyncSession], schedule: RefreshSchedule, *, now: dt.datetime
 ) -> dt.timedelta:
-    """Refresh the production cache if it is due (or a retry is); returns how long to wait for the next round."""
+    """Refresh the production cache if it is due (or a retry is); returns how long to wait for the next round.
+
+    Nothing a round meets stops the worker: a refused file, a failed download or database, and anything unforeseen
+    are each logged on one line, counted and retried later, while the cache stays as it was."""
     try:
         async with sessionmaker() as session:
             last = await service.last_url_import(session, environment=Environment.live, url=schedule.url)
@@ -96,23 +133,34 @@ async def refresh_round(
             schedule.failures = 0  # fresh, perhaps refreshed by another worker
             return schedule.interval - (now - last.finished_at)
         result = await refresh_from_url(sessionmaker, url=schedule.url)
+    except RefusedRegister as exc:
+        outcome = "refused_unchanged" if exc.unchanged else "refused"
+        return _retry(schedule, outcome, "wtta_refresh_refused", exc.error, unchanged=exc.unchanged)
     except REFRESH_ERRORS as exc:
-        schedule.failures += 1
-        delay = schedule.retry_delay()
-        WTTA_REFRESHES.labels(outcome="failed").inc()
-        log.warning(
-            "wtta_refresh_failed",
-            url=shown_url(schedule.url),
-            error=_one_line(exc),
-            attempt=schedule.failures,
-            retry_in_seconds=round(delay.total_seconds()),
-        )
-        return delay
+        return _retry(schedule, "failed", "wtta_refresh_failed", _one_line(exc))
+    except Exception as exc:  # a bug must not end webhook delivery and the daily purges, which run beside it
+        return _retry(schedule, "failed", "wtta_refresh_failed", f"{type(exc).__name__}: {_one_line(exc)}")
     schedule.failures = 0
     outcome = "not_modified" if result.not_modified else "imported"
     WTTA_REFRESHES.labels(outcome=outcome).inc()
     log.info("wtta_refreshed", url=shown_url(schedule.url), outcome=outcome, **result.as_json())
     return schedule.interval
+
+
+def _retry(schedule: RefreshSchedule, outcome: str, event: str, error: str, **details: object) -> dt.timedelta:
+    """Count and log a round that changed nothing, and return when to try again (sooner than the interval)."""
+    schedule.failures += 1
+    delay = schedule.retry_delay()
+    WTTA_REFRESHES.labels(outcome=outcome).inc()
+    log.warning(
+        event,
+        url=shown_url(schedule.url),
+        error=error,
+        attempt=schedule.failures,
+        retry_in_seconds=round(delay.total_seconds()),
+        **details,
+    )
+    return delay
 
 
 async def run_wtta_refresh(

@@ -5,14 +5,16 @@ Imports that fill the cache are `register_import.py`.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaStatusChange
+from compliance_api.wtta.download import Fetched
+from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaRefusedFile, WttaStatusChange
 
 
 async def lookup(session: AsyncSession, *, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
@@ -54,3 +56,40 @@ async def last_url_import(session: AsyncSession, *, environment: Environment, ur
     """The newest import read from `url`, whose validators make the next download conditional."""
     statement = scoped(select(WttaImport), WttaImport, environment).where(WttaImport.location == url)
     return await session.scalar(statement.order_by(WttaImport.finished_at.desc()).limit(1))
+
+
+def _location_key(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()
+
+
+async def refused_file(session: AsyncSession, *, environment: Environment, url: str) -> WttaRefusedFile | None:
+    """The file last refused from `url`, if no import from it succeeded since."""
+    return await session.get(WttaRefusedFile, (environment, _location_key(url)))
+
+
+async def remember_refused(
+    session: AsyncSession, *, environment: Environment, url: str, fetched: Fetched, error: str, now: datetime
+) -> None:
+    """Keep what identifies a refused file (its validators and hash) and why it was refused, replacing the previous
+    refusal from `url`."""
+    await forget_refused(session, environment=environment, url=url)
+    session.add(
+        WttaRefusedFile(
+            environment=environment,
+            location_sha256=_location_key(url),
+            location=url,
+            etag=fetched.etag,
+            last_modified=fetched.last_modified,
+            sha256=fetched.sha256 or "",
+            error=error[:1000],
+            refused_at=now,
+        )
+    )
+
+
+async def forget_refused(session: AsyncSession, *, environment: Environment, url: str) -> None:
+    await session.execute(
+        delete(WttaRefusedFile).where(
+            WttaRefusedFile.environment == environment, WttaRefusedFile.location_sha256 == _location_key(url)
+        )
+    )

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from compliance_api.config import Settings
 from tests.conftest import SECRET, running_app
 
-NEW_SECRET = "rotated-secret-key-abcdefghijklmnopqrstuvwxyz"
+NEW_SECRET = "rotated-secret-X_7IL5ShmeKixGqVJDXC-HYaKRb61AVd"
 
 
 @asynccontextmanager

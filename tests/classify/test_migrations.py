@@ -1,5 +1,6 @@
-"""Migrations of the audit trail: 0013 fills the current verdict and country of old rows, 0016 their language, 0019
-admits dashboard submissions (no token, an asking user)."""
+"""Migrations of the audit trail: 0013 fills the current verdict (the newest re-score, else the answer) and the
+country of old rows, 0016 their language, 0019 admits dashboard submissions (no token, an asking user), 0021
+compresses the stored verdicts."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
@@ -16,9 +18,10 @@ from alembic import command
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from compliance_api.classify.compression import CURRENT_DICTIONARY, decompress, dictionary_of
 from compliance_api.config import Settings
 from compliance_api.db import UTCDateTime, create_engine
-from compliance_api.migrate import alembic_config, upgrade
+from compliance_api.migrate import alembic_config, downgrade, upgrade
 from tests.conftest import require_service
 
 POSTGRES_SERVER = os.environ.get("TEST_POSTGRES_SERVER", "postgresql://postgres@127.0.0.1:5432")
@@ -197,7 +200,7 @@ async def test_0019_keeps_a_dashboard_submission_and_refuses_a_downgrade_that_wo
 ) -> None:
     """A tokenless row with its asker; deleting the asker empties the column and keeps the record; going back to
     0018 (token_id required) stops instead of deleting it."""
-    await upgrade(fresh_engine)
+    await upgrade(fresh_engine, "0019")
     owner, asker, submitted = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
     users = sa.table(
         "user_account",
@@ -248,3 +251,73 @@ async def test_0019_keeps_a_dashboard_submission_and_refuses_a_downgrade_that_wo
             await connection.run_sync(_downgrade, "0018")
     async with fresh_engine.connect() as connection:
         assert await connection.scalar(sa.text("SELECT count(*) FROM classification")) == 1
+
+
+async def test_0021_compresses_each_stored_verdict_as_the_very_bytes_it_held_and_back(
+    fresh_engine: AsyncEngine,
+) -> None:
+    """The JSON text a row held (the answer as first given) comes back byte for byte after the upgrade, and after a
+    downgrade too; rows are converted in batches (more than one here)."""
+    await upgrade(fresh_engine, "0020")
+    postgresql = fresh_engine.dialect.name == "postgresql"
+    json = "CAST(:{} AS JSON)" if postgresql else ":{}"
+    typed: dict[str, sa.types.TypeEngine[Any]] = {
+        "id": sa.Uuid(),
+        "user": sa.Uuid(),
+        "of": sa.Uuid(),
+        "at": UTCDateTime(),
+    }
+    user = uuid.uuid4()
+    texts = {uuid.uuid4(): f'{{"verdict":"safe","advice":"r\\u00e9sultat {n}","score":{n}.5}}' for n in range(1001)}
+    later = {uuid.uuid4(): '{"verdict": "risky",  "spaced": true}'}  # any JSON text, kept as it is
+    first = next(iter(texts))
+
+    def statement(sql: str) -> sa.TextClause:
+        return sa.text(sql).bindparams(
+            *(sa.bindparam(name, type_=kind) for name, kind in typed.items() if f":{name}" in sql)
+        )
+
+    async with fresh_engine.begin() as connection:
+        await connection.execute(
+            statement(
+                "INSERT INTO user_account (id, email, kind, plan, created_at) "
+                "VALUES (:id, 'm@example.com', 'business', 'free', :at)"
+            ),
+            {"id": user, "at": NOW},
+        )
+        await connection.execute(
+            statement(
+                "INSERT INTO classification (id, environment, user_id, token_id, kind, ruleset_id, ruleset_version, "
+                "monitor, language, created_at, verdict, request, result) VALUES (:id, 'live', :user, :user, "
+                f"'zelfstandigenwet', 'nl-zw', '2026-07-09', false, 'en', :at, 'safe', {json.format('request')}, "
+                f"{json.format('result')})"
+            ),
+            [
+                {"id": id, "user": user, "at": NOW, "request": '{"engagement":{}}', "result": text}
+                for id, text in texts.items()
+            ],
+        )
+        await connection.execute(
+            statement(
+                "INSERT INTO classification_verdict (id, classification_id, verdict, previous_verdict, "
+                "ruleset_version, as_of, created_at, environment, result) VALUES (:id, :of, 'risky', 'safe', "
+                f"'2026-07-09', '2026-01-02', :at, 'live', {json.format('result')})"
+            ),
+            [{"id": id, "of": first, "at": NOW, "result": text} for id, text in later.items()],
+        )
+
+    await upgrade(fresh_engine, "0021")
+    async with fresh_engine.connect() as connection:
+        stored = (await connection.execute(sa.text("SELECT id, result FROM classification"))).all()
+        requests = (await connection.execute(sa.text("SELECT request FROM classification"))).scalars().all()
+        stored_later = (await connection.execute(sa.text("SELECT id, result FROM classification_verdict"))).all()
+    assert {uuid.UUID(str(id)): decompress(value).decode() for id, value in stored} == texts
+    assert {uuid.UUID(str(id)): decompress(value).decode() for id, value in stored_later} == later
+    assert {dictionary_of(value) for _, value in stored} == {CURRENT_DICTIONARY}
+    assert {decompress(value) for value in requests} == {b'{"engagement":{}}'}
+
+    await downgrade(fresh_engine, "0020")
+    cast = "CAST(result AS TEXT)" if postgresql else "result"
+    async with fresh_engine.connect() as connection:
+        back = (await connection.execute(sa.text(f"SELECT id, {cast} FROM classification"))).all()
+    assert {uuid.UUID(str(id)): text for id, text in back} == texts

@@ -159,12 +159,13 @@ def test_check_names_missing_signing_keys_in_one_line_each_and_serve_refuses_cle
     assert started == []
 
 
-def test_serve_refuses_a_low_entropy_secret_cleanly_even_in_embedded_mode(
-    cli_env: dict[str, str], started: list[dict[str, Any]]
+@pytest.mark.parametrize("secret", ["a" * 32, "abcdefghijklmnopqrstuvwxyz012345"])
+def test_serve_refuses_a_guessable_secret_cleanly_even_in_embedded_mode(
+    cli_env: dict[str, str], started: list[dict[str, Any]], secret: str
 ) -> None:
-    code, _, err = invoke({**cli_env, "COMPLIANCE_SECRET_KEY": "a" * 32}, "serve")
+    code, _, err = invoke({**cli_env, "COMPLIANCE_SECRET_KEY": secret}, "serve")
     assert code == 2
-    assert err.splitlines()[-1].startswith("error: COMPLIANCE_SECRET_KEY has too little entropy")
+    assert err.splitlines()[-1].startswith("error: COMPLIANCE_SECRET_KEY is guessable")
     assert started == []
 
 

@@ -155,6 +155,8 @@ async def test_pages_follow_the_api_cursor_without_gaps_or_repeats(
         ({"created_after": "yesterday"}, "“Created after” must be a date and time"),
         ({"created_before": "2026-02-30T00:00"}, "“Created before” must be a date and time"),
         ({"created_after": "２０２６-01-01"}, "“Created after” must be a date and time"),
+        ({"created_after": "0001-01-01T00:00:00+23:59"}, "“Created after” must lie between"),
+        ({"created_before": "9999-12-31T23:59:59-23:59"}, "“Created before” must lie between"),
         ({"created_after": "2026-02-01", "created_before": "2026-01-01"}, "must be earlier than"),
         ({"reference": "x" * 201}, "“Reference” may have at most 200 characters"),
         ({"cursor": "not-a-cursor"}, "This page link belongs to another list"),

@@ -20,6 +20,7 @@ from compliance_api.kit.environment import Environment
 from compliance_api.webhooks import service as webhooks_service
 from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.worker import Worker
+from tests.conftest import CURSORS
 from tests.dashboard.conftest import signed_up_user
 from tests.factories import bearer, create_token, create_webhook_endpoint
 from tests.webhooks.receiver import Receiver, receiving
@@ -80,7 +81,9 @@ async def test_events_are_listed_with_their_deliveries_and_attempts(
     receiver.answers.append(Response("busy", status_code=503))
     await worker.run_once()
     async with sessionmaker.begin() as session:
-        [delivery] = (await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=5)).rows
+        [delivery] = (
+            await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=5, cursors=CURSORS)
+        ).rows
         await webhooks_service.retry(session, owner, endpoint_id, delivery.id, now=utcnow())
     await worker.run_once()
 
@@ -166,6 +169,8 @@ async def test_filters_and_pages_select_what_the_api_selects(
         ({"type": "webhook.test"}, "“Types” must be one of the choices"),
         ({"type": "nothing"}, "“Types” must be one of the choices"),
         ({"created_after": "last week"}, "“Created after” must be a date and time"),
+        ({"created_after": "0001-01-01T00:00:00+23:59"}, "“Created after” must lie between"),
+        ({"created_after": "9999-12-31T23:59:59-23:59"}, "“Created after” must lie between"),
         ({"environment": "staging"}, "“Environment” must be one of the choices"),
         ({"cursor": "bm90IG91cnM"}, "This page link belongs to another list"),
     ],

@@ -59,6 +59,11 @@ def test_json_records_carry_the_line_they_start_on_and_their_number() -> None:
         (b'[{"id": 1},\n]', "line 2, record 2: invalid JSON: Expecting value"),
         (b'[{"id": 1},\n\n{"id": "x', "line 3, record 2: invalid JSON: Unterminated string starting at"),
         (b'[{"id": 1}]\n[]', "line 2: unexpected content after the array"),
+        (b"[" * 100_000, "line 1, record 1: invalid JSON: nested too deeply"),
+        (
+            b'[{"id": 1},\n {"name": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]",
+            "line 2, record 2: invalid JSON: nested",
+        ),
     ],
 )
 def test_json_errors_name_the_line_and_the_record(content: bytes, message: str) -> None:

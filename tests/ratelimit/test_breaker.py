@@ -1,5 +1,6 @@
 """The Redis limiter's circuit breaker, against the real Redis behind a proxy the test pauses: once open, decisions
-are made in-process without a byte sent to Redis; after the cool-down one probe goes through and closes it."""
+are made in-process without a byte sent to Redis; after the cool-down one probe, in a task of its own beside the
+requests, finds Redis back and closes it."""
 
 from __future__ import annotations
 
@@ -95,9 +96,10 @@ async def test_paused_redis_opens_the_breaker_then_decisions_skip_redis_until_a_
     assert proxy.bytes_from_clients == sent  # still cooling down
     clock.now += 0.2
     with capture_logs() as logs:
-        probe = await limiter.consume("other", SLOW)
+        decided = await limiter.consume("other", SLOW)  # decided locally; starts the probe beside it
+        await limiter.probe_finished()
     assert proxy.bytes_from_clients > sent
-    assert probe.allowed
+    assert decided.allowed
     assert state_of(limiter.breaker) is BreakerState.closed
     assert [(e["event"], e["log_level"]) for e in logs] == [("redis_reachable_again", "info")]
     assert breaker_state() == BreakerState.closed
@@ -114,27 +116,58 @@ async def test_a_failed_probe_opens_it_again_quietly(
     with capture_logs() as logs:
         await limiter.consume("k", SLOW)
         clock.now += COOL_DOWN + 0.1
-        await limiter.consume("k", SLOW)  # the probe: refused
+        await limiter.consume("k", SLOW)  # starts the probe, which is refused
+        await limiter.probe_finished()
         assert state_of(limiter.breaker) is BreakerState.open
         connections = proxy.connections
         await limiter.consume("k", SLOW)
-    assert proxy.connections == connections
+        await limiter.probe_finished()
+    assert proxy.connections == connections, "no probe before the next cool-down"
     assert [e["event"] for e in logs] == ["redis_unreachable"]
 
 
-def test_half_open_lets_exactly_one_probe_through(clock: Clock) -> None:
+async def test_after_a_cool_down_no_request_waits_for_a_redis_that_hangs(
+    redis_proxy: tuple[TcpProxy, str], clock: Clock
+) -> None:
+    """The probe once rode on a request, which then waited the whole socket timeout (2 s in production) whenever
+    Redis still hung: every cool-down, some client request paid for it. Here the socket timeout is a minute and Redis
+    hangs; the requests after the cool-down are all answered while the probe is still waiting for Redis."""
+    proxy, url = redis_proxy
+    redis = Redis.from_url(url, socket_timeout=60, socket_connect_timeout=60)
+    breaker = CircuitBreaker(cool_down=COOL_DOWN, clock=clock)
+    limiter = RedisLimiter(redis, prefix=f"test:{uuid.uuid4()}:", breaker=breaker)
+    try:
+        assert (await limiter.consume("k", SLOW)).allowed  # connected
+        breaker.failed(TimeoutError())  # as the call that found Redis hanging would have
+        proxy.pause()
+        clock.now += COOL_DOWN + 0.1
+
+        decisions = [await limiter.consume("other", SLOW) for _ in range(5)]
+
+        assert all(decision.allowed for decision in decisions)
+        assert limiter.probing, "every request was answered while the probe waits for Redis"
+        assert state_of(breaker) is BreakerState.half_open
+        proxy.resume()  # Redis answers the probe
+        await limiter.probe_finished()
+        assert state_of(breaker) is BreakerState.closed
+    finally:
+        proxy.resume()
+        await limiter.close()
+
+
+def test_half_open_lets_exactly_one_probe_through_and_no_request(clock: Clock) -> None:
     breaker = CircuitBreaker(cool_down=COOL_DOWN, clock=clock)
     breaker.failed(ConnectionError())
-    assert not breaker.allows()
+    assert (breaker.allows(), breaker.probe_due()) == (False, False)
     clock.now += COOL_DOWN
-    assert breaker.allows()
+    assert breaker.probe_due()
     assert state_of(breaker) is BreakerState.half_open
-    assert not breaker.allows()  # the probe is in flight
+    assert (breaker.allows(), breaker.probe_due()) == (False, False)  # the probe is in flight; requests stay local
     clock.now += COOL_DOWN  # ... and never reported: another may go
-    assert breaker.allows()
+    assert breaker.probe_due()
     breaker.succeeded()
     assert state_of(breaker) is BreakerState.closed
-    assert breaker.allows()
+    assert (breaker.allows(), breaker.probe_due()) == (True, False)
 
 
 def test_a_threshold_above_one_tolerates_isolated_failures(clock: Clock) -> None:

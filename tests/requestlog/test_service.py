@@ -16,6 +16,7 @@ from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.ratelimit.tiers import FREE
 from compliance_api.requestlog import service
 from compliance_api.requestlog.buffer import Recorded, RequestLogBuffer
+from tests.conftest import CURSORS
 from tests.factories import create_token, create_user
 from tests.requestlog.conftest import stored_rows
 
@@ -83,7 +84,9 @@ async def test_the_log_keeps_30_days(audit: GroupCommit, sessionmaker: Maker, pe
     await _log(audit, [(token, now - dt.timedelta(days=31), 200), (token, now - dt.timedelta(days=29), 200)])
     owner = service.Owner(token.user_id, Environment.live)
     async with sessionmaker() as session:
-        listed = await service.list_requests(session, owner, service.Filters(), limit=10, cursor=None, now=now)
+        listed = await service.list_requests(
+            session, owner, service.Filters(), limit=10, cursor=None, cursors=CURSORS, now=now
+        )
     assert len(listed.rows) == 1
     async with sessionmaker.begin() as session:
         assert await service.purge_expired(session, now) == 1

@@ -93,6 +93,37 @@ async def test_a_bad_row_exits_1_naming_line_and_field_and_changes_nothing(
     assert await status_of(sessionmaker, "12345678") is None
 
 
+@pytest.mark.parametrize(
+    ("content", "name", "message"),
+    [
+        (
+            register_csv(row("12345678"), "87654321,Beta,admitted,A-2,0001-01-01T00:00:00+23:59,"),
+            "register.csv",
+            "error: line 3, field admitted_at: '0001-01-01T00:00:00+23:59' must lie between 0001-01-01T00:00:00Z "
+            "and 9999-12-31T23:59:59Z (in UTC)\n",
+        ),
+        (
+            register_csv(row("12345678"), "87654321,Beta,admitted,A-2,2026-01-01,9999-12-31T23:59:59-23:59"),
+            "register.csv",
+            "error: line 3, field expires_at: '9999-12-31T23:59:59-23:59' must lie between 0001-01-01T00:00:00Z "
+            "and 9999-12-31T23:59:59Z (in UTC)\n",
+        ),
+        (
+            b"[" * 100_000,
+            "register.json",
+            "error: line 1, record 1, field -: invalid JSON: nested too deeply "
+            "(a record is one object of plain values)\n",
+        ),
+    ],
+)
+async def test_a_file_the_parser_cannot_hold_is_refused_naming_line_and_field(
+    cli_env: dict[str, str], tmp_path: Path, sessionmaker: Maker, content: bytes, name: str, message: str
+) -> None:
+    code, out, err = await invoke_async(cli_env, "wtta", "import", write(tmp_path, content, name))
+    assert (code, out, err) == (1, "", message)
+    assert await status_of(sessionmaker, "12345678") is None
+
+
 async def test_a_json_register_is_imported(cli_env: dict[str, str], tmp_path: Path, sessionmaker: Maker) -> None:
     content = register_json(record("12345678"), record("87654321", "suspended", name="Beta B.V.", number=None))
     path = write(tmp_path, content, "register.json")

@@ -7,6 +7,9 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import os
+import signal
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,9 +25,12 @@ from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.logging import configure_logging
+from compliance_api.webhooks import service as webhooks_service
 from compliance_api.wtta import service
 from compliance_api.wtta.refresh import RefreshSchedule, refresh_from_url, refresh_round
-from tests.conftest import commits, running_app
+from tests.conftest import SECRET, commits, running_app
+from tests.factories import create_user, create_webhook_endpoint
+from tests.webhooks.receiver import Receiver, receiving
 
 Maker = async_sessionmaker[AsyncSession]
 REGISTER = Path(__file__).parent / "fixtures" / "register.csv"
@@ -38,6 +44,8 @@ class RegisterServer:
     url: str = ""
     body: bytes = field(default_factory=REGISTER.read_bytes)
     failing: bool = False
+    validators: bool = True  # send an ETag and answer 304 to it
+    bodies_served: int = 0
     requests: list[dict[str, str]] = field(default_factory=list)
     requested: threading.Event = field(default_factory=threading.Event)
 
@@ -56,14 +64,16 @@ def register() -> Iterator[RegisterServer]:
             served.requested.set()
             if served.failing:
                 self.send_error(500)
-            elif self.headers.get("If-None-Match") == served.etag:
+            elif served.validators and self.headers.get("If-None-Match") == served.etag:
                 self.send_response(304)
                 self.end_headers()
             else:
+                served.bodies_served += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "text/csv")
                 self.send_header("Content-Length", str(len(served.body)))
-                self.send_header("ETag", served.etag)
+                if served.validators:
+                    self.send_header("ETag", served.etag)
                 self.end_headers()
                 self.wfile.write(served.body)
 
@@ -189,3 +199,165 @@ async def test_concurrent_refreshes_wait_for_each_other_instead_of_failing(
 
     assert sorted(result.rows_created for result in results) == [0, 0, 3]
     assert await cached(sessionmaker) is not None
+
+
+HEADER = b"kvk_number,legal_name,admission_status,admission_number,admitted_at,expires_at\n"
+BAD_FILES = {
+    "a date before the year 1": (
+        HEADER + b"70000003,Acme BV,admitted,A-1,0001-01-01T00:00:00+23:59,\n",
+        "line 2, field admitted_at: '0001-01-01T00:00:00+23:59' must lie between 0001-01-01T00:00:00Z and "
+        "9999-12-31T23:59:59Z (in UTC)",
+    ),
+    "a date after 9999": (
+        HEADER + b"70000003,Acme BV,admitted,A-1,2026-01-01,9999-12-31T23:59:59-23:59\n",
+        "line 2, field expires_at: '9999-12-31T23:59:59-23:59' must lie between 0001-01-01T00:00:00Z and "
+        "9999-12-31T23:59:59Z (in UTC)",
+    ),
+    "100,000 nested [": (
+        b"[" * 100_000,
+        "line 1, record 1, field -: invalid JSON: nested too deeply (a record is one object of plain values)",
+    ),
+}
+
+
+def logged(out: str, event: str) -> list[dict[str, Any]]:
+    entries = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [entry for entry in entries if entry["event"] == event]
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+async def test_a_bad_file_is_refused_on_one_line_naming_line_and_field_counted_and_the_cache_kept(
+    sessionmaker: Maker, register: RegisterServer, capfd: pytest.CaptureFixture[str], bad: str
+) -> None:
+    configure_logging("info")
+    schedule = RefreshSchedule(register.url, INTERVAL)
+    await refresh_round(sessionmaker, schedule, now=utcnow())
+    before = await cached(sessionmaker)
+    refused = refreshes("refused")
+    capfd.readouterr()
+    register.body, error = BAD_FILES[bad]
+
+    assert await refresh_round(sessionmaker, schedule, now=utcnow() + INTERVAL) == dt.timedelta(minutes=1)
+
+    out = capfd.readouterr().out
+    [line] = logged(out, "wtta_refresh_refused")
+    assert (line["error"], line["unchanged"], line["attempt"]) == (error, False, 1)
+    assert "exception" not in line
+    assert refreshes("refused") == refused + 1
+    assert before is not None
+    assert await cached(sessionmaker) == before, "the cache is intact"
+
+
+async def test_an_unchanged_refused_file_is_not_downloaded_again_not_even_after_a_restart(
+    sessionmaker: Maker, register: RegisterServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging("info")
+    register.body, error = BAD_FILES["a date before the year 1"]
+    first = await refresh_round(sessionmaker, RefreshSchedule(register.url, INTERVAL), now=utcnow())
+    assert first == dt.timedelta(minutes=1)
+    assert register.bodies_served == 1
+    unchanged = refreshes("refused_unchanged")
+    capfd.readouterr()
+
+    restarted = RefreshSchedule(register.url, INTERVAL)  # a new worker process: nothing in memory
+    for _ in range(2):
+        await refresh_round(sessionmaker, restarted, now=utcnow())
+
+    assert register.bodies_served == 1, "asked for conditionally, answered 304"
+    assert [request["If-None-Match"] for request in register.requests[1:]] == [register.etag] * 2
+    assert refreshes("refused_unchanged") == unchanged + 2
+    lines = logged(capfd.readouterr().out, "wtta_refresh_refused")
+    assert [(line["error"], line["unchanged"]) for line in lines] == [(error, True)] * 2
+    assert await cached(sessionmaker) is None, "nothing of the refused file was imported"
+
+    register.body = REGISTER.read_bytes()  # the publisher fixes the file
+    assert await refresh_round(sessionmaker, restarted, now=utcnow()) == INTERVAL
+    assert await cached(sessionmaker) is not None
+    async with sessionmaker() as session:
+        assert await service.refused_file(session, environment=Environment.live, url=register.url) is None
+
+
+async def test_without_validators_a_refused_file_sent_again_is_recognised_and_not_read(
+    sessionmaker: Maker, register: RegisterServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging("info")
+    register.validators = False
+    register.body, error = BAD_FILES["100,000 nested ["]
+    schedule = RefreshSchedule(register.url, INTERVAL)
+    await refresh_round(sessionmaker, schedule, now=utcnow())
+    capfd.readouterr()
+
+    await refresh_round(sessionmaker, schedule, now=utcnow())
+
+    [line] = logged(capfd.readouterr().out, "wtta_refresh_refused")
+    assert (line["error"], line["unchanged"]) == (error, True)
+
+
+@pytest.mark.parametrize("url", ["http://[::1/register.csv", "http://127.0.0.1:1/\x00"])
+async def test_a_url_httpx_cannot_use_fails_the_round_and_is_retried(
+    sessionmaker: Maker, capfd: pytest.CaptureFixture[str], url: str
+) -> None:
+    configure_logging("info")
+    assert await refresh_round(sessionmaker, RefreshSchedule(url, INTERVAL), now=utcnow()) == dt.timedelta(minutes=1)
+    [line] = logged(capfd.readouterr().out, "wtta_refresh_failed")
+    assert (line["attempt"], line["retry_in_seconds"]) == (1, 60)  # the error: httpx's, or PostgreSQL's for NUL
+
+
+async def test_an_unforeseen_error_in_a_round_is_logged_and_retried_not_raised(
+    register: RegisterServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever goes wrong in a refresh must not end the worker, whose other loops (webhook delivery, the daily
+    purges) run beside it: here the session factory makes no sessions (a TypeError, not a database error)."""
+    configure_logging("info")
+    broken: Maker = async_sessionmaker(class_=dict)
+    assert await refresh_round(broken, RefreshSchedule(register.url, INTERVAL), now=utcnow()) == dt.timedelta(minutes=1)
+    [line] = logged(capfd.readouterr().out, "wtta_refresh_failed")
+    assert line["error"].startswith("TypeError: ")
+    assert refreshes("failed") > 0
+
+
+async def _line_with(stream: asyncio.StreamReader, event: str) -> dict[str, Any]:
+    """The first JSON log line of `event` the process writes."""
+    while line := await stream.readline():
+        if line.startswith(b"{") and (entry := json.loads(line))["event"] == event:
+            return dict(entry)
+    raise AssertionError(f"the process ended without logging {event}")
+
+
+@pytest.mark.parametrize("bad", ["a date before the year 1", "100,000 nested ["])
+@commits
+async def test_the_worker_process_survives_a_bad_register_and_keeps_delivering_webhooks(
+    database_url: str, var_dir: Path, settings: Settings, sessionmaker: Maker, register: RegisterServer, bad: str
+) -> None:
+    """`compliance-api worker` as operators run it, with the register URL serving a file that used to kill it within
+    seconds (and webhook delivery and the daily purges with it)."""
+    register.body, error = BAD_FILES[bad]
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": "",
+        "COMPLIANCE_SECRET_KEY": SECRET,
+        "COMPLIANCE_VAR_DIR": str(var_dir),
+        "COMPLIANCE_WTTA_REGISTER_URL": register.url,
+        "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
+    }
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "compliance_api", "worker", env=env, stdout=asyncio.subprocess.PIPE
+    )
+    try:
+        assert worker.stdout is not None
+        refused = await asyncio.wait_for(_line_with(worker.stdout, "wtta_refresh_refused"), timeout=60)
+        assert refused["error"] == error
+
+        allowed = settings.model_copy(update={"webhooks_allow_private_targets": True})
+        owner = webhooks_service.Owner((await create_user(sessionmaker)).id, Environment.live)
+        async with receiving(Receiver) as receiver:
+            endpoint_id = await create_webhook_endpoint(sessionmaker, allowed, owner, receiver.url)
+            async with sessionmaker.begin() as session:
+                await webhooks_service.send_test(session, owner, endpoint_id, now=utcnow())
+            await asyncio.wait_for(receiver.arrived.wait(), timeout=60)
+        assert worker.returncode is None, "still running"
+    finally:
+        if worker.returncode is None:
+            worker.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(worker.wait(), timeout=30) == 0, "stopped cleanly by SIGTERM"

@@ -27,6 +27,7 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
@@ -116,6 +117,7 @@ async def classifications_page(request: Request, account: CurrentAccount, sessio
             shown.filters,
             limit=DEFAULT_LIMIT,
             cursor=shown.cursor,
+            cursors=services_of(request).cursors,
             since=since,
         )
     except ApiError:

@@ -16,6 +16,7 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.requestlog import service
+from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
@@ -65,7 +66,15 @@ async def logs_page(request: Request, account: CurrentAccount, session: DbSessio
         "status_classes": STATUS_CLASSES,
     }
     try:
-        page = await service.list_requests(session, owner, filters, limit=PAGE_SIZE, cursor=cursor, now=utcnow())
+        page = await service.list_requests(
+            session,
+            owner,
+            filters,
+            limit=PAGE_SIZE,
+            cursor=cursor,
+            cursors=services_of(request).cursors,
+            now=utcnow(),
+        )
     except ApiError:  # a cursor of another list or account, or not one at all
         error = "This page link is out of date: start again from the newest request."
         return render(request, "logs/list.html", account=account, status_code=400, error=error, rows=[], **context)

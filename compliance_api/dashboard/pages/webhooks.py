@@ -115,7 +115,9 @@ async def endpoint_page(
     try:
         endpoint = await webhooks_service.get(session, owner, endpoint_id)
         deliveries = (
-            await webhooks_service.list_deliveries(session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT)
+            await webhooks_service.list_deliveries(
+                session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT, cursors=services_of(request).cursors
+            )
         ).rows
     except ApiError:
         return not_found(request, account)

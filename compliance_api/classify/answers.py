@@ -1,0 +1,64 @@
+"""Classify answers kept by an Idempotency-Key record as references to the verdicts the audit trail stores anyway.
+
+A batch of 1000 answers about 8 MB; keeping it whole in the record doubled what a keyed request stored. The record
+keeps the verdicts' ids (and a batch's per-item problems, which are stored nowhere else), and a replay reads the
+verdicts' stored bytes, which are the answer's own (`classify/compression.py`), and joins them as `orjson` wrote the
+answer: compact JSON, so an item's bytes are the same inside the whole as alone.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+from sqlalchemy import LargeBinary, select, type_coerce
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from compliance_api.auth.caller import Caller
+from compliance_api.classify.compression import decompress
+from compliance_api.classify.models import Classification
+from compliance_api.kit.environment import scoped
+
+
+class MissingVerdict(LookupError):
+    """A referenced verdict is gone: it outlives the 24-hour record by retention, so this is a bug or tampering."""
+
+
+def _is_problem(item: dict[str, Any]) -> bool:
+    """A batch item that is a problem (it names the item's `index`; verdicts never carry one)."""
+    return "index" in item
+
+
+class VerdictReferences:
+    """`idempotency.Compaction` for a classify answer: one verdict, or a batch's `{"data": [...]}`."""
+
+    def compact(self, result: Any) -> bytes:
+        if "data" not in result:
+            return orjson.dumps({"verdict": result["id"]})
+        return orjson.dumps({"data": [item if _is_problem(item) else item["id"] for item in result["data"]]})
+
+    async def expand(self, session: AsyncSession, caller: Caller, compact: bytes) -> bytes:
+        kept = orjson.loads(compact)
+        if "verdict" in kept:
+            return (await _verdicts(session, caller, [kept["verdict"]]))[kept["verdict"]]
+        items: list[str | dict[str, Any]] = kept["data"]
+        stored = await _verdicts(session, caller, [item for item in items if isinstance(item, str)])
+        parts = [stored[item] if isinstance(item, str) else orjson.dumps(item) for item in items]
+        return b'{"data":[' + b",".join(parts) + b"]}"
+
+
+async def _verdicts(session: AsyncSession, caller: Caller, ids: list[str]) -> dict[str, bytes]:
+    """The caller's stored verdicts by id, as the bytes first answered."""
+    raw = type_coerce(Classification.result, LargeBinary)  # the stored frame, not the parsed object
+    found: dict[str, bytes] = {}
+    for start in range(0, len(ids), 500):  # bounded IN lists
+        chunk = [uuid.UUID(value) for value in ids[start : start + 500]]
+        statement = scoped(select(Classification.id, raw), Classification, caller.environment).where(
+            Classification.user_id == caller.user_id, Classification.id.in_(chunk)
+        )
+        found.update({str(id): decompress(stored) for id, stored in await session.execute(statement)})
+    missing = set(ids) - set(found)
+    if missing:
+        raise MissingVerdict(f"{len(missing)} verdicts of an idempotent answer are gone, e.g. {min(missing)}")
+    return found
