@@ -24,6 +24,7 @@ from compliance_api_client.api.classify import (
     classify_cross_border,
     classify_cross_border_batch,
     classify_cross_border_criteria,
+    classify_questions,
     classify_zelfstandigenwet,
     classify_zelfstandigenwet_batch,
 )
@@ -104,6 +105,9 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
         )
         assert len(batch.data) == 2
     call(classify_cross_border_criteria, 200, client=business, country=models.Country.BE)
+    catalogue = call(classify_questions, 200, client=business, test=models.Test.NL, accept_language="fr")
+    assert catalogue.questions
+    assert catalogue.decisive
     listed = call(classification_list, 200, client=business, limit=5)
     assert verdict.id in [item.id for item in listed.data]
     assert call(classification_get, 200, client=business, classification_id=verdict.id).id == verdict.id

@@ -89,6 +89,11 @@ for (const path of ["/v1/classify/zelfstandigenwet/batch", "/v1/classify/cross-b
   assert(batch.data.length === 2, `${path} answers each item`);
 }
 expectStatus(await business.GET("/v1/classify/cross-border/criteria", { params: { query: { country: "BE" } } }), 200);
+const catalogue = expectStatus(
+  await business.GET("/v1/classify/questions", { params: { query: { test: "DE" }, header: { "Accept-Language": "de" } } }),
+  200,
+);
+assert(catalogue.questions.length > 0 && catalogue.decisive.length > 0, "a test's questions and decisive rules");
 const listed = expectStatus(await business.GET("/v1/classifications", { params: { query: { limit: 5 } } }), 200);
 assert(listed.data.some((item) => item.id === verdict.id), "the new classification is listed");
 const byId = { params: { path: { classification_id: verdict.id } } };
