@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-pg lint format typecheck contract clients docs bench clean
+.PHONY: install run test test-pg lint format typecheck contract clients docs bench messages clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,13 @@ clients: install
 # The guide (docs/, mkdocs.yml), built strictly into compliance_api/guide_site; the service serves it at /guide/.
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The dashboard's texts: extract the message ids from its templates and pages, then add the new ones to (and drop the
+# old ones from) the Dutch, French and German catalogues; translate the empty entries and commit them.
+messages: install
+	mkdir -p var
+	$(BIN)/pybabel --quiet extract -F babel.cfg --no-location --omit-header -o var/messages.pot .
+	$(BIN)/pybabel --quiet update -i var/messages.pot -d compliance_api/dashboard/locales --no-fuzzy-matching --ignore-obsolete --width 120 --ignore-pot-creation-date
 
 bench: install
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)

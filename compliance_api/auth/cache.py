@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from compliance_api.auth.caller import Caller
 from compliance_api.auth.service import TokenRecord
 from compliance_api.kit.environment import Environment
-from compliance_api.ratelimit.tiers import tier_for
+from compliance_api.ratelimit.tiers import tier_for, user_bucket
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ def resolution(environment: Environment, record: TokenRecord | None, *, last4: s
         tier=tier_for(record.plan, record.environment),
         token_last4=last4,
     )
-    return CachedToken(record.environment, record, caller, f"{record.user_id}:{record.environment}")
+    return CachedToken(record.environment, record, caller, user_bucket(record.user_id, record.environment))
 
 
 class TokenCache:

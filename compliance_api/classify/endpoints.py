@@ -40,6 +40,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
+from compliance_api.middleware import request_id_of
 from compliance_api.services import problem_base_url, services_of
 from compliance_api.sessions import DbSession, transaction
 
@@ -61,12 +62,6 @@ VERDICT_REFERENCES = VerdictReferences()
 
 LANGUAGE_HEADERS = {language: {"Content-Language": language.code, "Vary": VARY} for language in Language}
 """The headers of an answer in each language, built once."""
-
-
-def _request_id(request: Request) -> str:
-    """The `X-Request-Id` this request is answered under (set by the outermost middleware), kept with its verdicts."""
-    request_id: str = request.scope["state"]["request_id"]
-    return request_id
 
 
 def _language_of(request: Request) -> Language:
@@ -96,7 +91,7 @@ async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) 
     `ACCEPT_LANGUAGE_PARAMETER`.
     """
     services, caller, language = services_of(request), caller_of(request), _language_of(request)
-    request_id = _request_id(request)
+    request_id = request_id_of(request)
 
     def run() -> Awaitable[dict[str, Any]]:
         return classify(services.audit, caller, body, services.rulesets, utcnow(), language, request_id)
@@ -187,7 +182,7 @@ async def _classify_batch(
 ) -> Response:
     await _charge(request, len(body.items))
     services, caller, language = services_of(request), caller_of(request), _language_of(request)
-    base_url, request_id = problem_base_url(request), _request_id(request)
+    base_url, request_id = problem_base_url(request), request_id_of(request)
 
     def run() -> Awaitable[dict[str, Any]]:
         return batch.classify_batch(

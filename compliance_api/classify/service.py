@@ -68,16 +68,19 @@ class Scored:
 
 
 def audit_rows(
-    caller: Caller, scored: Scored, now: dt.datetime, request_id: str | None = None
+    caller: Actor, scored: Scored, now: dt.datetime, request_id: str | None = None
 ) -> tuple[TableRow, TableRow]:
-    """The audit record of a verdict, with the request as received, its language and the `X-Request-Id` it was
-    answered under, and its `classification.created` event."""
+    """The audit record of a verdict, with who asked (an API caller's token, or the person signed in to the
+    dashboard), the request as received, its language and the `X-Request-Id` it was answered under, and its
+    `classification.created` event."""
     verdict = scored.verdict
+    token_id = caller.token_id if isinstance(caller, Caller) else None
     classification = {
         "id": uuid.UUID(verdict["id"]),
         "environment": caller.environment,
         "user_id": caller.user_id,
-        "token_id": caller.token_id,
+        "token_id": token_id,
+        "asked_by_user_id": None if token_id else caller.user_id,
         "kind": scored.kind,
         "ruleset_id": scored.ruleset.id,
         "ruleset_version": scored.ruleset.version.isoformat(),
@@ -140,7 +143,7 @@ def score_cross_border(
 
 async def classify_engagement(
     audit: GroupCommit,
-    caller: Caller,
+    caller: Actor,
     body: ZelfstandigenwetRequest,
     rulesets: Rulesets,
     now: dt.datetime,
@@ -155,7 +158,7 @@ async def classify_engagement(
 
 async def classify_cross_border(
     audit: GroupCommit,
-    caller: Caller,
+    caller: Actor,
     body: CrossBorderRequest,
     rulesets: Rulesets,
     now: dt.datetime,

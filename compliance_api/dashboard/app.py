@@ -1,7 +1,8 @@
 """The dashboard: a server-rendered sub-application mounted at `/freelancer`, outside the `/v1` API and its contract.
 
 Its own HTML error pages; a strict Content-Security-Policy (no inline code, nothing from other hosts); `no-store`
-on pages (some show a secret once); the CSRF cookie handed to every browser that has none.
+on pages (some show a secret once); the CSRF cookie handed to every browser that has none; every page in the language
+of the switch's cookie or the browser's `Accept-Language`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from compliance_api.dashboard import i18n
+from compliance_api.dashboard.i18n import N_
 from compliance_api.dashboard.keys import new_secret
 from compliance_api.dashboard.mail import mailer_for
 from compliance_api.dashboard.nav import NavItem
@@ -58,7 +61,8 @@ log = structlog.get_logger()
 
 
 class DashboardHeaders:
-    """Pure ASGI: CSP and `Cache-Control: no-store` on every dashboard response, and a CSRF cookie when missing."""
+    """Pure ASGI: CSP and `Cache-Control: no-store` on every dashboard response, a CSRF cookie when missing, and the
+    language of the answer (`Content-Language`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -67,10 +71,20 @@ class DashboardHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        existing = HTTPConnection(scope).cookies.get(CSRF_COOKIE)
+        connection = HTTPConnection(scope)
+        existing = connection.cookies.get(CSRF_COOKIE)
         value = existing if existing and len(existing) <= 128 else new_secret()
-        scope.setdefault("state", {})["csrf_cookie"] = value
-        headers = [(b"content-security-policy", CONTENT_SECURITY_POLICY), (b"cache-control", b"no-store")]
+        language = i18n.chosen_language(
+            connection.cookies.get(i18n.LANGUAGE_COOKIE), connection.headers.get("accept-language")
+        )
+        state = scope.setdefault("state", {})
+        state["csrf_cookie"], state["language"] = value, language
+        headers = [
+            (b"content-security-policy", CONTENT_SECURITY_POLICY),
+            (b"cache-control", b"no-store"),
+            (b"content-language", language.code.encode()),
+            (b"vary", b"Accept-Language, Cookie"),
+        ]
         if value != existing:
             secure = "; Secure" if scope.get("scheme") == "https" else ""
             cookie = f"{CSRF_COOKIE}={value}; Max-Age={CSRF_COOKIE_MAX_AGE}; Path={MOUNT}; HttpOnly; SameSite=Lax"
@@ -99,7 +113,7 @@ async def _form_field_rejected(request: Request, exc: Exception) -> Response:
     return render(request, "form-rejected.html", status_code=400, message=exc.message)
 
 
-TITLES = {400: "Bad request", 404: "Page not found", 405: "Method not allowed"}
+TITLES = {400: N_("Bad request"), 404: N_("Page not found"), 405: N_("Method not allowed")}
 
 
 async def _database_unavailable(request: Request, exc: Exception) -> Response:
@@ -115,7 +129,7 @@ async def _database_unavailable(request: Request, exc: Exception) -> Response:
 async def _error_page(request: Request, exc: Exception) -> Response:
     """HTML error pages; a malformed id in a path (a validation error) is a page that does not exist: 404."""
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 404
-    return render(request, "error.html", status_code=status, title=TITLES.get(status, "Something went wrong"))
+    return render(request, "error.html", status_code=status, title=TITLES.get(status, N_("Something went wrong")))
 
 
 def _nav() -> tuple[NavItem, ...]:
@@ -126,7 +140,7 @@ def create_dashboard(services: Services) -> FastAPI:
     """The `/freelancer` sub-application (mounted by `create_app`; not part of the OpenAPI contract)."""
     dashboard = FastAPI(openapi_url=None, docs_url=None, redoc_url=None, redirect_slashes=False)
     dashboard.state.services = services
-    templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    templates = Jinja2Templates(env=i18n.template_environment(TEMPLATES_DIR))
     dashboard.state.dashboard = DashboardState(
         settings=services.settings,
         pepper=services.pepper,

@@ -15,6 +15,7 @@ from argon2 import Parameters, PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from compliance_api.config import PasswordHashProfile
+from compliance_api.dashboard.i18n import N_, Text, text
 
 MIN_LENGTH = 10
 MAX_LENGTH = 256  # argon2 takes any length; a cap keeps a huge form field from being hashed
@@ -36,14 +37,14 @@ def _dummy_hash(hasher: PasswordHasher) -> str:
     return hasher.hash(secrets.token_urlsafe(16))
 
 
-def problem(password: str, *, email: str) -> str | None:
+def problem(password: str, *, email: str) -> Text | None:
     """Why `password` cannot be used, or None."""
     if len(password) < MIN_LENGTH:
-        return f"Use at least {MIN_LENGTH} characters."
+        return text(N_("Use at least %(minimum)s characters."), minimum=MIN_LENGTH)
     if len(password) > MAX_LENGTH:
-        return f"Use at most {MAX_LENGTH} characters."
+        return text(N_("Use at most %(maximum)s characters."), maximum=MAX_LENGTH)
     if password.strip().lower() == email.strip().lower():
-        return "Do not use your e-mail address as your password."
+        return text(N_("Do not use your e-mail address as your password."))
     return None
 
 

@@ -17,16 +17,21 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.errors import InvalidEmail, UserExists
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.dashboard import passwords
+from compliance_api.dashboard.i18n import N_, Text, english, text
 from compliance_api.dashboard.keys import keyed_hash, new_secret
 from compliance_api.dashboard.models import AccountPassword, DashboardSession, PasswordReset
 from compliance_api.kit.environment import Environment
 
 
 class AccountFormError(ValueError):
-    """A message for the person filling in the form."""
+    """A message for the person filling in the form, shown in their language (`str()` gives the English one)."""
+
+    def __init__(self, message: Text) -> None:
+        super().__init__(english(message))
+        self.text = message
 
 
-INVALID_RESET_LINK = "This link is invalid, used or expired. Ask for a new one."
+INVALID_RESET_LINK = text(N_("This link is invalid, used or expired. Ask for a new one."))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +72,14 @@ async def sign_up(
     try:
         normalised = accounts_service.normalise_email(email)
     except InvalidEmail:
-        raise AccountFormError("Enter a valid e-mail address.") from None
+        raise AccountFormError(text(N_("Enter a valid e-mail address."))) from None
     _checked_password(password, normalised)
     try:
         user = await accounts_service.create(session, email=normalised, kind=kind, plan=Plan.free)
     except UserExists:
-        raise AccountFormError("An account with this e-mail already exists: sign in, or reset its password.") from None
+        raise AccountFormError(
+            text(N_("An account with this e-mail already exists: sign in, or reset its password."))
+        ) from None
     await set_password(session, user=user, password=password, hasher=hasher, now=now)
     return user
 

@@ -18,8 +18,11 @@ from compliance_api.accounts.models import User
 from compliance_api.config import Settings
 from compliance_api.dashboard import csrf, passwords
 from compliance_api.dashboard import service as account_service
+from compliance_api.dashboard.i18n import N_, SWITCH, Text, Translator, text
+from compliance_api.dashboard.i18n import NATIVE_NAMES as LANGUAGE_NAMES
 from compliance_api.dashboard.mail import Mailer
 from compliance_api.dashboard.nav import NavItem
+from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.schemas import NUL
 from compliance_api.ratelimit.limiter import Limiter
@@ -31,15 +34,15 @@ CSRF_COOKIE = "dashboard_csrf"
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 MAX_FIELD_LENGTH = 1000
 NOTICES = {
-    "signed_out": "You are signed out.",
-    "password_set": "Your password is set: sign in with it.",
-    "token_revoked": "The token is revoked: every request with it is refused within 5 seconds.",
-    "share_revoked": "The share link is revoked: verifiers get 404 for it from now on.",
-    "webhook_test_sent": "A test event is queued: it appears in the delivery log below.",
-    "webhook_retried": "The delivery is queued again, with a fresh retry schedule.",
-    "webhook_deleted": "The endpoint and its delivery log are deleted; nothing more is sent to it.",
-    "grant_created": "The grant is active: that account may now read your DAC7 figures in this environment.",
-    "grant_revoked": "The grant is revoked: the grantee's next read of your DAC7 figures is refused.",
+    "signed_out": N_("You are signed out."),
+    "password_set": N_("Your password is set: sign in with it."),
+    "token_revoked": N_("The token is revoked: every request with it is refused within 5 seconds."),
+    "share_revoked": N_("The share link is revoked: verifiers get 404 for it from now on."),
+    "webhook_test_sent": N_("A test event is queued: it appears in the delivery log below."),
+    "webhook_retried": N_("The delivery is queued again, with a fresh retry schedule."),
+    "webhook_deleted": N_("The endpoint and its delivery log are deleted; nothing more is sent to it."),
+    "grant_created": N_("The grant is active: that account may now read your DAC7 figures in this environment."),
+    "grant_revoked": N_("The grant is revoked: the grantee's next read of your DAC7 figures is refused."),
 }
 
 
@@ -62,8 +65,10 @@ class FormFieldRejected(Exception):
         self.field_name = field_name
 
     @property
-    def message(self) -> str:
-        return f"The field “{self.field_name}” contains a NUL character (U+0000), which is not allowed."
+    def message(self) -> Text:
+        return text(
+            N_("The field “%(field)s” contains a NUL character (U+0000), which is not allowed."), field=self.field_name
+        )
 
 
 @dataclass(slots=True)
@@ -107,10 +112,29 @@ def csrf_token(request: Request) -> str:
     )
 
 
+def translator_of(request: Request) -> Translator:
+    """The texts of the language this request is answered in (chosen by the dashboard middleware)."""
+    return Translator(request.scope["state"]["language"])
+
+
+def here(request: Request) -> str:
+    """The page's own path and query: where the language switch returns to."""
+    return request.url.path + (f"?{request.url.query}" if request.url.query else "")
+
+
 def render(
-    request: Request, template: str, *, account: User | None = None, status_code: int = 200, **context: Any
+    request: Request,
+    template: str,
+    *,
+    account: User | None = None,
+    status_code: int = 200,
+    error: Text | str | None = None,
+    **context: Any,
 ) -> HTMLResponse:
+    """A page in the request's language; an `error` given as a `Text` is translated (a `str` is shown as it is)."""
     state = state_of(request)
+    translator = translator_of(request)
+    notice = NOTICES.get(request.query_params.get("done", ""))
     page: HTMLResponse = state.templates.TemplateResponse(
         request,
         template,
@@ -118,10 +142,15 @@ def render(
             "account": account,
             "nav": state.nav if account is not None else (),
             "current": request.url.path,
+            "here": here(request),
             "mount": MOUNT,
             "csrf_field": csrf.FIELD,
             "csrf_token": csrf_token(request),
-            "notice": NOTICES.get(request.query_params.get("done", "")),
+            "translator": translator,
+            "language": translator.code,
+            "languages": [(language.code, LANGUAGE_NAMES[language]) for language in SWITCH],
+            "notice": translator.gettext(notice) if notice else None,
+            "error": translator.text(error) if isinstance(error, Text) else error,
             **context,
         },
         status_code=status_code,
@@ -129,8 +158,14 @@ def render(
     return page
 
 
+def api_problem(exc: ApiError, texts: dict[str, Text]) -> Text | str:
+    """What a page says about a refusal of a service it calls: its own text for the codes it expects, else the
+    API's (English) detail."""
+    return texts.get(exc.code, exc.detail)
+
+
 def not_found(request: Request, account: User) -> HTMLResponse:
-    return render(request, "error.html", account=account, status_code=404, title="Not found")
+    return render(request, "error.html", account=account, status_code=404, title=N_("Not found"))
 
 
 def redirect(path: str) -> RedirectResponse:

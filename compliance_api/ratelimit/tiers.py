@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from compliance_api.accounts.models import Plan
@@ -47,3 +48,9 @@ def tier_for(plan: Plan, environment: Environment) -> Tier:
     if environment is Environment.test:
         return SANDBOX
     return _PRODUCTION_TIER_BY_PLAN[plan]
+
+
+def user_bucket(user_id: uuid.UUID, environment: Environment) -> str:
+    """The limiter key of an account in one environment: every token of the account, and its assessments in the
+    dashboard, draw on it."""
+    return f"{user_id}:{environment.value}"

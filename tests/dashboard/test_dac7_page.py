@@ -33,7 +33,7 @@ async def test_the_page_shows_the_same_figures_as_the_api_per_environment(
     api = (await client.get(f"/v1/dac7/seller/{user.id}", headers=bearer(token))).json()
     page = (await browser.get("/freelancer/dac7")).text
     live = section(page, "dac7", Environment.live)
-    assert f"EUR {api['total_consideration_eur']:.2f}" in live
+    assert f"EUR {api['total_consideration_eur']:,.2f}" in live  # the figures as English writes them
     assert f'data-field="activities">{api["number_of_activities"]}<' in live
     assert f'data-field="year">{api["reporting_year"]}<' in live
     assert "You are not recorded as a sandbox DAC7 seller" in section(page, "dac7", Environment.test)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from compliance_api.dashboard.nav import DashboardPage
 from compliance_api.dashboard.pages import (
     account,
+    assessments,
     classifications,
     dac7,
     events,
+    language,
     logs,
     passport,
     rates,
@@ -18,10 +20,12 @@ from compliance_api.dashboard.pages import (
 
 DASHBOARD_PAGES: tuple[DashboardPage, ...] = (
     account.PAGE,
+    language.PAGE,
     tokens.PAGE,
     passport.PAGE,
     webhooks.PAGE,
     dac7.PAGE,
+    assessments.PAGE,
     classifications.PAGE,
     events.PAGE,
     rates.PAGE,

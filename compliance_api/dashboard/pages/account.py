@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dashboard import service as account_service
 from compliance_api.dashboard import throttle
+from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage
 from compliance_api.dashboard.web import (
     MOUNT,
@@ -24,6 +25,7 @@ from compliance_api.dashboard.web import (
     safe_next,
     set_cookie,
     state_of,
+    translator_of,
 )
 from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.clock import utcnow
@@ -32,7 +34,7 @@ from compliance_api.sessions import DbSession
 
 log = structlog.get_logger()
 router = APIRouter()
-WRONG_CREDENTIALS = "The e-mail address or the password is wrong."
+WRONG_CREDENTIALS = text(N_("The e-mail address or the password is wrong."))
 
 
 def _address(request: Request) -> str:
@@ -49,9 +51,18 @@ async def _throttled(
 
 
 def _too_many(request: Request, template: str, wait: int, **context: Any) -> HTMLResponse:
-    minutes = -(-wait // 60)
-    message = f"Too many attempts. Wait {wait} seconds" if wait < 120 else f"Too many attempts. Wait {minutes} minutes"
-    response = render(request, template, status_code=429, error=message + " and try again.", **context)
+    translator = translator_of(request)
+    if wait < 120:
+        message = translator.ngettext(
+            "Too many attempts. Wait %(num)s second and try again.",
+            "Too many attempts. Wait %(num)s seconds and try again.",
+            wait,
+        )
+    else:
+        message = translator.gettext(
+            "Too many attempts. Wait %(minutes)s minutes and try again.", minutes=-(-wait // 60)
+        )
+    response = render(request, template, status_code=429, error=message, **context)
     response.headers["Retry-After"] = str(wait)
     return response
 
@@ -87,7 +98,8 @@ async def sign_up(request: Request, form: CheckedForm, session: DbSession) -> Re
     if wait is not None:
         return _too_many(request, "account/sign_up.html", wait, **context)
     if kind not in set(UserKind):
-        return render(request, "account/sign_up.html", status_code=400, error="Choose an account kind.", **context)
+        error = text(N_("Choose an account kind."))
+        return render(request, "account/sign_up.html", status_code=400, error=error, **context)
     try:
         user = await account_service.sign_up(
             session,
@@ -98,7 +110,7 @@ async def sign_up(request: Request, form: CheckedForm, session: DbSession) -> Re
             now=utcnow(),
         )
     except account_service.AccountFormError as exc:
-        return render(request, "account/sign_up.html", status_code=400, error=str(exc), **context)
+        return render(request, "account/sign_up.html", status_code=400, error=exc.text, **context)
     log.info("dashboard_signed_up", user_id=str(user.id), kind=str(user.kind))
     return await _signed_in(request, session, user, "/api-tokens")
 
@@ -163,12 +175,17 @@ async def reset_request(
     if found is not None:
         user, token = found
         link = account_service.reset_link(request_base_url(request.scope, state.settings.public_base_url), token)
-        body = (
-            f"Someone asked to set a new password for {user.email} on the compliance-api dashboard.\n\n"
-            f"Open this link within {state.settings.password_reset_minutes} minutes to choose one (it works once):\n"
-            f"{link}\n\nIf it was not you, ignore this message; your password stays as it is.\n"
+        translator = translator_of(request)  # the mail is in the language the form was sent in
+        body = translator.gettext(
+            "Someone asked to set a new password for %(email)s on the compliance-api dashboard.\n\n"
+            "Open this link within %(minutes)s minutes to choose one (it works once):\n"
+            "%(link)s\n\nIf it was not you, ignore this message; your password stays as it is.\n",
+            email=user.email,
+            minutes=state.settings.password_reset_minutes,
+            link=link,
         )
-        background.add_task(state.mailer.send, to=user.email, subject="Set your compliance-api password", body=body)
+        subject = translator.gettext("Set your compliance-api password")
+        background.add_task(state.mailer.send, to=user.email, subject=subject, body=body)
     return render(request, "account/reset_request.html", email="", sent=True)
 
 
@@ -198,7 +215,7 @@ async def reset(request: Request, form: CheckedForm, session: DbSession) -> Resp
             now=utcnow(),
         )
     except account_service.AccountFormError as exc:
-        return render(request, "account/reset.html", status_code=400, token=token, error=str(exc))
+        return render(request, "account/reset.html", status_code=400, token=token, error=exc.text)
     log.info("dashboard_password_reset", user_id=str(user.id))
     response = redirect("/sign-in?done=password_set")
     clear_session_cookie(response, request)

@@ -19,9 +19,10 @@ from compliance_api.classify.rescore import causes
 from compliance_api.classify.schemas import ClassificationRecord, LaterVerdict
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.dashboard import query
+from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of
+from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of, translator_of
 from compliance_api.dossier.endpoints import PDF, dossier_response
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -33,17 +34,27 @@ from compliance_api.sessions import DbSession
 router = APIRouter()
 PATH = "/classifications"
 TESTS: dict[str, tuple[str, ClassificationKind, Country | None]] = {
-    "zelfstandigenwet": ("Dutch test (Zelfstandigenwet)", ClassificationKind.zelfstandigenwet, None),
-    "cross_border": ("Any cross-border test", ClassificationKind.cross_border, None),
-    **{
-        country.value: (f"Cross-border: {name}", ClassificationKind.cross_border, country)
-        for country, name in ((Country.FR, "France"), (Country.DE, "Germany"), (Country.BE, "Belgium"))
-    },
+    "zelfstandigenwet": (N_("Dutch test (Zelfstandigenwet)"), ClassificationKind.zelfstandigenwet, None),
+    "cross_border": (N_("Any cross-border test"), ClassificationKind.cross_border, None),
+    Country.FR.value: (N_("Cross-border: France"), ClassificationKind.cross_border, Country.FR),
+    Country.DE.value: (N_("Cross-border: Germany"), ClassificationKind.cross_border, Country.DE),
+    Country.BE.value: (N_("Cross-border: Belgium"), ClassificationKind.cross_border, Country.BE),
 }
 MONITORED = {"yes": True, "no": False}
 VERDICTS = {verdict.value: verdict for verdict in Verdict}
+CURSOR = N_("Cursor")
 FILTER_NAMES = ("reference", "verdict", "test", "monitored", "created_after", "created_before")
-STALE_CURSOR = "This page link belongs to another list or is out of date: the list starts again from the newest."
+LABELS = {
+    "reference": N_("Reference"),
+    "verdict": N_("Verdict"),
+    "test": N_("Test"),
+    "monitored": N_("Monitored"),
+    "created_after": N_("Created after"),
+    "created_before": N_("Created before"),
+}
+STALE_CURSOR = text(
+    N_("This page link belongs to another list or is out of date: the list starts again from the newest.")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,22 +70,31 @@ class Shown:
 def _shown(request: Request) -> Shown:
     """The filters of the query string, checked as `GET /v1/classifications` checks its own; FilterError if not."""
     params = request.query_params
-    values = {name: query.text(params, name, name.replace("_", " ").capitalize()) for name in FILTER_NAMES}
-    test = query.choice(values["test"], TESTS, "Test")
-    after = query.moment(values["created_after"], "Created after")
-    before = query.moment(values["created_before"], "Created before")
+    values = {name: query.text(params, name, LABELS[name]) for name in FILTER_NAMES}
+    test = query.choice(values["test"], TESTS, LABELS["test"])
+    after = query.moment(values["created_after"], LABELS["created_after"])
+    before = query.moment(values["created_before"], LABELS["created_before"])
     if after is not None and before is not None and after >= before:
-        raise query.FilterError("“Created after” must be earlier than “Created before”.")
+        raise query.FilterError(
+            N_("“%(label)s” must be earlier than “%(later)s”."),
+            LABELS["created_after"],
+            later=text(LABELS["created_before"]),
+        )
     filters = listing.ClassificationFilter(
         reference=values["reference"] or None,
-        verdict=query.choice(values["verdict"], VERDICTS, "Verdict"),
+        verdict=query.choice(values["verdict"], VERDICTS, LABELS["verdict"]),
         kind=test[1] if test else None,
         country=test[2] if test else None,
-        monitored=query.choice(values["monitored"], MONITORED, "Monitored"),
+        monitored=query.choice(values["monitored"], MONITORED, LABELS["monitored"]),
         created_after=after,
         created_before=before,
     )
-    return Shown(query.environment(params), values, filters, query.text(params, "cursor", "Cursor") or None)
+    return Shown(query.environment(params), values, filters, query.text(params, "cursor", CURSOR) or None)
+
+
+def _test_names(request: Request) -> dict[str, str]:
+    translator = translator_of(request)
+    return {name: translator.text(label) for name, (label, _, _) in TESTS.items()}
 
 
 def _list_page(request: Request, account: CurrentAccount, *, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -83,7 +103,7 @@ def _list_page(request: Request, account: CurrentAccount, *, status_code: int = 
         "classifications/list.html",
         account=account,
         status_code=status_code,
-        tests={name: label for name, (label, _, _) in TESTS.items()},
+        tests=_test_names(request),
         retention=classify_service.Retention.of(state_of(request).settings),
         verdicts=list(Verdict),
         environments=list(Environment),
@@ -171,7 +191,8 @@ async def classification_page(
         record=record,
         environment=environment,
         rescores=_rescores(record),
-        tests={name: label for name, (label, _, _) in TESTS.items()},
+        tests=_test_names(request),
+        asked_here=found.record.asked_by_user_id is not None,
     )
 
 
@@ -186,4 +207,4 @@ async def classification_dossier(
         return not_found(request, account)
 
 
-PAGE = DashboardPage(router, NavItem("Verdicts", PATH, order=50))
+PAGE = DashboardPage(router, NavItem(N_("Verdicts"), PATH, order=50))

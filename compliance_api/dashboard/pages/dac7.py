@@ -19,15 +19,21 @@ from compliance_api.accounts.models import User, UserKind
 from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7 import views as dac7_views
 from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
+from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CheckedForm, CurrentAccount, field, not_found, redirect, render
+from compliance_api.dashboard.web import CheckedForm, CurrentAccount, api_problem, field, not_found, redirect, render
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
+REFUSALS = {
+    "seller_only": text(N_("DAC7 grants belong to sellers (freelancer accounts).")),
+    "grantee_not_found": text(N_("No user has this id; ask the grantee for its user id.")),
+    "validation_failed": text(N_("You always read your own snapshot; grant another user.")),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +83,16 @@ async def create_grant(
         body = GrantCreate.model_validate({"grantee_id": grantee_id})
         await dac7_service.create_grant(session, Acting.of(account, environment), body.grantee_uuid, utcnow())
     except ValidationError:
-        error = "Enter the grantee's user id (a UUID)."
+        error = text(N_("Enter the grantee's user id (a UUID)."))
         return await _page(request, account, session, status_code=400, error=error, grantee_id=grantee_id)
     except ApiError as exc:
         return await _page(
-            request, account, session, status_code=exc.status_code, error=exc.detail, grantee_id=grantee_id
+            request,
+            account,
+            session,
+            status_code=exc.status_code,
+            error=api_problem(exc, REFUSALS),
+            grantee_id=grantee_id,
         )
     return redirect("/dac7?done=grant_created")
 
@@ -113,4 +124,4 @@ async def revoke_grant(
     return redirect("/dac7?done=grant_revoked")
 
 
-PAGE = DashboardPage(router, NavItem("DAC7", "/dac7", order=40))
+PAGE = DashboardPage(router, NavItem(N_("DAC7"), "/dac7", order=40))

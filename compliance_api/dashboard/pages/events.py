@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from compliance_api.dashboard import query
+from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import CurrentAccount, not_found, render
 from compliance_api.errors import ApiError
@@ -28,7 +29,10 @@ from compliance_api.webhooks import service as webhooks_service
 router = APIRouter()
 PATH = "/events"
 LOGGED_TYPES = {name.value: name for name in EventName if ROUTES[name].routing != "endpoint"}
-STALE_CURSOR = "This page link belongs to another list or is out of date: the list starts again from the newest."
+STALE_CURSOR = text(
+    N_("This page link belongs to another list or is out of date: the list starts again from the newest.")
+)
+TYPES, CREATED_AFTER, CURSOR = N_("Types"), N_("Created after"), N_("Cursor")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +46,12 @@ class Shown:
 def _shown(request: Request) -> Shown:
     """The filters of `GET /v1/events` from the query string; FilterError when one is not usable."""
     params = request.query_params
-    types = query.texts(params, "type", "Types")
+    types = query.texts(params, "type", TYPES)
     for name in types:
-        query.choice(name, LOGGED_TYPES, "Types")
-    created_after = query.text(params, "created_after", "Created after")
-    query.moment(created_after, "Created after")
-    cursor = query.text(params, "cursor", "Cursor") or None
+        query.choice(name, LOGGED_TYPES, TYPES)
+    created_after = query.text(params, "created_after", CREATED_AFTER)
+    query.moment(created_after, CREATED_AFTER)
+    cursor = query.text(params, "cursor", CURSOR) or None
     return Shown(query.environment(params), sorted(set(types)), created_after, cursor)
 
 
@@ -82,7 +86,7 @@ async def events_page(request: Request, account: CurrentAccount, session: DbSess
             session,
             reader,
             types=shown.types,
-            created_after=query.moment(shown.created_after, "Created after"),
+            created_after=query.moment(shown.created_after, CREATED_AFTER),
             limit=DEFAULT_LIMIT,
             cursor=shown.cursor,
             cursors=services_of(request).cursors,
@@ -130,4 +134,4 @@ async def event_page(
     )
 
 
-PAGE = DashboardPage(router, NavItem("Events", PATH, order=60))
+PAGE = DashboardPage(router, NavItem(N_("Events"), PATH, order=60))

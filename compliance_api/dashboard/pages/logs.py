@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import CurrentAccount, not_found, render
 from compliance_api.errors import ApiError
@@ -76,7 +77,7 @@ async def logs_page(request: Request, account: CurrentAccount, session: DbSessio
             now=utcnow(),
         )
     except ApiError:  # a cursor of another list or account, or not one at all
-        error = "This page link is out of date: start again from the newest request."
+        error = text(N_("This page link is out of date: start again from the newest request."))
         return render(request, "logs/list.html", account=account, status_code=400, error=error, rows=[], **context)
     return render(
         request,
@@ -99,4 +100,4 @@ async def request_page(
     return render(request, "logs/request.html", account=account, logged=logged, environment=environment)
 
 
-PAGE = DashboardPage(router, NavItem("Logs", "/logs", order=80))
+PAGE = DashboardPage(router, NavItem(N_("Logs"), "/logs", order=80))

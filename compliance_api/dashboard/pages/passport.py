@@ -13,11 +13,13 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
+from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
 from compliance_api.dashboard.web import (
     CheckedForm,
     CurrentAccount,
+    api_problem,
     field,
     int_field,
     not_found,
@@ -35,6 +37,7 @@ from compliance_api.passport.schemas import MAX_TTL_DAYS, OwnPassport, Share, Sh
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
+FREELANCERS_ONLY = text(N_("Passports belong to freelancer accounts."))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,7 @@ async def create_share(request: Request, account: CurrentAccount, form: CheckedF
     environment = _environment(field(form, "environment"))
     ttl_days = int_field(form, "ttl_days", minimum=1, maximum=MAX_TTL_DAYS)
     if environment is None or ttl_days is None:
-        error = f"Choose a lifetime of 1 to {MAX_TTL_DAYS} days."
+        error = text(N_("Choose a lifetime of 1 to %(maximum)s days."), maximum=MAX_TTL_DAYS)
         return await _page(request, account, session, status_code=400, error=error)
     try:
         created = await passport_service.create_share(
@@ -105,7 +108,13 @@ async def create_share(request: Request, account: CurrentAccount, form: CheckedF
             now=utcnow(),
         )
     except ApiError as exc:  # a business account, or no passport in that environment
-        return await _page(request, account, session, status_code=exc.status_code, error=exc.detail)
+        refusals = {
+            "freelancer_only": FREELANCERS_ONLY,
+            "no_passport": text(
+                N_("You have no passport in %(environment)s yet."), environment=text(environment.label)
+            ),
+        }
+        return await _page(request, account, session, status_code=exc.status_code, error=api_problem(exc, refusals))
     share = passport_views.share_created(created, utcnow())
     return render(request, "passport/share_created.html", account=account, share=share, environment=environment)
 
@@ -138,4 +147,4 @@ async def revoke_share(
     return redirect("/passport?done=share_revoked")
 
 
-PAGE = DashboardPage(router, NavItem("Passport", "/passport", order=20))
+PAGE = DashboardPage(router, NavItem(N_("Passport"), "/passport", order=20))

@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from compliance_api.auth import service as auth_service
 from compliance_api.auth.models import ApiToken
 from compliance_api.auth.tokens import PREFIXES
+from compliance_api.dashboard.i18n import N_, Text, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import (
     CheckedForm,
@@ -56,18 +57,18 @@ async def list_tokens(request: Request, account: CurrentAccount, session: DbSess
     return _page(request, account, await auth_service.list_for_user(session, user_id=account.id))
 
 
-def _problem(name: str, environment: str) -> str | None:
+def _problem(name: str, environment: str) -> Text | None:
     """What is wrong with a new token's form, if anything."""
     if environment not in set(Environment):
-        return "Choose production or sandbox."
+        return text(N_("Choose production or sandbox."))
     if not 1 <= len(name) <= MAX_NAME_LENGTH:
-        return f"Give the token a name of 1 to {MAX_NAME_LENGTH} characters."
+        return text(N_("Give the token a name of 1 to %(maximum)s characters."), maximum=MAX_NAME_LENGTH)
     return None
 
 
 @router.post("/api-tokens", include_in_schema=False)
 async def create_token(request: Request, account: CurrentAccount, form: CheckedForm, session: DbSession) -> Response:
-    error: str | None
+    error: Text | None
     try:
         name, environment = field(form, "name").strip(), field(form, "environment")
     except FormFieldRejected as exc:
@@ -110,4 +111,4 @@ async def revoke(
     return redirect("/api-tokens?done=token_revoked")
 
 
-PAGE = DashboardPage(router, NavItem("API tokens", "/api-tokens", order=10))
+PAGE = DashboardPage(router, NavItem(N_("API tokens"), "/api-tokens", order=10))

@@ -12,11 +12,13 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
+from compliance_api.dashboard.i18n import N_, Text, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.web import (
     CheckedForm,
     CurrentAccount,
     FormFieldRejected,
+    api_problem,
     field,
     not_found,
     redirect,
@@ -35,6 +37,12 @@ from compliance_api.webhooks.schemas import EndpointCreate
 
 router = APIRouter()
 DELIVERY_LOG_LIMIT = 50
+REFUSALS = {
+    "webhook_endpoint_limit": text(
+        N_("An account has at most %(maximum)s webhook endpoints per environment; delete one first."),
+        maximum=webhooks_service.MAX_ENDPOINTS,
+    ),
+}
 SUBSCRIBABLE = {name: event for name, event in EVENT_TYPES.items() if event.routing != "endpoint"}
 
 
@@ -65,13 +73,13 @@ async def webhooks_page(request: Request, account: CurrentAccount, session: DbSe
     return await _page(request, account, session)
 
 
-def _problem(exc: ValidationError) -> str:
+def _problem(exc: ValidationError) -> Text:
     names = {str(error["loc"][0] if error["loc"] else error.get("ctx", {}).get("field")) for error in exc.errors()}
     if "url" in names:
-        return "Enter the URL as http(s)://host/path, at most 2048 characters."
+        return text(N_("Enter the URL as http(s)://host/path, at most 2048 characters."))
     if "enabled_events" in names:
-        return "Choose at least one event from the list."
-    return "The description may have at most 500 characters."
+        return text(N_("Choose at least one event from the list."))
+    return text(N_("The description may have at most 500 characters."))
 
 
 @router.post("/webhooks/{environment}/endpoints", include_in_schema=False)
@@ -87,6 +95,8 @@ async def create_endpoint(
         }
         form_values.update(values)
         body = EndpointCreate.model_validate(values)
+        policy = ssrf.policy_for(state_of(request).settings, environment)
+        ssrf.check_url(body.url, policy)  # the service checks it again; here, for the reason in the page's words
         row, secret = await webhooks_service.create(
             session,
             _owner(account, environment),
@@ -94,7 +104,7 @@ async def create_endpoint(
             enabled_events=[str(e) for e in body.enabled_events],
             description=body.description,
             enabled=True,
-            policy=ssrf.policy_for(state_of(request).settings, environment),
+            policy=policy,
             box=services_of(request).webhook_secrets,
             now=utcnow(),
         )
@@ -102,8 +112,13 @@ async def create_endpoint(
         return await _page(request, account, session, status_code=400, error=exc.message, form=form_values)
     except ValidationError as exc:
         return await _page(request, account, session, status_code=400, error=_problem(exc), form=form_values)
+    except ssrf.UnsafeUrl as exc:
+        error = text(N_("The webhook URL is not allowed: %(reason)s."), reason=str(exc))
+        return await _page(request, account, session, status_code=403, error=error, form=form_values)
     except ApiError as exc:
-        return await _page(request, account, session, status_code=exc.status_code, error=exc.detail, form=form_values)
+        return await _page(
+            request, account, session, status_code=exc.status_code, error=api_problem(exc, REFUSALS), form=form_values
+        )
     return render(request, "webhooks/created.html", account=account, endpoint=row, secret=secret)
 
 
@@ -184,4 +199,4 @@ async def delete_endpoint(
     return redirect("/webhooks?done=webhook_deleted")
 
 
-PAGE = DashboardPage(router, NavItem("Webhooks", "/webhooks", order=30))
+PAGE = DashboardPage(router, NavItem(N_("Webhooks"), "/webhooks", order=30))

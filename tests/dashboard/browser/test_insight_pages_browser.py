@@ -114,7 +114,7 @@ def test_verdicts_are_filtered_and_opened_from_the_keyboard(page: Page, live_ser
     expect(page.get_by_role("heading", name="Verdict contract-37")).to_be_visible()
     expect(page.locator("[data-field=language]")).to_have_text("nl")
     expect(page.get_by_role("heading", name="History")).to_be_visible()
-    expect(page.locator(".history li")).to_have_count(1)
+    expect(page.locator(".history > li")).to_have_count(1)
     page.get_by_text("The re-scored explanation").click()
     screenshot(page, "verdict")
 

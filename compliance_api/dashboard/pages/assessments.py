@@ -1,0 +1,239 @@
+"""`/freelancer/assessments`: a business user answers a test's questions (yes, no or don't know; numbers for the
+Dutch test's figures) and gets the verdict, what decided it and what to answer next; the answers can be changed and
+sent again. Each submission is a classification made by the API's own service call (`classify_engagement`,
+`classify_cross_border`), checked by the API's request schemas and drawn from the account's rate-limit bucket of that
+environment, so it lands in the same audit trail, under the same limits, as one made with a token."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from compliance_api.accounts.models import User, UserKind
+from compliance_api.classify import service as classify_service
+from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.dashboard import query
+from compliance_api.dashboard.i18n import N_, Translator, text
+from compliance_api.dashboard.nav import DashboardPage, NavItem
+from compliance_api.dashboard.questionnaire import (
+    TEST_NAMES,
+    Fact,
+    Questionnaire,
+    answers_of,
+    deciding_facts,
+    next_questions,
+    questionnaire_of,
+    questions_for,
+    submission,
+)
+from compliance_api.dashboard.service import Acting
+from compliance_api.dashboard.web import (
+    CheckedForm,
+    CurrentAccount,
+    field,
+    not_found,
+    redirect,
+    render,
+    state_of,
+    translator_of,
+)
+from compliance_api.errors import ApiError
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.middleware import request_id_of
+from compliance_api.ratelimit.tiers import Tier, tier_for, user_bucket
+from compliance_api.services import services_of
+from compliance_api.sessions import DbSession
+
+log = structlog.get_logger()
+router = APIRouter()
+PATH = "/assessments"
+QUESTIONNAIRES = {questionnaire.value: questionnaire for questionnaire in Questionnaire}
+QUESTIONNAIRE, ENVIRONMENT = N_("Test"), N_("Environment")
+BUSINESSES_ONLY = text(N_("Assessments are for business accounts: they judge an engagement you hire a freelancer for."))
+
+
+def _names(translator: Translator) -> dict[str, str]:
+    return {questionnaire.value: translator.gettext(name) for questionnaire, name in TEST_NAMES.items()}
+
+
+def _start(request: Request, account: User, *, status_code: int = 200, **context: Any) -> HTMLResponse:
+    return render(
+        request,
+        "assessments/start.html",
+        account=account,
+        status_code=status_code,
+        questionnaires=_names(translator_of(request)),
+        environments=list(Environment),
+        **{"environment": Environment.live, "questionnaire": Questionnaire.zelfstandigenwet, **context},
+    )
+
+
+@router.get(PATH, include_in_schema=False)
+async def start_page(request: Request, account: CurrentAccount) -> HTMLResponse:
+    return _start(request, account)
+
+
+def _form(
+    request: Request,
+    account: User,
+    questionnaire: Questionnaire,
+    environment: Environment,
+    *,
+    status_code: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    translator = translator_of(request)
+    return render(
+        request,
+        "assessments/questions.html",
+        account=account,
+        status_code=status_code,
+        questionnaire=questionnaire,
+        questionnaire_name=translator.gettext(TEST_NAMES[questionnaire]),
+        questions=questions_for(questionnaire, services_of(request).rulesets, translator),
+        environment=environment,
+        tier=tier_for(account.plan, environment),
+        **{"values": {}, "reference": "", "errors": {}, **context},
+    )
+
+
+@router.get(PATH + "/new", include_in_schema=False)
+async def new_assessment(request: Request, account: CurrentAccount) -> HTMLResponse:
+    if account.kind is not UserKind.business:
+        return _start(request, account, status_code=403, error=BUSINESSES_ONLY)
+    params = request.query_params
+    try:
+        questionnaire = query.choice(query.text(params, "questionnaire", QUESTIONNAIRE), QUESTIONNAIRES, QUESTIONNAIRE)
+        environment = query.environment(params)
+    except query.FilterError as exc:
+        return _start(request, account, status_code=400, error=exc.message)
+    if questionnaire is None:
+        return _start(request, account, environment=environment)
+    return _form(request, account, questionnaire, environment)
+
+
+def _too_many(request: Request, wait: int, tier: Tier) -> str:
+    translator = translator_of(request)
+    until = (utcnow() + dt.timedelta(seconds=wait)).strftime("%H:%M:%S")
+    return translator.ngettext(
+        "You have reached your rate limit of %(per_minute)s requests a minute (bursts of %(burst)s), which your API "
+        "tokens share. Nothing was sent: your answers are kept below. Send them again in %(num)s second (after "
+        "%(until)s UTC).",
+        "You have reached your rate limit of %(per_minute)s requests a minute (bursts of %(burst)s), which your API "
+        "tokens share. Nothing was sent: your answers are kept below. Send them again in %(num)s seconds (after "
+        "%(until)s UTC).",
+        wait,
+        per_minute=translator.number(tier.per_minute),
+        burst=translator.number(tier.burst),
+        until=until,
+    )
+
+
+@router.post(PATH, include_in_schema=False)
+async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -> Response:
+    """Score the answers as the API would for a token of this account, and show the verdict (a new one each time)."""
+    if account.kind is not UserKind.business:
+        return _start(request, account, status_code=403, error=BUSINESSES_ONLY)
+    questionnaire = QUESTIONNAIRES.get(field(form, "questionnaire"))
+    environment = query.ENVIRONMENTS.get(field(form, "environment"))
+    if questionnaire is None or environment is None:
+        return _start(request, account, status_code=400, error=text(N_("Choose a test and an environment.")))
+    services, translator = services_of(request), translator_of(request)
+    questions = questions_for(questionnaire, services.rulesets, translator)
+    answered = submission(questionnaire, questions, form, translator)
+    kept = {"values": answered.values, "reference": answered.reference}
+    tier = tier_for(account.plan, environment)
+    decision = await services.limiter.consume(user_bucket(account.id, environment), tier)
+    if not decision.allowed:
+        wait = decision.retry_after_seconds
+        log.info("dashboard_assessment_rate_limited", user_id=str(account.id), environment=environment.value)
+        page = _form(
+            request, account, questionnaire, environment, status_code=429, error=_too_many(request, wait, tier), **kept
+        )
+        page.headers["Retry-After"] = str(wait)
+        return page
+    if answered.body is None:
+        error = answered.errors.get("form") or translator.gettext("Some answers need a correction: see below.")
+        return _form(
+            request, account, questionnaire, environment, status_code=400, error=error, errors=answered.errors, **kept
+        )
+    asking, now = Acting.of(account, environment), utcnow()
+    if isinstance(answered.body, ZelfstandigenwetRequest):
+        verdict = await classify_service.classify_engagement(
+            services.audit, asking, answered.body, services.rulesets, now, translator.language, request_id_of(request)
+        )
+    else:
+        verdict = await classify_service.classify_cross_border(
+            services.audit, asking, answered.body, services.rulesets, now, translator.language, request_id_of(request)
+        )
+    log.info(
+        "dashboard_assessment",
+        user_id=str(account.id),
+        environment=environment.value,
+        classification_id=verdict["id"],
+        verdict=verdict["verdict"],
+    )
+    return redirect(f"{PATH}/{environment.value}/{verdict['id']}")
+
+
+def _presumption(result: dict[str, Any], translator: Translator) -> Fact | None:
+    """The Dutch tariefgrens presumption, when the rate is at or below it: it weighs towards employment (it lowers the
+    score at which the verdict is `unsafe`) but decides nothing on its own."""
+    threshold = result.get("tariefgrens")
+    if not result.get("presumption_of_employment") or threshold is None:
+        return None
+    return Fact(
+        translator.gettext(
+            "The rate is at or below the tariefgrens of EUR %(amount)s (from %(valid_from)s), so employment is "
+            "presumed.",
+            amount=translator.number(threshold["amount_eur"], 2),
+            valid_from=threshold["valid_from"],
+        ),
+        None,
+        threshold["basis"],
+        threshold["source_url"],
+    )
+
+
+@router.get(PATH + "/{environment}/{classification_id}", include_in_schema=False)
+async def assessment_page(
+    request: Request,
+    environment: Environment,
+    classification_id: uuid.UUID,
+    account: CurrentAccount,
+    session: DbSession,
+) -> Response:
+    """A verdict with what decided it and what to answer next, above its answers ready to change and send again."""
+    retention = classify_service.Retention.of(state_of(request).settings)
+    try:
+        found = await classify_service.get_classification(
+            session, Acting.of(account, environment), classification_id, retention, utcnow()
+        )
+    except ApiError:  # another user's, the other environment's, expired or unknown
+        return not_found(request, account)
+    record, translator = found.record, translator_of(request)
+    questionnaire = questionnaire_of(record.kind.value, record.country)
+    questions = questions_for(questionnaire, services_of(request).rulesets, translator)
+    facts = deciding_facts(questionnaire, record.result, record.request, questions, translator)
+    return _form(
+        request,
+        account,
+        questionnaire,
+        environment,
+        record=record,
+        asked_here=record.asked_by_user_id is not None,
+        facts=facts,
+        presumption=_presumption(record.result, translator),
+        next_questions=next_questions(record.result, questions),
+        values=answers_of(questionnaire, record.request, translator),
+        reference=record.reference or "",
+    )
+
+
+PAGE = DashboardPage(router, NavItem(N_("New assessment"), PATH, order=45))

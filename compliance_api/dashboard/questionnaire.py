@@ -1,0 +1,278 @@
+"""The questions of the dashboard's assessment, what a verdict's answers decided, and what to answer next.
+
+The questions are the classifier's own (`classify.questions`: the Dutch ruleset's questions, each cross-border
+country's criteria), in the reader's language, with their explanations and legal sources. What decided a verdict and
+what to answer next are read off the stored verdict (`decided_by`, `deciding_facts`, `next_questions`), so the page
+says what the API said.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+from babel.numbers import NumberFormatError, parse_decimal
+from pydantic import ValidationError
+from starlette.datastructures import FormData
+
+from compliance_api.classify import questions as classify_questions
+from compliance_api.classify.questions import Test
+from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.dashboard.i18n import N_, Translator
+from compliance_api.kit.schemas import NUL
+
+ANSWERS = ("yes", "no", "unknown")
+MAX_REFERENCE_LENGTH = 200
+Kind = Literal["boolean", "number", "integer"]
+
+
+class Questionnaire(StrEnum):
+    """The tests a person can take: the Dutch one, or a country's cross-border one."""
+
+    zelfstandigenwet = "zelfstandigenwet"
+    FR = "FR"
+    DE = "DE"
+    BE = "BE"
+
+    @property
+    def test(self) -> Test:
+        return Test.NL if self is Questionnaire.zelfstandigenwet else Test(self.value)
+
+
+TEST_NAMES = {
+    Questionnaire.zelfstandigenwet: N_("Dutch test (Zelfstandigenwet)"),
+    Questionnaire.FR: N_("Cross-border: France"),
+    Questionnaire.DE: N_("Cross-border: Germany"),
+    Questionnaire.BE: N_("Cross-border: Belgium"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a number field takes: the bounds of the API's request schema, and the step of the form's field."""
+
+    minimum: float
+    maximum: float
+    step: str = "1"
+
+
+NUMBER_LIMITS = {
+    "hourly_rate_eur": Limits(0, 9999.99, "0.01"),
+    "months_duration": Limits(0, 600),
+    "days_per_week": Limits(0, 7),
+    "other_clients_count": Limits(0, 100_000),
+}
+"""The Dutch figures' bounds as `ZelfstandigenwetRequest` checks them (a test holds them together), to say in an
+error what the field takes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One question in the reader's language, with its legal source as the source names it."""
+
+    field: str
+    kind: Kind
+    text: str
+    explanation: str
+    legal_basis: str
+    source_url: str
+    limits: Limits | None
+
+
+def questions_for(questionnaire: Questionnaire, rulesets: Rulesets, translator: Translator) -> tuple[Question, ...]:
+    """The questions of `questionnaire`, in the order of its ruleset, as `GET /v1/classify/questions` asks them."""
+    asked = classify_questions.questionnaire(rulesets, questionnaire.test, translator.language)
+    return tuple(
+        Question(
+            q.field,
+            q.kind,
+            q.text,
+            q.explanation
+            if questionnaire is Questionnaire.zelfstandigenwet
+            # a cross-border criterion's text says what it means when met
+            else translator.gettext("If so: %(advice)s", advice=q.explanation),
+            q.basis,
+            q.source_url,
+            NUMBER_LIMITS.get(q.field),
+        )
+        for q in asked.questions
+    )
+
+
+def questionnaire_of(kind: str, country: str | None) -> Questionnaire:
+    """The test of a stored classification (its kind, and its country for a cross-border one)."""
+    return Questionnaire(country) if kind == "cross_border" and country else Questionnaire.zelfstandigenwet
+
+
+def answers_of(questionnaire: Questionnaire, request: Mapping[str, Any], translator: Translator) -> dict[str, str]:
+    """A stored request body as the form's values: `yes`/`no` for booleans, numbers as the reader writes them;
+    absent: not answered."""
+    given = request.get("engagement" if questionnaire is Questionnaire.zelfstandigenwet else "criteria") or {}
+    values = {}
+    for name, value in given.items():
+        if isinstance(value, bool):
+            values[name] = "yes" if value else "no"
+        elif isinstance(value, int | float):
+            values[name] = translator.number(value, 0 if float(value).is_integer() else 2, grouped=False)
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A submitted form: the values as typed (to show again) and what is wrong with them, by field."""
+
+    values: dict[str, str]
+    reference: str
+    errors: dict[str, str]
+    body: ZelfstandigenwetRequest | CrossBorderRequest | None
+
+
+def _number(text: str, kind: Kind, translator: Translator) -> float | int | str:
+    """A typed number as the request wants it: as the reader's language writes it (grouping included), else with a
+    decimal point or a lone decimal comma; the text itself when it is no number, which validation then refuses."""
+    try:
+        parsed = float(parse_decimal(text, locale=translator.locale, strict=True))
+    except NumberFormatError:
+        plain = "".join(text.split())
+        if plain.count(",") == 1 and "." not in plain:
+            plain = plain.replace(",", ".")
+        try:
+            parsed = float(plain)
+        except ValueError:
+            return text
+    if not math.isfinite(parsed):
+        return text
+    return int(parsed) if kind == "integer" and parsed.is_integer() else parsed
+
+
+def _problem(question: Question, translator: Translator) -> str:
+    limits = question.limits
+    if question.kind == "boolean" or limits is None:
+        return translator.gettext("Choose yes, no or don't know.")
+    if question.kind == "integer":
+        return translator.gettext(
+            "Enter a whole number from %(minimum)s to %(maximum)s, or leave it empty if you don't know.",
+            minimum=translator.number(limits.minimum),
+            maximum=translator.number(limits.maximum),
+        )
+    return translator.gettext(
+        "Enter an amount from %(minimum)s to %(maximum)s, or leave it empty if you don't know.",
+        minimum=translator.number(limits.minimum, 2),
+        maximum=translator.number(limits.maximum, 2),
+    )
+
+
+def submission(
+    questionnaire: Questionnaire, questions: tuple[Question, ...], form: FormData, translator: Translator
+) -> Submission:
+    """The API's request body for the answers of a form, checked by the API's own request schema."""
+    typed = {q.field: _text(form, q.field).strip() for q in questions}
+    raw_reference = _text(form, "reference").strip()
+    errors: dict[str, str] = {}
+    answers: dict[str, Any] = {}
+    for question in questions:
+        value = typed[question.field]
+        if question.kind == "boolean":
+            if value in {"yes", "no"}:
+                answers[question.field] = value == "yes"
+            elif value not in {"", "unknown"}:
+                errors[question.field] = _problem(question, translator)
+        elif value:
+            answers[question.field] = _number(value, question.kind, translator)
+    values = {name: value.replace(NUL, "") for name, value in typed.items() if value}
+    reference = raw_reference.replace(NUL, "")
+    body: dict[str, Any] = {}
+    if raw_reference:
+        body["reference"] = raw_reference
+    if questionnaire is Questionnaire.zelfstandigenwet:
+        body["engagement"] = answers
+    else:
+        body |= {"country": questionnaire.value, "criteria": answers}
+    schema = ZelfstandigenwetRequest if questionnaire is Questionnaire.zelfstandigenwet else CrossBorderRequest
+    try:
+        checked = schema.model_validate(body)
+    except ValidationError as exc:
+        by_field = {q.field: q for q in questions}
+        for error in exc.errors():
+            location = [str(part) for part in error["loc"]]
+            if location and location[0] == "reference":
+                errors["reference"] = translator.gettext(
+                    "Give a reference of at most %(maximum)s characters.", maximum=MAX_REFERENCE_LENGTH
+                )
+            found = next((by_field[part] for part in location if part in by_field), None)
+            if found is not None:
+                errors[found.field] = _problem(found, translator)
+            elif not (location and location[0] == "reference"):
+                errors.setdefault("form", translator.gettext("The answers could not be read: send the form again."))
+        return Submission(values, reference, errors, None)
+    return Submission(values, reference, errors, None if errors else checked)
+
+
+def _text(form: FormData, name: str) -> str:
+    value = form.get(name)
+    return value[: MAX_REFERENCE_LENGTH + 1] if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """Something that decided a verdict: a rule that holds (its reason, in the verdict's language), or a question and
+    its answer; each with its legal source as the source names it."""
+
+    text: str
+    answer: str | None
+    legal_basis: str
+    source_url: str | None
+
+
+def _answer_text(value: object, translator: Translator) -> str:
+    if isinstance(value, bool):
+        return translator.gettext("yes") if value else translator.gettext("no")
+    if isinstance(value, int | float):
+        return translator.number(value)
+    return str(value)
+
+
+def deciding_facts(
+    questionnaire: Questionnaire,
+    result: Mapping[str, Any],
+    request: Mapping[str, Any],
+    questions: tuple[Question, ...],
+    translator: Translator,
+) -> list[Fact]:
+    """The rules that decided the verdict (`decided_by`), then the answers they read (`deciding_facts`); both empty
+    for a `risky` verdict, which no rule decides."""
+    given = request.get("engagement" if questionnaire is Questionnaire.zelfstandigenwet else "criteria") or {}
+    by_field = {q.field: q for q in questions}
+    rules = [
+        Fact(rule["reason"], None, rule["legal_basis"]["text"], rule["legal_basis"]["source_url"])
+        for rule in result.get("decided_by") or ()
+    ]
+    answers = [
+        Fact(q.text, _answer_text(given.get(name), translator), q.legal_basis, q.source_url)
+        for name in result.get("deciding_facts") or ()
+        if (q := by_field.get(name)) is not None
+    ]
+    return rules + answers
+
+
+@dataclass(frozen=True, slots=True)
+class NextQuestion:
+    """An unanswered question the verdict ranks for answering next, and where its answers lead (in the verdict's
+    language)."""
+
+    question: Question
+    summary: str
+
+
+def next_questions(result: Mapping[str, Any], questions: tuple[Question, ...]) -> list[NextQuestion]:
+    """The verdict's `next_questions`, in its order: the answer most able to move the verdict first."""
+    by_field = {q.field: q for q in questions}
+    return [
+        NextQuestion(question, item["summary"])
+        for item in result.get("next_questions") or ()
+        if (question := by_field.get(item["field"])) is not None
+    ]
