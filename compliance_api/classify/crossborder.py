@@ -24,14 +24,13 @@ from compliance_api.classify.decide import (
     FactTable,
     Memo,
     NextQuestion,
+    RuleSides,
     WeightSum,
-    any_could_hold,
     compile_rule,
     conditions_of,
+    distances,
     equals_bool,
-    holding,
     next_questions,
-    one_answer_away,
     rules_by_input,
 )
 from compliance_api.classify.dutch import Outcome
@@ -104,10 +103,10 @@ class CrossBorderTest:
         rules = [compile_rule(rule, self.table, self.kinds) for rule in ruleset.decisive]
         self.rules = rules
         self.touching = rules_by_input(self.table, rules)
-        self.unsafe_rules = [rule for rule in rules if rule.verdict is Verdict.unsafe]
-        self.safe_rules = [rule for rule in rules if rule.verdict is Verdict.safe]
+        self.sides = RuleSides.of(rules)
         self._decided = Memo()
         self._outcomes = Memo()
+        self._weighed = Memo()
 
     def fired(self, true: int) -> tuple[CrossBorderRule, ...]:
         """The weighing rules that fire on the criteria met."""
@@ -124,44 +123,55 @@ class CrossBorderTest:
             )
         )
 
-    def could_be_unsafe(self, true: int, false: int) -> bool:
-        """Whether some answers to the unanswered criteria would give `unsafe`."""
-        unknown_met = self.all_met & ~(true | false)
-        weighed = worst(Verdict.safe, *(rule.verdict for rule in self.fired(true | unknown_met)))
-        return weighed is Verdict.unsafe or any_could_hold(self.unsafe_rules, true, false)
+    def could_be_unsafe(self, true: int, false: int, far: list[int] | None = None) -> bool:
+        """Whether some answers to the unanswered criteria would give `unsafe` (`far`: the rules' distances, if
+        known)."""
+        if self.weighed(true | (self.all_met & ~(true | false))) is Verdict.unsafe:
+            return True
+        return self.sides.unsafe_could_hold(distances(self.rules, true, false) if far is None else far)
 
-    def verdict(self, true: int, false: int) -> Verdict:
-        return self.decide(true, false)[0]
+    def weighed(self, true: int) -> Verdict:
+        """The least safe verdict of the weighing rules that fire on the criteria met (`safe` if none does),
+        remembered: the next questions ask it of few distinct sets of criteria."""
+        found = self._weighed.get(true)
+        if found is None:
+            found = worst(Verdict.safe, *(rule.verdict for rule in self.fired(true)))
+            self._weighed.remember(true, found)
+        return found  # type: ignore[return-value]
 
-    def decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered)."""
+    def verdict(self, true: int, false: int, far: list[int] | None = None) -> Verdict:
+        return self.decide(true, false, far)[0]
+
+    def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
+        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is)."""
+        return self._decide(true, false, far)[0]
+
+    def decide(self, true: int, false: int, far: list[int] | None = None) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered); `far`:
+        the rules' distances given those facts, when the caller has them."""
         key = (true, false)
         found = self._decided.get(key)
         if found is None:
-            found = self._decide(true, false)
+            found = self._decide(true, false, distances(self.rules, true, false) if far is None else far)
             self._decided.remember(key, found)
         return found  # type: ignore[return-value]
 
-    def _decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        safe = tuple(holding(self.safe_rules, true))
-        unsafe = tuple(holding(self.unsafe_rules, true))
-        if unsafe and safe:  # a presumption its rebuttal answers does not decide
-            safe_ids = {rule.id for rule in safe}
-            unsafe = tuple(rule for rule in unsafe if not rule.rebutted_by & safe_ids)
+    def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        unsafe, safe = self.sides.holding(far)
         if unsafe:
             return Verdict.unsafe, unsafe
-        weighed = worst(Verdict.safe, *(rule.verdict for rule in self.fired(true)))
+        weighed = self.weighed(true)
         if safe:
             # The facts the law treats as enough for self-employment hold. Indicators weighing as much as `unsafe`,
             # or a rule for employment one answer away, stand against them: then it is risky.
-            if weighed is Verdict.unsafe or one_answer_away(self.unsafe_rules, safe, true, false):
+            if weighed is Verdict.unsafe or self.sides.one_answer_away(far, safe):
                 return Verdict.risky, ()
             return Verdict.safe, safe
         if weighed is Verdict.unsafe:
             return Verdict.unsafe, ()
         if weighed is Verdict.risky:
             return Verdict.risky, ()
-        if self.could_be_unsafe(true, false):
+        if self.could_be_unsafe(true, false, far):
             return self.ruleset.unanswered_floor, ()
         return Verdict.safe, ()
 
@@ -175,7 +185,15 @@ class CrossBorderTest:
             questions = (
                 tuple(
                     next_questions(
-                        self.table, self.verdict, true, false, verdict, order, self.rules, self.touching, self.weight
+                        self.table,
+                        self.branch_verdict,
+                        true,
+                        false,
+                        verdict,
+                        order,
+                        self.rules,
+                        self.touching,
+                        self.weight,
                     )
                 )
                 if verdict is Verdict.risky

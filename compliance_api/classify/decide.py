@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from compliance_api.classify.ruleset import DecisiveRule, Fact
 from compliance_api.classify.verdict import Verdict
@@ -171,39 +171,14 @@ class CompiledRule:
     source: DecisiveRule
     rebutted_by: frozenset[str] = frozenset()
 
-    def holds(self, true: int) -> bool:
-        return (
-            true & self.all_mask == self.all_mask
-            and (not self.any_mask or bool(true & self.any_mask))
-            and (true & self.count_mask).bit_count() >= self.count_min
-            and not true & self.unless_mask
-        )
-
-    def could_hold(self, true: int, false: int) -> bool:
-        """Whether answering the unknown facts could make it hold (the `unless` facts it needs not true)."""
-        return (
-            not false & self.all_mask
-            and (not self.any_mask or bool(self.any_mask & ~false))
-            and (self.count_mask & ~false).bit_count() >= self.count_min
-            and not true & self.unless_mask
-        )
-
-    def missing(self, true: int) -> int:
-        """How many more facts must turn true for it to hold (ignoring `unless`)."""
-        return (
-            (self.all_mask & ~true).bit_count()
-            + (1 if self.any_mask and not true & self.any_mask else 0)
-            + max(0, self.count_min - (true & self.count_mask).bit_count())
-        )
-
     def facts_of(self, true: int) -> int:
         """The facts that made it hold: its `all` facts and the true ones of `any_of` and `of`."""
         return self.all_mask | ((self.any_mask | self.count_mask) & true)
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """One way to answer a question, and where it leads: `value` is an answer that takes this branch."""
+class Answer(NamedTuple):
+    """One way to answer a question, and where it leads: `value` is an answer that takes this branch (a named tuple:
+    the ranking makes one per answer of every unanswered question)."""
 
     value: bool | int | float
     low: Decimal | None  # for a numeric input: the range of answers taking this branch (None: unbounded)
@@ -211,8 +186,7 @@ class Answer:
     verdict: Verdict
 
 
-@dataclass(frozen=True, slots=True)
-class NextQuestion:
+class NextQuestion(NamedTuple):
     input: str
     answers: tuple[Answer, ...]
 
@@ -250,8 +224,8 @@ def compile_rule(rule: DecisiveRule, table: FactTable, kinds: Mapping[str, str])
     )
 
 
-Decide = Callable[[int, int], Verdict]
-"""A test's verdict from the facts known true and false."""
+Decide = Callable[[int, int, list[int]], Verdict]
+"""A test's verdict from the facts known true and false, and each of its rules' distance given them."""
 
 
 class WeightSum:
@@ -274,33 +248,6 @@ class WeightSum:
         return total
 
 
-def holding(rules: Sequence[CompiledRule], true: int) -> list[CompiledRule]:
-    """The rules that hold (written out: this is the inner loop of every verdict)."""
-    found = []
-    for rule in rules:
-        if (
-            true & rule.all_mask == rule.all_mask
-            and (not rule.any_mask or true & rule.any_mask)
-            and not true & rule.unless_mask
-            and (not rule.count_min or (true & rule.count_mask).bit_count() >= rule.count_min)
-        ):
-            found.append(rule)
-    return found
-
-
-def any_could_hold(rules: Sequence[CompiledRule], true: int, false: int) -> bool:
-    """Whether answering the unknown facts could make one of the rules hold."""
-    for rule in rules:
-        if (
-            not false & rule.all_mask
-            and (not rule.any_mask or rule.any_mask & ~false)
-            and not true & rule.unless_mask
-            and (not rule.count_min or (rule.count_mask & ~false).bit_count() >= rule.count_min)
-        ):
-            return True
-    return False
-
-
 def distance(rule: CompiledRule, true: int, false: int) -> int:
     """How many more facts must turn true for `rule` to hold (64 if answers can no longer make it hold)."""
     if (
@@ -318,10 +265,49 @@ def distance(rule: CompiledRule, true: int, false: int) -> int:
     return missing
 
 
-def one_answer_away(unsafe: Sequence[CompiledRule], safe: Sequence[CompiledRule], true: int, false: int) -> bool:
-    """Whether one more answer could make a rule for employment hold (one the holding safe rules do not rebut)."""
-    holding_ids = {rule.id for rule in safe}
-    return any(distance(rule, true, false) <= 1 for rule in unsafe if not rule.rebutted_by & holding_ids)
+def distances(rules: Sequence[CompiledRule], true: int, false: int) -> list[int]:
+    """Each rule's `distance`: 0 where it holds, 64 where answers can no longer make it hold."""
+    return [distance(rule, true, false) for rule in rules]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSides:
+    """A test's decisive rules split by verdict, as positions in its list of rules (and of their distances)."""
+
+    rules: tuple[CompiledRule, ...]
+    unsafe: tuple[int, ...]
+    safe: tuple[int, ...]
+
+    @classmethod
+    def of(cls, rules: Sequence[CompiledRule]) -> RuleSides:
+        return cls(
+            tuple(rules),
+            tuple(i for i, rule in enumerate(rules) if rule.verdict is Verdict.unsafe),
+            tuple(i for i, rule in enumerate(rules) if rule.verdict is Verdict.safe),
+        )
+
+    def holding(self, far: Sequence[int]) -> tuple[tuple[CompiledRule, ...], tuple[CompiledRule, ...]]:
+        """The rules for employment and for self-employment that hold, given each rule's distance (an employment rule
+        that a holding self-employment rule rebuts does not hold)."""
+        if 0 not in far:  # most often no rule holds: say so without building anything
+            return (), ()
+        rules = self.rules
+        safe = tuple(rules[i] for i in self.safe if not far[i])
+        unsafe = tuple(rules[i] for i in self.unsafe if not far[i])
+        if unsafe and safe:  # a presumption its rebuttal answers does not decide
+            safe_ids = {rule.id for rule in safe}
+            unsafe = tuple(rule for rule in unsafe if not rule.rebutted_by & safe_ids)
+        return unsafe, safe
+
+    def one_answer_away(self, far: Sequence[int], safe: Sequence[CompiledRule]) -> bool:
+        """Whether one more answer could make a rule for employment hold (one the holding `safe` rules do not rebut)."""
+        holding_ids = {rule.id for rule in safe}
+        rules = self.rules
+        return any(far[i] <= 1 for i in self.unsafe if not rules[i].rebutted_by & holding_ids)
+
+    def unsafe_could_hold(self, far: Sequence[int]) -> bool:
+        """Whether answering the unknown facts could make a rule for employment hold."""
+        return any(far[i] < 64 for i in self.unsafe)
 
 
 def rules_by_input(table: FactTable, rules: Sequence[CompiledRule]) -> dict[str, tuple[int, ...]]:
@@ -353,26 +339,32 @@ def next_questions(
     Ranked by how many of their answers decide the verdict, then how many change it, then how much closer to a
     decisive rule the best answer brings it (fewer facts missing is closer), then how much the input weighs in the
     weighing of the indicators (`weight`), then the ruleset's order. `touching` names, per input, the rules that read
-    its facts: an answer changes only their distances.
+    its facts: an answer changes only their distances, so each answer's verdict is decided from the current
+    distances with just those recomputed.
     """
-    distances = [distance(rule, true, false) for rule in rules]
-    closest = min(distances, default=64)
+    far = distances(rules, true, false)
+    closest = min(far, default=64)
+    by_distance = sorted(range(len(rules)), key=far.__getitem__)
     known = true | false
     ranked = []
     for position, input_name in enumerate(order):
         bits = table.inputs.get(input_name, 0)
         if not bits or known & bits:
             continue
+        near_rules = touching[input_name]
+        # The closest rule the answer cannot move: the first by distance that does not read this input.
+        others = next((far[index] for index in by_distance if index not in near_rules), 64)
         answers = []
         nearer = 0
-        near_rules = touching[input_name]
         for branch in table.branches[input_name]:
             after_true, after_false = true | branch.true, false | branch.false
-            answers.append(Answer(branch.value, branch.low, branch.high, decide(after_true, after_false)))
-            if near_rules:
-                changed = [distance(rules[index], after_true, after_false) for index in near_rules]
-                others = min((d for index, d in enumerate(distances) if index not in near_rules), default=64)
-                nearer = max(nearer, closest - min(others, *changed))
+            after = far.copy()
+            for index in near_rules:
+                after[index] = distance(rules[index], after_true, after_false)
+            answers.append(Answer(branch.value, branch.low, branch.high, decide(after_true, after_false, after)))
+            moved = min([others, *(after[index] for index in near_rules)])
+            if closest - moved > nearer:
+                nearer = closest - moved
         decisive = sum(answer.verdict is not Verdict.risky for answer in answers)
         moving = sum(answer.verdict is not current for answer in answers)
         rank = (-decisive, -moving, -nearer, -weight.get(input_name, 0), position)

@@ -27,17 +27,16 @@ from compliance_api.classify.decide import (
     FactTable,
     Memo,
     NextQuestion,
+    RuleSides,
     WeightSum,
-    any_could_hold,
     at_least,
     at_most,
     compile_rule,
     conditions_of,
+    distances,
     equals_bool,
     equals_number,
-    holding,
     next_questions,
-    one_answer_away,
     rules_by_input,
 )
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language, decimal
@@ -160,8 +159,7 @@ class DutchTest:
         rules = [compile_rule(rule, self.table, self.kinds) for rule in ruleset.decisive]
         self.rules = rules
         self.touching = rules_by_input(self.table, rules)
-        self.unsafe_rules = [rule for rule in rules if rule.verdict is Verdict.unsafe]
-        self.safe_rules = [rule for rule in rules if rule.verdict is Verdict.safe]
+        self.sides = RuleSides.of(rules)
         # Each input answered the way that hits its criterion, and the way that does not: the verdict's bounds.
         self.hit_bits = {}
         for criterion in ruleset.criteria:
@@ -179,30 +177,33 @@ class DutchTest:
         rules = self.scoring
         return score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption)
 
-    def could_be_unsafe(self, true: int, false: int) -> bool:
-        """Whether some answers to the unanswered inputs would give `unsafe`."""
+    def could_be_unsafe(self, true: int, false: int, far: list[int] | None = None) -> bool:
+        """Whether some answers to the unanswered inputs would give `unsafe` (`far`: the rules' distances, if known)."""
         worst = self.score(true | (self.score.mask & ~(true | false)))
         presumption = bool(self.presumption_bit and not self.presumption_bit & false)
-        return self._weighs_unsafe(worst, presumption) or any_could_hold(self.unsafe_rules, true, false)
+        if self._weighs_unsafe(worst, presumption):
+            return True
+        return self.sides.unsafe_could_hold(distances(self.rules, true, false) if far is None else far)
 
-    def verdict(self, true: int, false: int) -> Verdict:
-        return self.decide(true, false)[0]
+    def verdict(self, true: int, false: int, far: list[int] | None = None) -> Verdict:
+        return self.decide(true, false, far)[0]
 
-    def decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered)."""
+    def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
+        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is)."""
+        return self._decide(true, false, far)[0]
+
+    def decide(self, true: int, false: int, far: list[int] | None = None) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered); `far`:
+        the rules' distances given those facts, when the caller has them."""
         key = (true, false)
         found = self._decided.get(key)
         if found is None:
-            found = self._decide(true, false)
+            found = self._decide(true, false, distances(self.rules, true, false) if far is None else far)
             self._decided.remember(key, found)
         return found  # type: ignore[return-value]
 
-    def _decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        safe = tuple(holding(self.safe_rules, true))
-        unsafe = tuple(holding(self.unsafe_rules, true))
-        if unsafe and safe:  # a presumption its rebuttal answers does not decide
-            safe_ids = {rule.id for rule in safe}
-            unsafe = tuple(rule for rule in unsafe if not rule.rebutted_by & safe_ids)
+    def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        unsafe, safe = self.sides.holding(far)
         if unsafe:
             return Verdict.unsafe, unsafe
         score, presumption = self.score(true), bool(true & self.presumption_bit)
@@ -210,14 +211,14 @@ class DutchTest:
         if safe:
             # The facts the law treats as enough for self-employment hold. The rate presumption, indicators weighing
             # as much as `unsafe`, or a rule for employment one answer away stand against them: then it is risky.
-            if presumption or weighs_unsafe or one_answer_away(self.unsafe_rules, safe, true, false):
+            if presumption or weighs_unsafe or self.sides.one_answer_away(far, safe):
                 return self.scoring.presumption_floor, ()
             return Verdict.safe, safe
         if weighs_unsafe:
             return Verdict.unsafe, ()
         if score >= self.scoring.risky_at_score or presumption:
             return Verdict.risky, ()
-        if self.could_be_unsafe(true, false):
+        if self.could_be_unsafe(true, false, far):
             return self.scoring.unanswered_floor, ()
         return Verdict.safe, ()
 
@@ -255,7 +256,7 @@ class DutchTest:
                 tuple(
                     next_questions(
                         self.table,
-                        self.verdict,
+                        self.branch_verdict,
                         true,
                         false,
                         verdict,

@@ -257,3 +257,28 @@ def test_cross_border_the_advice_gives_the_range_the_unanswered_criteria_leave(
     assert (assessment.best_case, assessment.worst_case) == (none_met.verdict, all_met.verdict)
     if none_met.verdict is not all_met.verdict:
         assert f"from {none_met.verdict.value} to {all_met.verdict.value}" in assessment.advice
+
+
+@given(ENGAGEMENTS, DAYS)
+def test_dutch_each_next_answer_leads_where_answering_it_does(engagement: dict[str, Any], day: dt.date) -> None:
+    """The ranking decides each answer from the current facts with only the rules it touches re-read: the verdict it
+    names must be the verdict of the engagement answered that way, assessed from scratch."""
+    assessment = assess(engagement, day)
+    for question in assessment.next_questions:
+        assert engagement.get(question.input) is None
+        for answer in question.answers:
+            assert assess({**engagement, question.input: answer.value}, day).verdict is answer.verdict
+
+
+@given(criteria_maps(), DAYS)
+def test_cross_border_each_next_answer_leads_where_answering_it_does(
+    drawn: tuple[Country, dict[str, bool], str], day: dt.date
+) -> None:
+    country, criteria, _ = drawn
+    ruleset = RULESETS.cross_border[country]
+    assessment = assess_criteria(ruleset, criteria, day)
+    assert len(assessment.next_questions) <= 5
+    for question in assessment.next_questions:
+        assert question.input not in criteria
+        for answer in question.answers:
+            assert assess_criteria(ruleset, {**criteria, question.input: answer.value}, day).verdict is answer.verdict
