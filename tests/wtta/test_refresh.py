@@ -225,6 +225,7 @@ def logged(out: str, event: str) -> list[dict[str, Any]]:
     return [entry for entry in entries if entry["event"] == event]
 
 
+@commits  # two imports: PostgreSQL drops the first one's staging table only when its transaction ends
 @pytest.mark.parametrize("bad", BAD_FILES)
 async def test_a_bad_file_is_refused_on_one_line_naming_line_and_field_counted_and_the_cache_kept(
     sessionmaker: Maker, register: RegisterServer, capfd: pytest.CaptureFixture[str], bad: str
