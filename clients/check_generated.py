@@ -1,7 +1,9 @@
-"""Fail unless both generated clients have every operation of the contract (a generator may skip one silently)."""
+"""Fail unless both generated clients have every operation of the contract (a generator may skip one silently), and
+unless every enum member of the Python client has a name (`VALUE_<n>` means the contract gave it none)."""
 
 from __future__ import annotations
 
+import enum
 import importlib
 import json
 import pkgutil
@@ -10,6 +12,19 @@ import sys
 from pathlib import Path
 
 METHODS = ("get", "post", "put", "patch", "delete")
+NUMBERED = re.compile(r"VALUE_(NEGATIVE_)?[0-9]+")
+
+
+def numbered_members(modules: list[str]) -> list[str]:
+    """The enum members of the generated modules that the generator numbered for want of a name."""
+    return [
+        f"{cls.__name__}.{member.name}"
+        for name in modules
+        for cls in vars(sys.modules[name]).values()
+        if isinstance(cls, type) and issubclass(cls, enum.Enum) and cls.__module__ == name
+        for member in cls
+        if NUMBERED.fullmatch(member.name)
+    ]
 
 
 def main(out: Path) -> int:
@@ -36,7 +51,13 @@ def main(out: Path) -> int:
     for language, ids in missing.items():
         if ids:
             print(f"error: the {language} client lacks {', '.join(ids)}", file=sys.stderr)
-    if any(missing.values()):
+    numbered = numbered_members(modules)
+    if numbered:
+        print(
+            f"error: enum members without a name (give the enum x-enum-varnames): {', '.join(numbered)}",
+            file=sys.stderr,
+        )
+    if any(missing.values()) or numbered:
         return 1
     print(f"generated clients: {len(operation_ids)} operations each (Python: {len(modules)} modules import)")
     return 0

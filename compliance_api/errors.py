@@ -417,6 +417,18 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(allowed)
 
 
+MEBIBYTE = 1024 * 1024
+
+
+def too_large_detail(max_body_bytes: int, advice: str = "") -> str:
+    """A 413's detail: the body limit in force, and what to do where there is more to say than "send less"."""
+    if max_body_bytes % MEBIBYTE == 0:
+        limit = f"{max_body_bytes // MEBIBYTE} MiB"
+    else:
+        limit = f"{max_body_bytes} bytes"
+    return f"The request body exceeds the size limit ({limit}){f'; {advice}' if advice else ''}."
+
+
 STATUS_CODES: dict[int, ErrorCode] = {
     404: "not_found",
     405: "method_not_allowed",

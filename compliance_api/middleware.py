@@ -14,7 +14,8 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
-from compliance_api.errors import ApiError, FieldError
+from compliance_api.classify import batch
+from compliance_api.errors import ApiError, FieldError, too_large_detail
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
@@ -139,9 +140,9 @@ class RequestContext:
             if invalid is not None:
                 await self.problems.send(send_wrapper, scope, "validation_failed", errors=(invalid,))
             elif length is not None and length.isascii() and length.isdigit() and int(length) > self.max_body:
-                await self.problems.send(send_wrapper, scope, "payload_too_large")
+                await self.problems.send(send_wrapper, scope, "payload_too_large", detail=self._too_large(scope))
             else:
-                await self.app(scope, self._limited(receive), send_wrapper)
+                await self.app(scope, self._limited(scope, receive), send_wrapper)
         except Exception as exc:
             if response_started:
                 log.exception("unhandled_error", request_id=request_id, path=scope["path"])
@@ -161,7 +162,7 @@ class RequestContext:
         log.exception("unhandled_error", request_id=request_id, path=path)
         await self.problems.send(send, scope, "internal_error")
 
-    def _limited(self, receive: Receive) -> Receive:
+    def _limited(self, scope: Scope, receive: Receive) -> Receive:
         """Count streamed bodies too. (Starlette's own body limit answers in plain text, outside problem+json.)"""
         received = 0
 
@@ -171,10 +172,14 @@ class RequestContext:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body:
-                    raise ApiError("payload_too_large")
+                    raise ApiError("payload_too_large", self._too_large(scope))
             return message
 
         return limited_receive
+
+    def _too_large(self, scope: Scope) -> str:
+        """The 413's detail: the limit, and on a batch operation, to split the batch."""
+        return too_large_detail(self.max_body, batch.TOO_LARGE_ADVICE if scope["path"] in batch.PATHS else "")
 
     def _record(
         self, scope: Scope, state: dict[str, object], status: int, elapsed: float, problem: list[bytes]

@@ -96,14 +96,26 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
     cross_border = request_example(contract, "/v1/classify/cross-border", "post")
     body = getattr(models, f"CrossBorderRequest{cross_border['country']}").from_dict(cross_border)
     call(classify_cross_border, 200, client=business, body=body, accept_language="nl")
-    for operation, path in (
-        (classify_zelfstandigenwet_batch, "/v1/classify/zelfstandigenwet/batch"),
-        (classify_cross_border_batch, "/v1/classify/cross-border/batch"),
+    for operation, path, model, items in (
+        (
+            classify_zelfstandigenwet_batch,
+            "/v1/classify/zelfstandigenwet/batch",
+            models.ZelfstandigenwetBatchRequest,
+            (models.ZelfstandigenwetRequest,),
+        ),
+        (
+            classify_cross_border_batch,
+            "/v1/classify/cross-border/batch",
+            models.CrossBorderBatchRequest,
+            (models.CrossBorderRequestFR, models.CrossBorderRequestDE, models.CrossBorderRequestBE),
+        ),
     ):
-        batch = call(
-            operation, 200, client=business, body=models.BatchRequest.from_dict(request_example(contract, path, "post"))
-        )
-        assert len(batch.data) == 2
+        batch_body = model.from_dict(request_example(contract, path, "post"))
+        assert all(isinstance(item, items) for item in batch_body.items), "typed batch items"
+        batch = call(operation, 200, client=business, body=batch_body)
+        assert not isinstance(batch.data[0], models.ItemProblem)  # the example's first item is answered a verdict
+        assert isinstance(batch.data[1], models.ItemProblem)  # its second, a problem
+        assert batch.data[1].index == 1
     call(classify_cross_border_criteria, 200, client=business, country=models.Country.BE)
     catalogue = call(classify_questions, 200, client=business, test=models.Test.NL, accept_language="fr")
     assert catalogue.questions

@@ -84,9 +84,13 @@ expectStatus(
   await business.POST("/v1/classify/cross-border", { body: crossBorder, params: { header: { "Accept-Language": "de" } } }),
   200,
 );
-for (const path of ["/v1/classify/zelfstandigenwet/batch", "/v1/classify/cross-border/batch"] as const) {
-  const batch = expectStatus(await business.POST(path, { body: requestExample<Schemas["BatchRequest"]>(path, "post") }), 200);
-  assert(batch.data.length === 2, `${path} answers each item`);
+const dutchBatch = requestExample<Schemas["ZelfstandigenwetBatchRequest"]>("/v1/classify/zelfstandigenwet/batch", "post");
+const crossBorderBatch = requestExample<Schemas["CrossBorderBatchRequest"]>("/v1/classify/cross-border/batch", "post");
+for (const batch of [
+  expectStatus(await business.POST("/v1/classify/zelfstandigenwet/batch", { body: dutchBatch }), 200),
+  expectStatus(await business.POST("/v1/classify/cross-border/batch", { body: crossBorderBatch }), 200),
+]) {
+  assert(batch.data.length === 2 && !("index" in batch.data[0]!) && "index" in batch.data[1]!, "a verdict, then a problem");
 }
 expectStatus(await business.GET("/v1/classify/cross-border/criteria", { params: { query: { country: "BE" } } }), 200);
 const catalogue = expectStatus(

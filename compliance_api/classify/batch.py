@@ -21,6 +21,10 @@ from compliance_api.kit.group_commit import GroupCommit, TableRow
 BodyT = TypeVar("BodyT", bound=BaseModel)
 Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language], Scored]
 
+PATHS = frozenset({"/v1/classify/zelfstandigenwet/batch", "/v1/classify/cross-border/batch"})
+"""The batch operations, whose 413 says what to do about a body over the limit."""
+TOO_LARGE_ADVICE = "split the batch into several requests, each body within the limit"
+
 ITEMS_PER_TOKEN = 100
 """A batch costs one rate-limit token per started 100 items (one for the request itself, the rest on top)."""
 

@@ -25,10 +25,12 @@ from compliance_api.classify.schemas import (
     ClassificationRecord,
     ClassificationUpdate,
     CriteriaCatalogue,
+    CrossBorderBatchRequest,
     CrossBorderBatchResult,
     CrossBorderRequest,
     CrossBorderVerdict,
     QuestionCatalogue,
+    ZelfstandigenwetBatchRequest,
     ZelfstandigenwetBatchResult,
     ZelfstandigenwetRequest,
     ZWVerdict,
@@ -210,13 +212,14 @@ async def _classify_batch(
         **examples.ZELFSTANDIGENWET_BATCH,
         "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
     },
-    responses=IDEMPOTENCY_CONFLICT,
+    responses={**IDEMPOTENCY_CONFLICT, **examples.BATCH_TOO_LARGE},
 )
-async def classify_zelfstandigenwet_batch(body: BatchRequest, request: Request) -> Response:
+async def classify_zelfstandigenwet_batch(body: ZelfstandigenwetBatchRequest, request: Request) -> Response:
     """Each item is a `POST /v1/classify/zelfstandigenwet` body; the answer has each item's verdict (kept as an
     audit record, like a single call) or its own problem naming the item's `index` and fields, in the order sent.
     One bad item does not fail the others. A batch costs one request per started 100 items against the rate limit;
-    honours Idempotency-Key."""
+    honours Idempotency-Key. The body may be at most 1 MiB: a larger one is refused whole (413 `payload_too_large`),
+    so split a batch of large items into several requests."""
     return await _classify_batch(request, body, ZelfstandigenwetRequest, service.score_engagement)
 
 
@@ -229,10 +232,12 @@ async def classify_zelfstandigenwet_batch(body: BatchRequest, request: Request) 
         **examples.CROSS_BORDER_BATCH,
         "parameters": [IDEMPOTENCY_KEY_PARAMETER, examples.ACCEPT_LANGUAGE_PARAMETER],
     },
-    responses=IDEMPOTENCY_CONFLICT,
+    responses={**IDEMPOTENCY_CONFLICT, **examples.BATCH_TOO_LARGE},
 )
-async def classify_cross_border_batch(body: BatchRequest, request: Request) -> Response:
-    """Each item is a `POST /v1/classify/cross-border` body (countries may differ); otherwise as the Dutch batch."""
+async def classify_cross_border_batch(body: CrossBorderBatchRequest, request: Request) -> Response:
+    """Each item is a `POST /v1/classify/cross-border` body (countries may differ); otherwise as the Dutch batch. The
+    body may be at most 1 MiB: a larger one is refused whole (413 `payload_too_large`), so split a batch of large
+    items into several requests."""
     return await _classify_batch(request, body, CrossBorderRequest, service.score_cross_border)
 
 

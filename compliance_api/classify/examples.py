@@ -17,6 +17,9 @@ from compliance_api.classify.questions import Test, questionnaire
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.verdict import Country
+from compliance_api.config import Settings
+from compliance_api.errors import PROBLEM_JSON, too_large_detail
+from compliance_api.openapi.problems import problem
 
 _AS_OF = dt.date(2026, 7, 9)
 _CREATED_AT = dt.datetime(2026, 7, 9, 12, 0, tzinfo=dt.UTC)
@@ -235,7 +238,26 @@ ZELFSTANDIGENWET_BATCH = _batch_of(
 )
 CROSS_BORDER_BATCH = _batch_of(
     CROSS_BORDER,
-    {"country": "DE", "criteria": {"client_gives_orders": "yes"}},
+    {"country": "DE", "criteria": {"subject_to_instructions": "yes"}},
     CrossBorderRequest,
     "Two engagements, the second with a criterion that is not a boolean",
 )
+
+MAX_BODY_BYTES: int = Settings.model_fields["max_body_bytes"].default
+BATCH_TOO_LARGE: dict[int | str, dict[str, Any]] = {
+    413: {
+        "description": "The body is larger than 1 MiB (`payload_too_large`): nothing is classified; split the batch "
+        "into several requests.",
+        "content": {
+            PROBLEM_JSON: {
+                "examples": {
+                    "payload_too_large": {
+                        "summary": "Payload too large",
+                        "value": problem("payload_too_large", too_large_detail(MAX_BODY_BYTES, batch.TOO_LARGE_ADVICE)),
+                    }
+                }
+            }
+        },
+    }
+}
+"""The batch operations' 413, with the detail they answer."""

@@ -17,7 +17,7 @@ from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, IsoDate, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, VALIDATED_PER_ITEM, IsoDate, RequestSchema, ResponseSchema
 
 _RULESETS = packaged_rulesets()
 
@@ -443,18 +443,54 @@ class ClassificationRecord(ResponseSchema):
 MAX_BATCH_ITEMS = 1000
 
 
-class BatchRequest(BaseModel):
-    """A batch of requests of the single endpoint's shape. Each item is validated on its own, so one bad item does
-    not fail the others (a plain model, not a RequestSchema: the NUL check too is per item)."""
+BATCH_ITEMS_DESCRIPTION = (
+    f"1 to {MAX_BATCH_ITEMS} requests, each the body of the single operation. Each is checked on its own: an invalid "
+    "item is answered by its own problem in `data`, not by a 400 for the batch."
+)
 
+
+class BatchRequest(BaseModel):
+    """A batch of classification requests, the items untyped. The batch operations take
+    `ZelfstandigenwetBatchRequest` and `CrossBorderBatchRequest`, the same JSON with typed items; this one stays for
+    code generated from earlier versions of the contract."""
+
+    # Not a RequestSchema: each item is validated by `batch.classify_batch`, its NUL check included, so one bad item
+    # is answered on its own.
     model_config = ConfigDict(extra="forbid", strict=True)
 
     items: list[Any] = Field(
         min_length=1,
         max_length=MAX_BATCH_ITEMS,
-        description=f"1 to {MAX_BATCH_ITEMS} requests, each of the single endpoint's request shape "
-        "(`ZelfstandigenwetRequest` or `CrossBorderRequest`). Each is validated on its own: an invalid item is "
-        "answered by its own problem in `data`, not by a 400 for the batch.",
+        description=BATCH_ITEMS_DESCRIPTION,
+        json_schema_extra={VALIDATED_PER_ITEM: True},
+    )
+
+
+def _items_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The contract's `items`: the single operation's request schema, by reference. The server still takes any JSON
+    value as an item and validates each on its own, answering an invalid one with its own problem."""
+    return {"items": {"$ref": f"#/components/schemas/{model.__name__}"}, VALIDATED_PER_ITEM: True}
+
+
+class ZelfstandigenwetBatchRequest(BatchRequest):
+    """Up to 1000 requests of `POST /v1/classify/zelfstandigenwet`."""
+
+    items: list[Any] = Field(
+        min_length=1,
+        max_length=MAX_BATCH_ITEMS,
+        description=BATCH_ITEMS_DESCRIPTION,
+        json_schema_extra=_items_of(ZelfstandigenwetRequest),
+    )
+
+
+class CrossBorderBatchRequest(BatchRequest):
+    """Up to 1000 requests of `POST /v1/classify/cross-border`; their countries may differ."""
+
+    items: list[Any] = Field(
+        min_length=1,
+        max_length=MAX_BATCH_ITEMS,
+        description=BATCH_ITEMS_DESCRIPTION,
+        json_schema_extra=_items_of(CrossBorderRequest),
     )
 
 

@@ -18,13 +18,16 @@ class Event(ResponseSchema):
 
     id: uuid.UUID = Field(description="The event id, also the `webhook-id` header of its deliveries.")
     type: EventName
-    created_at: dt.datetime
+    created_at: dt.datetime = Field(
+        description="When the event happened (ISO 8601, UTC).", json_schema_extra={"format": "date-time"}
+    )
     environment: Literal["live", "test"] = Field(description="`live` (production) or `test` (sandbox).")
     data: dict[str, Any] = Field(description="The event's data; its schema per `type` is in the contract's webhooks.")
 
     @field_serializer("created_at")
     def _as_delivered(self, created_at: dt.datetime) -> str:
-        """The deliveries' own spelling of the time (`+00:00`), so a logged event equals its delivered body."""
+        """The deliveries' own spelling of the time (`+00:00`), so a logged event equals its delivered body; a string
+        to pydantic, so the field states its `date-time` format itself."""
         return created_at.isoformat()
 
 

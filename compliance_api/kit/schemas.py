@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from enum import StrEnum
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError
 from starlette.responses import Response
 
 from compliance_api.kit import instants
@@ -60,6 +62,22 @@ class RequestSchema(BaseModel):
 
 class ResponseSchema(BaseModel):
     model_config = ConfigDict(from_attributes=True)
+
+
+VALIDATED_PER_ITEM = "x-validated-per-item"
+"""The contract's mark of an array that takes any item and answers an invalid one in the response (a batch's
+`items`): its item schema says what to send, not what refuses the request."""
+
+
+class NamedEnum(StrEnum):
+    """A string enum whose values are not names (`*`, `2xx`): the contract lists its members' names as
+    `x-enum-varnames`, which client generators take for the constants instead of numbering them (`VALUE_0`)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        handler.resolve_ref_schema(schema)["x-enum-varnames"] = [member.name.upper() for member in cls]
+        return schema
 
 
 def _iso_date(value: object) -> object:

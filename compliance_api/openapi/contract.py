@@ -14,9 +14,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, iter_route_contexts
+from pydantic import BaseModel
 
 from compliance_api import CONTRACT_VERSION
 from compliance_api.auth.tokens import TOKEN_PATTERN
+from compliance_api.classify.schemas import BatchRequest
 from compliance_api.config import Settings
 from compliance_api.errors import ERROR_CATALOGUE
 from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url, sandbox_base_url
@@ -24,6 +26,9 @@ from compliance_api.kit.deprecation import OPENAPI_KEY as DEPRECATION_KEY
 from compliance_api.openapi.examples import add_operation_examples
 from compliance_api.openapi.problems import add_problem_examples
 from compliance_api.wtta.fixtures import SANDBOX_TABLE
+
+RETAINED_SCHEMAS: tuple[type[BaseModel], ...] = (BatchRequest,)
+"""Components no operation takes any more, kept because code generated from the dated contract names them."""
 
 TITLE = "Compliance API"
 API_PREFIXES = ("/v1/", "/api/v1/")
@@ -210,8 +215,10 @@ def _decorate_operation(operation: dict[str, Any], components: dict[str, Any]) -
         existing = responses.get(status)
         if existing is None:
             responses[status] = response
-        else:
-            existing.setdefault("content", {}).update(response["content"])
+        else:  # a route's own answer keeps its description and examples
+            content = existing.setdefault("content", {})
+            for media, body in response["content"].items():
+                content.setdefault(media, {}).update(body)
     for status, response in responses.items():
         headers = response.setdefault("headers", {})
         headers.setdefault("X-Request-Id", {"$ref": "#/components/headers/X-Request-Id"})
@@ -257,6 +264,8 @@ def build_contract(app: FastAPI) -> dict[str, Any]:
     schemas.pop("ValidationError", None)
     schemas["Problem"] = PROBLEM_SCHEMA
     schemas["FieldError"] = FIELD_ERROR_SCHEMA
+    for model in RETAINED_SCHEMAS:
+        schemas.setdefault(model.__name__, model.model_json_schema(ref_template="#/components/schemas/{model}"))
     _hoist_variants(schemas)
     components["headers"] = deepcopy(COMPONENT_HEADERS)
     components["securitySchemes"] = {

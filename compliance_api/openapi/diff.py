@@ -5,12 +5,17 @@ field removed from a closed object or made required, an enum value removed, a ty
 response it reads today could lose something (a response field removed or made optional, an enum value removed, a
 type it does not expect). `$ref`s are resolved; `anyOf`/`oneOf` branches are matched by their types. (No library on
 PyPI does this for 3.1 with the maturity of oasdiff, which is Go; this is the subset our contract needs.)
+
+An array marked `x-validated-per-item` (a batch's `items`) takes any item and answers an invalid one in the response:
+its item schema describes what to send, so narrowing it refuses no request; dropping the mark does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from compliance_api.kit.schemas import VALIDATED_PER_ITEM
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
@@ -159,6 +164,8 @@ class _Differ:
             self._compare_constraints(where, old, new)
         self._compare_properties(where, old, new, direction)
         for keyword, suffix in (("items", "[]"), ("additionalProperties", "{}")):
+            if keyword == "items" and direction == "request" and new.get(VALIDATED_PER_ITEM) is True:
+                continue
             if isinstance(old.get(keyword), dict) and isinstance(new.get(keyword), dict):
                 self.schema(where + suffix, old[keyword], new[keyword], direction)
 
@@ -238,6 +245,8 @@ class _Differ:
                 self.report(where, "type_narrowed", f"{keyword} {old.get(keyword, 'none')!r} → {new[keyword]!r}")
         if new.get("additionalProperties") is False and old.get("additionalProperties") is not False:
             self.report(where, "type_narrowed", "no longer accepts additional properties")
+        if old.get(VALIDATED_PER_ITEM) is True and new.get(VALIDATED_PER_ITEM) is not True:
+            self.report(where, "type_narrowed", "an invalid item now fails the whole request")
 
     def _compare_properties(self, where: str, old: Schema, new: Schema, direction: Direction) -> None:
         old_props: dict[str, Schema] = old.get("properties", {})

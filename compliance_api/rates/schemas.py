@@ -19,7 +19,9 @@ class RateBenchmarkOut(ResponseSchema):
     currency: Literal["EUR"] = "EUR"
     vat: Literal["excluded"] = Field(default="excluded", description="Rates are excluding VAT.")
     window_months: int = Field(description="Only observations of this many months up to `as_of` count.", examples=[24])
-    synthetic: bool = Field(description="True when generated (sandbox/demo) observations were used, not real ones.")
+    synthetic: bool = Field(
+        description="`true` when generated (sandbox or demo) observations were used, not real ones."
+    )
     source: str = Field(description="How the figures were computed and from what.")
 
 

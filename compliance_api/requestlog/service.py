@@ -6,7 +6,6 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -18,6 +17,7 @@ from sqlalchemy.sql.functions import FunctionElement
 from compliance_api.auth.models import ApiToken
 from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
+from compliance_api.kit.schemas import NamedEnum
 from compliance_api.requestlog.models import ApiRequest
 
 RETENTION = dt.timedelta(days=30)
@@ -25,7 +25,9 @@ RETENTION = dt.timedelta(days=30)
 USAGE_DAYS = 30
 
 
-class StatusClass(StrEnum):
+class StatusClass(NamedEnum):
+    """A class of HTTP statuses: `2xx` (success), `3xx` (redirects), `4xx` (client errors), `5xx` (server errors)."""
+
     success = "2xx"
     redirect = "3xx"
     client_error = "4xx"

@@ -42,7 +42,7 @@ class PassportShareViewed(ResponseSchema):
 class Dac7SnapshotUpdated(ResponseSchema):
     freelancer_id: uuid.UUID
     year: int
-    total_consideration: str = Field(description="Decimal amount as a string.")
+    total_consideration: str = Field(description="The amount, a decimal number written as a string.")
     currency: str
     number_of_activities: int
 

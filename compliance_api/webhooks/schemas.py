@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, Field
@@ -13,15 +12,16 @@ from pydantic_core import PydanticCustomError
 
 from compliance_api.kit.pagination import Page
 from compliance_api.kit.patterns import described
-from compliance_api.kit.schemas import IsoDateTime, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import IsoDateTime, NamedEnum, RequestSchema, ResponseSchema
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus
 
 if TYPE_CHECKING:
     EventFilter = str
 else:
-    # `*` (every event) or one of the catalogue's types; `webhook.test` is always sent on request.
-    EventType = StrEnum("EventType", [("all", "*")] + [(n.replace(".", "_"), n) for n in EVENT_TYPES])
+    # `*` (every event) or one of the catalogue's types; `webhook.test` is always sent on request. Generated clients
+    # name the members as here (`ALL`, `PASSPORT_UPDATED`…).
+    EventType = NamedEnum("EventType", [("all", "*")] + [(n.replace(".", "_"), n) for n in EVENT_TYPES])
     # Strict bodies take no strings for enums; an event type is sent as its string value.
     EventFilter = Annotated[EventType, Field(strict=False)]
 

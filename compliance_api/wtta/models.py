@@ -14,7 +14,7 @@ from compliance_api.kit.environment import Environment, EnvironmentOwned
 
 
 class AdmissionStatus(StrEnum):
-    """The eight admission statuses; their legal meaning is in docs/integrate/wtta.md."""
+    """The eight admission statuses; the guide's WTTA page (`/guide/integrate/wtta/`) gives their legal meaning."""
 
     unknown = "unknown"
     applied = "applied"

@@ -21,13 +21,13 @@ class WttaAdmissionOut(ResponseSchema):
     admission_number: str | None = Field(description="The authority's admission number, when it has one.")
     admitted_at: datetime | None
     expires_at: datetime | None
-    source: str = Field(description="Which register file or feed the row came from.")
+    source: str = Field(description="The register file or feed this admission was last imported from.")
     source_url: str | None = Field(description="Where that source is published.")
     last_verified_at: datetime = Field(description="When the last import containing this number ran.")
     missing_from_source_at: datetime | None = Field(
         default=None,
         description="Set when a complete register snapshot imported later no longer contained this number; the "
-        "row keeps its last known data. Null while the source still lists it.",
+        "admission keeps its last known data. Null while the source still lists it.",
     )
 
 

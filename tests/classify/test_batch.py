@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 import pytest
-from httpx import AsyncClient
+from fastapi import FastAPI
+from httpx import ASGITransport, AsyncClient
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from compliance_api.classify.models import Classification
+from compliance_api.config import Settings
 from compliance_api.events.models import OutboxEvent
 from tests.classify.conftest import Account
+from tests.conftest import running_app
 
 ZW_BATCH = "/v1/classify/zelfstandigenwet/batch"
 CB_BATCH = "/v1/classify/cross-border/batch"
@@ -196,3 +201,63 @@ async def test_an_idempotent_batch_with_a_70_digit_integer_or_nan_is_fingerprint
     nan = b'{"items": [{"engagement": {"months_duration": 1' + b"0" * 70 + b', "hourly_rate_eur": NaN}}]}'
     other = await client.post(ZW_BATCH, content=nan, headers=headers)
     assert other.json()["code"] == "idempotency_mismatch"
+
+
+def _over_the_body_limit() -> bytes:
+    """A batch of 200 items, each with the most metadata an item may carry: over 2 MiB, and valid item by item."""
+    metadata = {f"key{index:02d}": "v" * 500 for index in range(20)}
+    return orjson.dumps({"items": [{"engagement": ENGAGEMENT, "metadata": metadata}] * 200})
+
+
+def _contract_example_detail(app: FastAPI, path: str) -> str:
+    examples = app.openapi()["paths"][path]["post"]["responses"]["413"]["content"]["application/problem+json"]
+    detail: str = examples["examples"]["payload_too_large"]["value"]["detail"]
+    return detail
+
+
+@pytest.mark.parametrize("path", [ZW_BATCH, CB_BATCH])
+async def test_a_batch_over_the_body_limit_is_413_saying_to_split_it(
+    app: FastAPI, client: AsyncClient, account: Account, sessionmaker: async_sessionmaker[AsyncSession], path: str
+) -> None:
+    body = _over_the_body_limit()
+    headers = {**account.live, "content-type": "application/json"}
+
+    async def streamed() -> AsyncIterator[bytes]:  # no Content-Length: the limit is counted as the body arrives
+        for start in range(0, len(body), 65536):
+            yield body[start : start + 65536]
+
+    for content in (body, streamed()):
+        response = await client.post(path, content=content, headers=headers)
+        assert response.status_code == 413
+        problem = response.json()
+        assert problem["code"] == "payload_too_large"
+        assert problem["detail"] == (
+            "The request body exceeds the size limit (1 MiB); split the batch into several requests, each body "
+            "within the limit."
+        )
+        assert problem["detail"] == _contract_example_detail(app, path)
+    assert await _stored(sessionmaker) == (0, 0)
+
+
+async def test_a_single_classification_over_the_body_limit_says_only_the_limit(
+    client: AsyncClient, account: Account
+) -> None:
+    body = orjson.dumps({"engagement": ENGAGEMENT, "reference": "x" * (1024 * 1024)})
+    response = await client.post(
+        "/v1/classify/zelfstandigenwet", content=body, headers={**account.live, "content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.json()["detail"] == "The request body exceeds the size limit (1 MiB)."
+
+
+async def test_the_413_names_the_limit_in_force(settings: Settings, engine: AsyncEngine, account: Account) -> None:
+    smaller = settings.model_copy(update={"max_body_bytes": 50_000})
+    async with running_app(smaller) as application:
+        async with AsyncClient(transport=ASGITransport(app=application), base_url="http://api.test") as http:
+            response = await http.post(
+                ZW_BATCH, content=_over_the_body_limit(), headers={**account.live, "content-type": "application/json"}
+            )
+    assert response.status_code == 413
+    assert response.json()["detail"].startswith(
+        "The request body exceeds the size limit (50000 bytes); split the batch"
+    )

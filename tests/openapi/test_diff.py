@@ -243,3 +243,30 @@ def test_union_alternatives_are_paired_by_title() -> None:
     changes = [(change.kind, change.where) for change in breaking_changes(old, new)]
     assert changes == [("response_field_removed", f"{RESPONSE}.owner.slug")]
     assert breaking_changes(old, deepcopy(old)) == []
+
+
+def _batch_of_tags(c: Contract, *, per_item: bool, items: dict[str, Any]) -> None:
+    """`tags` as a batch's items: any item taken and answered on its own when marked `x-validated-per-item`."""
+    tags: dict[str, Any] = {"type": "array", "items": items}
+    if per_item:
+        tags["x-validated-per-item"] = True
+    _schemas(c)["ThingIn"]["properties"]["tags"] = tags
+
+
+def test_typing_the_items_of_an_array_validated_per_item_does_not_break() -> None:
+    old, new = _base(), _base()
+    _batch_of_tags(old, per_item=False, items={})
+    _batch_of_tags(new, per_item=True, items={"$ref": "#/components/schemas/Owner"})
+    assert breaking_changes(old, new) == []
+    unmarked = _base()
+    _batch_of_tags(unmarked, per_item=False, items={"$ref": "#/components/schemas/Owner"})
+    assert {change.kind for change in breaking_changes(old, unmarked)} == {"type_narrowed", "request_field_required"}
+
+
+def test_validating_the_items_with_the_request_again_breaks() -> None:
+    old, new = _base(), _base()
+    _batch_of_tags(old, per_item=True, items={"$ref": "#/components/schemas/Owner"})
+    _batch_of_tags(new, per_item=False, items={"$ref": "#/components/schemas/Owner"})
+    assert [(change.kind, change.where) for change in breaking_changes(old, new)] == [
+        ("type_narrowed", f"{REQUEST}.tags")
+    ]

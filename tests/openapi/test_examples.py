@@ -5,13 +5,13 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-import jsonschema_rs
 import pytest
 from fastapi import FastAPI
 from httpx import AsyncClient
 
 from compliance_api import CONTRACT_VERSION
 from compliance_api.openapi.contract import DEFAULT_SERVERS, frozen_contract
+from tests.openapi.schemas import validator
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -72,10 +72,6 @@ def _examples_with_schemas(contract: dict[str, Any]) -> list[tuple[str, dict[str
     return found
 
 
-def _validator(contract: dict[str, Any], schema: dict[str, Any]) -> jsonschema_rs.Validator:
-    return jsonschema_rs.Draft202012Validator({**schema, "components": contract["components"]})
-
-
 def test_every_operation_has_request_response_and_problem_examples(app: FastAPI) -> None:
     assert missing_examples(app.openapi()) == []
 
@@ -102,7 +98,7 @@ def test_every_example_is_valid_against_its_schema(app: FastAPI) -> None:
 
 
 def _errors(contract: dict[str, Any], schema: dict[str, Any], value: Any) -> list[str]:
-    return [error.message for error in _validator(contract, schema).iter_errors(value)]
+    return [error.message for error in validator(contract, schema).iter_errors(value)]
 
 
 def test_the_validation_catches_a_wrong_example(app: FastAPI) -> None:
