@@ -281,4 +281,5 @@ def test_cross_border_each_next_answer_leads_where_answering_it_does(
     for question in assessment.next_questions:
         assert question.input not in criteria
         for answer in question.answers:
+            assert isinstance(answer.value, bool), "a criterion is answered yes or no"
             assert assess_criteria(ruleset, {**criteria, question.input: answer.value}, day).verdict is answer.verdict
