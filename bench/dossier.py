@@ -56,14 +56,22 @@ from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
 from compliance_api.ratelimit.tiers import tier_for
 
+# Every answer favourable but the rate: safe under the 2025 threshold (EUR 36), not under the 2026 one (EUR 38).
 ENGAGEMENT = {
     "hourly_rate_eur": 37,
-    "months_duration": 6,
-    "days_per_week": 3,
+    "months_duration": 3,
+    "days_per_week": 2,
     "own_tools": True,
     "own_liability": True,
     "sets_own_hours": True,
     "can_delegate": True,
+    "works_under_instructions": False,
+    "client_supervises_work": False,
+    "embedded_in_organisation": False,
+    "structural_work": False,
+    "same_work_as_employees": False,
+    "terms_set_by_client": False,
+    "acts_as_entrepreneur": True,
 }
 DUTCH = {"engagement": ENGAGEMENT, "as_of": "2025-03-01", "reference": "bench-37", "monitor": True}
 CROSS_BORDER = {"country": "FR", "criteria": {"client_gives_orders": True, "client_can_sanction": False}}
