@@ -9,8 +9,9 @@ request, and the CPU time of the process per request. Target: median <= 300 ms.
 through the classify service in one day (three Dutch for every FR cross-border one), then
 `compliance-api classifications export` of that day as a child process. Prints the wall time, the dossiers per
 second, the export process's resident memory sampled every half second (at 10%, 50% and 100% of the run, and its
-peak), the peak of the largest PDF worker, and the CPU time per dossier (the export's and its workers'), from which
-the time on otherwise idle CPUs follows. Target: 10,000 in <= 10 minutes, memory flat.
+peak) with the load average at those moments, the peak of the largest PDF worker, and the CPU time per dossier (the
+export's and its workers'), from which the time on otherwise idle CPUs follows. Target: 10,000 in <= 10 minutes,
+memory flat.
 
     .venv/bin/python bench/dossier.py pdf [--rounds 40]
     .venv/bin/python bench/dossier.py export --database-url postgresql://postgres@127.0.0.1:5432/NAME --count 1000
@@ -110,7 +111,7 @@ async def pdf(rounds: int) -> dict[str, Any]:
                     assert len(report.changes) == 1, "each re-score changes the verdict"
                 url = f"/v1/classifications/{made['id']}/dossier"
                 pdf_headers = {**headers, "Accept": "application/pdf"}
-                first = await client.get(url, headers=pdf_headers)  # warm-up: fonts, stylesheet, templates
+                first = await client.get(url, headers=pdf_headers)  # warm-up: fonts, template, first compiler
                 assert first.status_code == 200, first.text
                 walls, cpus = [], []
                 for _ in range(rounds):
@@ -204,11 +205,11 @@ def export(url: str, count: int) -> dict[str, Any]:
         command += ["2026-03-10", "--out", str(out), "--json"]
         started = time.perf_counter()
         child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        samples: list[tuple[float, int]] = []
+        samples: list[tuple[float, int, float]] = []
         while child.poll() is None:
             rss = _rss_kib(child.pid)
             if rss is not None:
-                samples.append((time.perf_counter() - started, rss))
+                samples.append((time.perf_counter() - started, rss, os.getloadavg()[0]))
             time.sleep(0.5)  # a sampling interval, not a wait for a result
         seconds = time.perf_counter() - started
         stdout, stderr = child.communicate()
@@ -217,15 +218,16 @@ def export(url: str, count: int) -> dict[str, Any]:
         peaks = json.loads(stderr.strip().splitlines()[-1])
         size = out.stat().st_size
 
-    def at(share: float) -> int:
-        return next((rss for moment, rss in samples if moment >= share * seconds), samples[-1][1])
+    def at(share: float) -> tuple[int, float]:
+        return next(((rss, load) for moment, rss, load in samples if moment >= share * seconds), samples[-1][1:])
 
     assert written == count, written
     return {
         "count": count,
         "seconds": seconds,
         "per_second": count / seconds,
-        "rss_mib_10_50_100": [round(at(share) / 1024) for share in (0.1, 0.5, 0.99)],
+        "rss_mib_10_50_100": [round(at(share)[0] / 1024) for share in (0.1, 0.5, 0.99)],
+        "load_10_50_100": [round(at(share)[1], 1) for share in (0.1, 0.5, 0.99)],
         "peak_mib": round(peaks["peak_kib"] / 1024),
         "worker_peak_mib": round(peaks["worker_peak_kib"] / 1024),
         "zip_mib": round(size / 2**20, 1),
