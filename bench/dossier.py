@@ -5,6 +5,9 @@
 `Accept: application/pdf`, `--rounds` times one after the other. Prints the median and p90 wall time of the whole
 request, and the CPU time of the process per request. Target: median <= 300 ms.
 
+`standards`: the same dossier compiled with each PDF standard the template could meet (plain, PDF/A-3, PDF/UA-1,
+tagged or not): the CPU time of the compilation alone and the size of the PDF.
+
 `export`: a fresh schema in the PostgreSQL database given (every table is dropped first), N classifications made
 through the classify service in one day (three Dutch for every FR cross-border one), then
 `compliance-api classifications export` of that day as a child process. Prints the wall time, the dossiers per
@@ -14,6 +17,7 @@ export's and its workers'), from which the time on otherwise idle CPUs follows. 
 memory flat.
 
     .venv/bin/python bench/dossier.py pdf [--rounds 40]
+    .venv/bin/python bench/dossier.py standards [--rounds 25]
     .venv/bin/python bench/dossier.py export --database-url postgresql://postgres@127.0.0.1:5432/NAME --count 1000
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import io
 import json
@@ -32,10 +37,13 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
+import orjson
+import typst
 from httpx import ASGITransport, AsyncClient
 from pypdf import PdfReader
 
@@ -50,6 +58,8 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.dossier.render import TEMPLATE, Typesetter, page_data
+from compliance_api.dossier.schemas import Dossier
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -80,7 +90,10 @@ RESCORE_DATES = (dt.date(2026, 3, 1), dt.date(2025, 6, 1), dt.date(2026, 9, 1))
 DAY = dt.datetime(2026, 3, 10, tzinfo=dt.UTC)
 
 
-async def pdf(rounds: int) -> dict[str, Any]:
+@contextlib.asynccontextmanager
+async def _rescored_verdict() -> AsyncIterator[tuple[AsyncClient, dict[str, str], str]]:
+    """An in-process app on SQLite with the Dutch verdict re-scored three times: a client, its headers, the dossier's
+    URL."""
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(
             database_url=f"sqlite:///{folder}/bench.db",
@@ -109,17 +122,21 @@ async def pdf(rounds: int) -> dict[str, Any]:
                             session, packaged_rulesets(), Environment.live, as_of=as_of, now=now, since=DAY
                         )
                     assert len(report.changes) == 1, "each re-score changes the verdict"
-                url = f"/v1/classifications/{made['id']}/dossier"
-                pdf_headers = {**headers, "Accept": "application/pdf"}
-                first = await client.get(url, headers=pdf_headers)  # warm-up: fonts, template, first compiler
-                assert first.status_code == 200, first.text
-                walls, cpus = [], []
-                for _ in range(rounds):
-                    cpu, started = time.process_time(), time.perf_counter()
-                    answer = await client.get(url, headers=pdf_headers)
-                    walls.append((time.perf_counter() - started) * 1000)
-                    cpus.append((time.process_time() - cpu) * 1000)
-                    assert answer.status_code == 200
+                yield client, headers, f"/v1/classifications/{made['id']}/dossier"
+
+
+async def pdf(rounds: int) -> dict[str, Any]:
+    async with _rescored_verdict() as (client, headers, url):
+        pdf_headers = {**headers, "Accept": "application/pdf"}
+        first = await client.get(url, headers=pdf_headers)  # warm-up: fonts, template, first compiler
+        assert first.status_code == 200, first.text
+        walls, cpus = [], []
+        for _ in range(rounds):
+            cpu, started = time.process_time(), time.perf_counter()
+            answer = await client.get(url, headers=pdf_headers)
+            walls.append((time.perf_counter() - started) * 1000)
+            cpus.append((time.process_time() - cpu) * 1000)
+            assert answer.status_code == 200
     return {
         "rounds": rounds,
         "pages": len(PdfReader(io.BytesIO(first.content)).pages),
@@ -128,6 +145,41 @@ async def pdf(rounds: int) -> dict[str, Any]:
         "p90_ms": statistics.quantiles(walls, n=10)[-1],
         "cpu_median_ms": statistics.median(cpus),
     }
+
+
+# What the PDF could also be: (PDF standards, tagged). The service writes PDF/A-3u untagged (dossier/render.py).
+STANDARDS: dict[str, tuple[list[typst.PDFStandard], bool]] = {
+    "plain": ([], False),
+    "plain, tagged": ([], True),
+    "PDF/A-3b": (["a-3b"], False),
+    "PDF/A-3u (the service's)": (["a-3u"], False),
+    "PDF/A-3a (tagged)": (["a-3a"], True),
+    "PDF/UA-1 (tagged)": (["ua-1"], True),
+    "PDF/A-3u + PDF/UA-1 (tagged)": (["a-3u", "ua-1"], True),
+}
+
+
+async def standards(rounds: int) -> dict[str, Any]:
+    """The same dossier compiled `rounds` times per PDF standard, each time issued a second later (a new signature,
+    as every request signs a fresh copy): median CPU of the compilation alone, and the size."""
+    async with _rescored_verdict() as (client, headers, url):
+        signed = (await client.get(url, headers=headers)).json()
+    dossier, jws = Dossier.model_validate(signed["dossier"]), signed["jws"]
+    setter = Typesetter()
+    compiler = typst.Compiler(str(TEMPLATE), font_paths=setter.fonts, ignore_system_fonts=True)
+    found: dict[str, Any] = {}
+    for name, (wanted, tagged) in STANDARDS.items():
+        cpus, size = [], 0
+        for index in range(rounds):
+            issued = dossier.model_copy(update={"issued_at": dossier.issued_at + dt.timedelta(seconds=index + 1)})
+            data = orjson.dumps(page_data(issued, jws[:-8] + f"{index:08d}", setter.family)).decode()
+            cpu = time.process_time()
+            made = compiler.compile(sys_inputs={"data": data}, pdf_standards=wanted, pdf_tags=tagged)
+            cpus.append((time.process_time() - cpu) * 1000)
+            assert isinstance(made, bytes)
+            size = len(made)
+        found[name] = {"cpu_median_ms": round(statistics.median(cpus[1:]), 1), "bytes": size}
+    return found
 
 
 async def _seed(url: str, count: int) -> None:
@@ -244,6 +296,8 @@ if __name__ == "__main__":
     commands = parser.add_subparsers(dest="command", required=True)
     pdf_command = commands.add_parser("pdf")
     pdf_command.add_argument("--rounds", type=int, default=40)
+    standards_command = commands.add_parser("standards")
+    standards_command.add_argument("--rounds", type=int, default=25)
     export_command = commands.add_parser("export")
     export_command.add_argument("--database-url", required=True)
     export_command.add_argument("--count", type=int, default=1000)
@@ -251,6 +305,8 @@ if __name__ == "__main__":
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if arguments.command == "pdf":
         print(json.dumps(asyncio.run(pdf(arguments.rounds))))
+    elif arguments.command == "standards":
+        print(json.dumps(asyncio.run(standards(arguments.rounds)), indent=1))
     else:
         print(json.dumps(export(arguments.database_url, arguments.count)))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
