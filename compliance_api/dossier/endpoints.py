@@ -14,6 +14,7 @@ from compliance_api.auth.caller import Actor, CurrentCaller
 from compliance_api.classify.service import Retention
 from compliance_api.dossier import examples
 from compliance_api.dossier.document import build_dossier, jwks_url, sign
+from compliance_api.dossier.render import dossier_pdf
 from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
@@ -27,8 +28,9 @@ PDF, JSON = "application/pdf", "application/json"
 FORMATS = {"pdf": PDF, "json": JSON}
 OFFERED = [PDF, JSON]  # on a tie (`*/*`, no Accept) the last one wins: JSON, like every other answer
 RENDERING = anyio.CapacityLimiter(1)
-"""One PDF at a time per process, off the event loop: WeasyPrint's font configuration is shared and not meant for
-concurrent use, and a render is CPU work that would hold every other request of the process."""
+"""One PDF at a time per process, in a worker thread: a render is CPU work (tens of milliseconds), and a burst of
+PDF requests must not take every CPU from the process's other requests. Typst compiles without holding the GIL, so
+the event loop keeps answering meanwhile; each thread has its own compiler (see `render.Typesetter`)."""
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
@@ -69,17 +71,9 @@ def _media_type(request: Request, format: str | None) -> str:
     return chosen
 
 
-def _render(dossier: Dossier, jws: str) -> bytes:
-    # Imported on the first PDF, in the rendering thread, not at start: WeasyPrint and its font and image libraries
-    # take seconds to import, which every server start and every command would pay.
-    from compliance_api.dossier.render import dossier_pdf
-
-    return dossier_pdf(dossier, jws)
-
-
 async def render_pdf(dossier: Dossier, jws: str) -> bytes:
     """The dossier's PDF, rendered in a worker thread, one at a time (see `RENDERING`)."""
-    return await anyio.to_thread.run_sync(_render, dossier, jws, limiter=RENDERING)
+    return await anyio.to_thread.run_sync(dossier_pdf, dossier, jws, limiter=RENDERING)
 
 
 @router.get(

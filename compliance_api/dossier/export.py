@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.dossier.document import build_dossier, sign
+from compliance_api.dossier.render import dossier_pdf
 from compliance_api.dossier.schemas import Dossier
 from compliance_api.dossier.service import DossierFacts, Period, stream_period
 
@@ -68,9 +69,6 @@ def _cell(text: str | None) -> str:
 
 def render_signed(dossier_json: bytes, jws: str) -> bytes:
     """The PDF of a dossier given as JSON: what a pool process runs (its arguments cross the process boundary)."""
-    # Imported in the pool's processes only: WeasyPrint takes seconds to import, which every command would pay.
-    from compliance_api.dossier.render import dossier_pdf
-
     return dossier_pdf(Dossier.model_validate_json(dossier_json), jws)
 
 

@@ -1,25 +1,49 @@
-"""The dossier as a PDF: a Jinja2 template rendered by WeasyPrint, with the JWS attached as `dossier.jws`.
+"""The dossier as a PDF: the Typst template `templates/dossier.typ`, compiled with the dossier as JSON data.
 
-The stylesheet and the font configuration are built once per process; the template loads nothing from outside
-(a URL fetcher that refuses every fetch), so a dossier's text can never make the renderer reach the network.
+Python writes every text of the page (in the dossier's language, answers and amounts as that language writes them)
+into one JSON document; the template places each as text, never as markup, and attaches the JWS as `dossier.jws`.
+So nothing a client sent (reference, metadata, answers) can do more than appear as written. The template reads no
+file but itself and no package.
+
+Fonts are found once per process: DejaVu Sans where the system has it (Debian's `fonts-dejavu-core`), else the fonts
+Typst carries inside the package (Libertinus Serif, and DejaVu Sans Mono for code in either case). A Typst compiler
+takes itself for the length of a compilation and cannot be shared by threads compiling at once ("Already borrowed"),
+so each thread makes its own, over the fonts scanned once.
+
+The PDF is PDF/A-3u (archival; PDF/A-3 allows the attached JWS). PDF/A forbids showing a character no font has, so a
+dossier whose client text holds one (an emoji, Chinese, a control character) is written as a plain PDF 1.7 instead,
+its text still extractable as sent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-from typing import Any, NoReturn
+from pathlib import Path
+from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from weasyprint import CSS, HTML, Attachment
-from weasyprint.text.fonts import FontConfiguration
+import orjson
+import structlog
+import typst
 
 from compliance_api.classify.language import CODES, Language, decimal
-from compliance_api.dossier.schemas import Dossier
+from compliance_api.classify.verdict import Verdict
+from compliance_api.dossier.schemas import Dossier, DossierRescore, DossierThreshold
 from compliance_api.dossier.texts import dossier_texts
 
 JWS_ATTACHMENT = "dossier.jws"
+TEMPLATE = Path(__file__).parent / "templates" / "dossier.typ"
+FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"))  # Debian; Fedora, Alpine
+SYSTEM_FAMILY = "DejaVu Sans"
+BUNDLED_FAMILY = "Libertinus Serif"
+ARCHIVAL: typst.PDFStandard = "a-3u"
+VERDICT_COLOURS = {Verdict.safe: "#0a6a2a", Verdict.risky: "#8a5a00", Verdict.unsafe: "#a00000"}
+
+log = structlog.get_logger(__name__)
 
 
 def verify_command(jwks: str) -> str:
@@ -31,42 +55,66 @@ def verify_command(jwks: str) -> str:
     )
 
 
-def _refuse(url: str, *args: Any, **kwargs: Any) -> NoReturn:
-    raise ValueError(f"the dossier template loads nothing from outside ({url})")
+@dataclass(frozen=True, slots=True)
+class Typeset:
+    """A compiled dossier, the PDF standard it meets (None: plain PDF), and what Typst warned about (nothing, for a
+    sound template)."""
+
+    pdf: bytes
+    standard: typst.PDFStandard | None
+    warnings: list[str]
+
+
+class Typesetter:
+    """Compiles the dossier template with the fonts found in `font_dirs` (and those Typst bundles); one compiler
+    per thread that uses it."""
+
+    def __init__(self, font_dirs: Sequence[Path] = FONT_DIRS) -> None:
+        found = [str(folder) for folder in font_dirs if folder.is_dir()]
+        self.fonts = typst.Fonts(include_system_fonts=False, include_embedded_fonts=True, font_paths=found)
+        self.family = SYSTEM_FAMILY if SYSTEM_FAMILY in self.fonts.families() else BUNDLED_FAMILY
+        self._local = threading.local()
+
+    def _compiler(self) -> typst.Compiler:
+        compiler: typst.Compiler | None = getattr(self._local, "compiler", None)
+        if compiler is None:
+            compiler = typst.Compiler(str(TEMPLATE), font_paths=self.fonts, ignore_system_fonts=True)
+            self._local.compiler = compiler
+        return compiler
+
+    def typeset(self, dossier: Dossier, jws: str) -> Typeset:
+        """The dossier's PDF, dated when the dossier was issued (the same dossier gives the same bytes)."""
+        data = orjson.dumps(page_data(dossier, jws, self.family)).decode()
+        issued_at = dossier.issued_at.astimezone(dt.UTC).replace(microsecond=0)
+        try:
+            return self._compile(data, issued_at, ARCHIVAL)
+        except typst.TypstError as error:
+            if not error.message.startswith("PDF/A"):  # only a character PDF/A cannot show makes it a plain PDF
+                raise
+            return self._compile(data, issued_at, None)
+
+    def _compile(self, data: str, issued_at: dt.datetime, standard: typst.PDFStandard | None) -> Typeset:
+        pdf, warnings = self._compiler().compile_with_warnings(
+            sys_inputs={"data": data},
+            pdf_standards=standard,
+            pdf_tags=False,  # tags would add half again to every PDF (bench/RESULTS.md)
+            timestamp=issued_at,
+        )
+        assert isinstance(pdf, bytes)
+        return Typeset(pdf, standard, [warning.message for warning in warnings])
 
 
 @cache
-def _templates() -> Environment:
-    environment = Environment(
-        loader=PackageLoader("compliance_api.dossier", "templates"),
-        autoescape=select_autoescape(["html"]),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return environment
+def typesetter() -> Typesetter:
+    return Typesetter()
 
 
-def _stylesheet(name: str, fonts: FontConfiguration) -> CSS:
-    source = _templates().loader.get_source(_templates(), name)[0]  # type: ignore[union-attr]
-    return CSS(string=source, font_config=fonts, url_fetcher=_refuse)
-
-
-@cache
-def _style() -> tuple[CSS, CSS, FontConfiguration]:
-    """The dossier's own user-agent stylesheet, its stylesheet and the font configuration, built once."""
-    fonts = FontConfiguration()
-    return _stylesheet("dossier-ua.css", fonts), _stylesheet("dossier.css", fonts), fonts
-
-
-class _DossierHTML(HTML):  # type: ignore[misc]  # WeasyPrint has no type hints
-    """A document with the dossier's user-agent stylesheet instead of WeasyPrint's HTML5 one (see dossier-ua.css).
-
-    WeasyPrint offers no option for this; `_ua_stylesheets` is the method its own `HTML` reads them from, and the
-    version is pinned (`weasyprint>=70,<71`): every test that renders a PDF would show a change of that method."""
-
-    def _ua_stylesheets(self, forms: bool = False) -> list[CSS]:
-        return [_style()[0]]
+def dossier_pdf(dossier: Dossier, jws: str) -> bytes:
+    """The dossier as a PDF, the JWS attached as `dossier.jws`."""
+    done = typesetter().typeset(dossier, jws)
+    for warning in done.warnings:
+        log.warning("dossier_typst_warning", warning=warning, classification_id=str(dossier.classification_id))
+    return done.pdf
 
 
 def _answer(value: object, texts: dict[str, str], language: Language) -> str:
@@ -81,6 +129,10 @@ def _answer(value: object, texts: dict[str, str], language: Language) -> str:
     return str(int(value)) if isinstance(value, float) else str(value)
 
 
+def _change(value: object, texts: dict[str, str], language: Language) -> str:
+    return value if isinstance(value, str) else _answer(value, texts, language)
+
+
 def _amount(value: float, language: Language) -> str:
     return decimal(Decimal(str(value)), language)
 
@@ -89,37 +141,132 @@ def _moment(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def dossier_html(dossier: Dossier, jws: str) -> str:
-    """The dossier as the HTML the PDF is made from (in the dossier's language)."""
+def _verdict(value: Verdict, texts: dict[str, str]) -> dict[str, str]:
+    return {"code": value.value, "label": texts[f"verdict_{value.value}"], "colour": VERDICT_COLOURS[value]}
+
+
+def _threshold(threshold: DossierThreshold | None, texts: dict[str, str], language: Language) -> dict[str, Any] | None:
+    if threshold is None:
+        return None
+    amount, since = _amount(threshold.amount_eur, language), f"{texts['valid_from']} {threshold.valid_from}"
+    if threshold.name == "tariefgrens":
+        head = f"tariefgrens EUR {amount}, {since}"
+    else:
+        wage = f"{texts['times_min_wage']} EUR {_amount(threshold.min_wage_hourly or 0, language)}"
+        head = f"{texts['rate_benchmark']}: EUR {amount} ({threshold.multiplier} {wage}), {since}"
+    return {"head": head, "legal_status": threshold.legal_status, "basis": threshold.basis, "url": threshold.source_url}
+
+
+def _rescore(rescore: DossierRescore, texts: dict[str, str], language: Language) -> dict[str, Any]:
+    return {
+        "at": _moment(rescore.created_at),
+        "before": _verdict(rescore.previous_verdict, texts),
+        "after": _verdict(rescore.verdict, texts),
+        "as_of": str(rescore.as_of),
+        "ruleset_id": rescore.ruleset.id,
+        "ruleset_version": str(rescore.ruleset.version),
+        "changes": [
+            {
+                "what": change.what,
+                "name": change.name,
+                "before": _change(change.previous, texts, language),
+                "after": _change(change.new, texts, language),
+            }
+            for change in rescore.changes
+        ],
+    }
+
+
+def _asked(dossier: Dossier, texts: dict[str, str]) -> dict[str, Any]:
+    asked = dossier.asked
+    if asked.channel == "api":
+        token = asked.token
+        channel, who = texts["channel_api"], (token.name if token and token.name else texts["deleted_token"])
+        last4 = token.last4 if token else None
+    else:
+        user = asked.dashboard_user
+        channel, who = texts["channel_dashboard"], (user.email if user and user.email else texts["deleted_user"])
+        last4 = None
+    return {
+        "at": _moment(asked.asked_at),
+        "account": asked.account.email or texts["deleted_user"],
+        "channel": channel,
+        "who": who,
+        "last4": last4,
+        "request_id": asked.request_id,
+    }
+
+
+def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
+    """Every text the template shows, in the dossier's language: the `data` it is compiled with."""
     language = CODES[dossier.language]
     texts = dossier_texts().of(language)
-    return (
-        _templates()
-        .get_template("dossier.html")
-        .render(
-            d=dossier,
-            t=texts,
-            signature=jws.rsplit(".", 1)[-1],
-            verify=verify_command(dossier.verification.jwks_url),
-            answer=lambda value: _answer(value, texts, language),
-            amount=lambda value: _amount(value, language),
-            moment=_moment,
-        )
-    )
-
-
-def dossier_pdf(dossier: Dossier, jws: str) -> bytes:
-    """The dossier as a PDF, the JWS attached as `dossier.jws`."""
-    _, style, fonts = _style()
-    document = _DossierHTML(string=dossier_html(dossier, jws), url_fetcher=_refuse)
-    attachment = Attachment(
-        string=jws, name=JWS_ATTACHMENT, description="Compact JWS of this dossier", url_fetcher=_refuse
-    )
-    pdf: bytes = document.write_pdf(
-        stylesheets=[style],
-        font_config=fonts,
-        attachments=[attachment],
-        pdf_identifier=dossier.classification_id.bytes,
-        custom_metadata=True,
-    )
-    return pdf
+    kind = dossier.test.kind.value
+    return {
+        "t": texts,
+        "lang": dossier.language,
+        "font": family,
+        "document_title": f"{texts['title']} {dossier.reference or dossier.classification_id}",
+        "document_description": f"{dossier.test.name}: {dossier.verdict.current.value}",
+        "footer": f"{texts['title']} {dossier.classification_id}",
+        "jws": jws,
+        "jws_description": "Compact JWS of this dossier",
+        "subtitle": dossier.test.name + (f": {dossier.reference}" if dossier.reference else ""),
+        "sandbox": not dossier.livemode,
+        "reference": dossier.reference or texts["none"],
+        "metadata": list(dossier.metadata.items()),
+        "test": dossier.test.name,
+        "classification_id": str(dossier.classification_id),
+        "environment": texts[f"environment_{dossier.environment}"],
+        "environment_code": dossier.environment,
+        "language": dossier.language,
+        "monitored": texts["yes"] if dossier.monitor else texts["no"],
+        "asked": _asked(dossier, texts),
+        "verdict": {
+            "current": _verdict(dossier.verdict.current, texts),
+            "original": _verdict(dossier.verdict.original, texts),
+            "score": str(dossier.verdict.score),
+            "as_of": str(dossier.verdict.as_of),
+            "advice": dossier.verdict.advice,
+            "presumption": bool(dossier.verdict.presumption_of_employment),
+        },
+        "questions": [
+            {
+                "question": q.question,
+                "name": q.name,
+                "answered": q.answered,
+                "answer": _answer(q.answer, texts, language),
+            }
+            for q in dossier.questions
+        ],
+        "unanswered_note": bool(dossier.verdict.unanswered),
+        "criteria": [
+            {
+                "name": c.name,
+                "finding": texts[f"finding_{kind}_{str(c.finding).lower()}"] if c.answered else None,
+                "weight": str(c.weight),
+                "source": c.legal_basis.text,
+                "url": c.legal_basis.source_url,
+            }
+            for c in dossier.criteria
+        ],
+        "rules_applied": [
+            {"verdict": _verdict(rule.verdict, texts), "reason": rule.reason} for rule in dossier.verdict.rules_applied
+        ],
+        "ruleset": {
+            "id": dossier.ruleset.id,
+            "version": str(dossier.ruleset.version),
+            "valid_from": str(dossier.ruleset.valid_from),
+            "law": dossier.ruleset.law,
+            "source_note": dossier.ruleset.source_note,
+        },
+        "threshold": _threshold(dossier.threshold, texts, language),
+        "history": [_rescore(rescore, texts, language) for rescore in dossier.history],
+        "verification": {
+            "jwks_url": dossier.verification.jwks_url,
+            "kid": dossier.verification.kid,
+            "signature": jws.rsplit(".", 1)[-1],
+            "issued_at": _moment(dossier.issued_at),
+            "command": verify_command(dossier.verification.jwks_url),
+        },
+    }
