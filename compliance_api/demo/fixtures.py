@@ -21,14 +21,15 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.auth import service as auth_service
 from compliance_api.auth import tokens
-from compliance_api.dac7.fixtures import create_dac7_fixtures
+from compliance_api.dac7.fixtures import UNAUTHORISED_SELLER_EMAIL, create_dac7_fixtures
 from compliance_api.kit.environment import Environment
-from compliance_api.passport.fixtures import create_passport_fixtures, demo_freelancer
+from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL, create_passport_fixtures, demo_freelancer
 from compliance_api.rates.fixtures import create_demo_rates
 from compliance_api.wtta.fixtures import create_sandbox_admissions
 
 DEMO_BUSINESS_EMAIL = "demo-business@example.com"
 DEMO_TOKEN_NAME = "demo"  # noqa: S105 (a label, not a secret)
+DEMO_EMAILS = (DEMO_BUSINESS_EMAIL, DEMO_FREELANCER_EMAIL, UNAUTHORISED_SELLER_EMAIL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,12 @@ async def create_demo(session: AsyncSession, *, pepper: bytes, rotate: bool = Fa
     }
     share = passport["passport_share_tokens"]["valid"]
     return DemoResult(user.email, live, test, freelancer_token, share, rotate, fixtures=fixtures)
+
+
+async def demo_accounts(session: AsyncSession) -> list[User]:
+    """The users `demo` makes, those of them that exist."""
+    found = [await accounts_service.get_by_email(session, email=email) for email in DEMO_EMAILS]
+    return [user for user in found if user is not None]
 
 
 async def create_production_demo(session: AsyncSession) -> dict[str, Any]:
