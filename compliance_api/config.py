@@ -69,7 +69,7 @@ class Settings(BaseSettings):
     # A second port `serve` listens on, where every request is the sandbox (clients that cannot choose a Host header
     # reach it by base URL alone). Unset: `serve`'s port + 1 in the embedded deployment, none in production; 0: none.
     sandbox_port: int | None = Field(
-        default=None, ge=0, le=65535, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_PORT")
+        default=None, ge=0, le=MAX_PORT, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_PORT")
     )
     region: str = Field(default="local", validation_alias=AliasChoices("COMPLIANCE_REGION"))
     secret_key: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SECRET_KEY"))

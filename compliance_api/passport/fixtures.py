@@ -70,6 +70,7 @@ async def create_passport_fixtures(
 async def _demo_shares(
     session: AsyncSession, user: User, passport_id: uuid.UUID, *, pepper: bytes, rotate: bool, now: dt.datetime
 ) -> dict[str, str]:
+    """The current generation's share-tokens (see the module docstring), made where missing."""
     shares = {
         row.token_hash: row
         for row in await session.scalars(select(PassportShare).where(PassportShare.passport_id == passport_id))
@@ -80,10 +81,7 @@ async def _demo_shares(
             for kind in DEMO_SHARES
         }
         found = {kind: shares.get(share_tokens.hash_share_token(token, pepper)) for kind, token in tokens.items()}
-        valid = found["valid"]
-        spent = valid is not None and valid.expires_at <= now
-        spent = spent or any(row is not None and row.revoked_at is not None for row in found.values())
-        if not spent:
+        if not _spent(found, now):
             if not rotate:
                 break
             rotate = False  # the current generation: revoked below, the next one replaces it
@@ -91,7 +89,7 @@ async def _demo_shares(
             _revoke(row, now)
     missing = [kind for kind, row in found.items() if row is None]
     if missing:
-        kept = [row for row in found.values() if row is not None]
+        kept = set(found.values())
         for row in shares.values():
             if row not in kept:
                 _revoke(row, now)
@@ -101,6 +99,14 @@ async def _demo_shares(
             session, user, SANDBOX, ttl_days=ttl_days, pepper=pepper, now=now - age, token=tokens[kind]
         )
     return tokens
+
+
+def _spent(found: dict[str, PassportShare | None], now: dt.datetime) -> bool:
+    """A generation is spent once one of its shares was revoked or its valid share expired."""
+    valid = found["valid"]
+    return (valid is not None and valid.expires_at <= now) or any(
+        row is not None and row.revoked_at is not None for row in found.values()
+    )
 
 
 def _revoke(share: PassportShare | None, now: dt.datetime) -> None:

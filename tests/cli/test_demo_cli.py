@@ -89,6 +89,22 @@ async def test_rotate_revokes_the_printed_tokens_and_says_so(cli_env: dict[str, 
     assert printed_tokens(again) == new, "rotated tokens are kept by the next plain run"
 
 
+async def test_a_share_token_revoked_by_hand_is_replaced_never_revived(cli_env: dict[str, str], app: FastAPI) -> None:
+    code, first, _ = await invoke_async(cli_env, "demo")
+    assert code == 0
+    share = printed_tokens(first)[3]
+    assert (await invoke_async(cli_env, "passport", "revoke-share", share))[0] == 0
+
+    code, second, _ = await invoke_async(cli_env, "demo")
+    assert code == 0
+    assert printed_tokens(second)[3] != share
+    assert printed_tokens(second)[:3] == printed_tokens(first)[:3], "the API tokens stay"
+    for curl in curl_lines(second):
+        assert (await replay(app, curl)).status_code == 200, curl
+    code, third, _ = await invoke_async(cli_env, "demo")
+    assert printed_tokens(third) == printed_tokens(second)
+
+
 @pytest.mark.parametrize(
     ("args", "lines"),
     [(("demo",), 6), (("demo", "--env", "live"), 8)],
