@@ -5,6 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The sandbox's own port (COMPLIANCE_SANDBOX_PORT, 0 = none): PORT + 1 unless set.
+SANDBOX_PORT ?= $(or $(COMPLIANCE_SANDBOX_PORT),$(shell expr $(PORT) + 1))
+# $(call port_free,PORT,NAME): stop with a message naming NAME unless HOST:PORT can be listened on.
+port_free = $(BIN)/python -c "import socket; socket.create_server(('$(HOST)', $(1)), family=socket.AF_INET6 if ':' in '$(HOST)' else socket.AF_INET).close()" 2>/dev/null || \
+	{ echo "error: $(HOST):$(1) ($(2)) is already in use (an earlier make run?): stop it or pick another $(2)=, then run make run again" >&2; exit 1; }
 
 .PHONY: install run test test-pg lint format typecheck contract clients docs bench messages clean
 
@@ -16,13 +21,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# `make run PORT=8010 HOST=0.0.0.0` serves elsewhere; the printed links follow.
+# `make run PORT=8010 HOST=0.0.0.0` serves elsewhere (the sandbox on PORT + 1, or SANDBOX_PORT=); the printed links
+# follow.
 run: install docs
-	@$(BIN)/python -c "import socket; socket.create_server(('$(HOST)', $(PORT)), family=socket.AF_INET6 if ':' in '$(HOST)' else socket.AF_INET).close()" 2>/dev/null || \
-		{ echo "error: $(HOST):$(PORT) is already in use (an earlier make run?): stop it or pick another PORT=, then run make run again" >&2; exit 1; }
+	@$(call port_free,$(PORT),PORT)
+	@$(call port_free,$(SANDBOX_PORT),SANDBOX_PORT)
 	$(BIN)/compliance-api migrate
-	$(BIN)/compliance-api demo --host '$(HOST)' --port '$(PORT)'
-	$(BIN)/compliance-api serve --host '$(HOST)' --port '$(PORT)'
+	COMPLIANCE_SANDBOX_PORT='$(SANDBOX_PORT)' $(BIN)/compliance-api demo --host '$(HOST)' --port '$(PORT)'
+	COMPLIANCE_SANDBOX_PORT='$(SANDBOX_PORT)' $(BIN)/compliance-api serve --host '$(HOST)' --port '$(PORT)'
 
 test: install
 	$(BIN)/pytest -n auto

@@ -38,10 +38,17 @@ trap cleanup EXIT
 LIVE_TOKEN="$("$BIN/compliance-api" tokens create ci@example.com --name ci-live)"
 TEST_TOKEN="$("$BIN/compliance-api" tokens create ci@example.com --name ci-sandbox --env test)"
 
-# A free port, then the server in the background; its output goes to a log printed on failure.
-PORT="$("$BIN/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# Two free ports (production, and the sandbox's own port), then the server in the background; its output goes to a
+# log printed on failure.
+read -r PORT SANDBOX_PORT < <("$BIN/python" -c '
+import socket
+probes = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+print(*(probe.getsockname()[1] for probe in probes))
+for probe in probes:
+    probe.close()')
 BASE="http://127.0.0.1:$PORT"
-"$BIN/compliance-api" serve --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
+SANDBOX="http://127.0.0.1:$SANDBOX_PORT"
+COMPLIANCE_SANDBOX_PORT="$SANDBOX_PORT" "$BIN/compliance-api" serve --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 
 server_log() {
@@ -65,12 +72,12 @@ echo "server up at $BASE (pid $SERVER_PID)"
 
 # One schemathesis run with every default check; a failure exits non-zero and ends the script.
 run_schemathesis() {
-    local name="$1"
-    shift
+    local name="$1" base="$2"
+    shift 2
     echo
     echo "---- schemathesis: $name ----"
     local args=(
-        --config-file .ci/schemathesis.toml run "$BASE/openapi.json"
+        --config-file .ci/schemathesis.toml run "$base/openapi.json"
         --max-examples "$MAX_EXAMPLES"
         --generation-database none
         --report "junit,har" --report-junit-path "$REPORT_DIR/$name.xml" --report-har-path "$REPORT_DIR/$name.har"
@@ -87,20 +94,21 @@ run_schemathesis() {
 
 # Sanity check: each token must authenticate in its environment, or the runs below would test only 401s.
 expect_200() {
-    local name="$1" status
-    shift
-    status="$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "$@" "$BASE/v1/health")"
+    local name="$1" base="$2" status
+    shift 2
+    status="$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "$@" "$base/v1/health")"
     if [ "$status" != "200" ]; then
         echo "error: GET /v1/health with the $name token answered $status, not 200" >&2
         server_log
         exit 1
     fi
 }
-expect_200 production -H "Authorization: Bearer $LIVE_TOKEN"
-expect_200 sandbox -H "Authorization: Bearer $TEST_TOKEN" -H "Host: sandbox.localhost"
+expect_200 production "$BASE" -H "Authorization: Bearer $LIVE_TOKEN"
+expect_200 sandbox "$SANDBOX" -H "Authorization: Bearer $TEST_TOKEN"
+expect_200 sandbox-by-host "$BASE" -H "Authorization: Bearer $TEST_TOKEN" -H "Host: sandbox.localhost"
 
 mkdir -p "$REPORT_DIR"
-run_schemathesis production -H "Authorization: Bearer $LIVE_TOKEN"
-run_schemathesis sandbox -H "Authorization: Bearer $TEST_TOKEN" -H "Host: sandbox.localhost"
+run_schemathesis production "$BASE" -H "Authorization: Bearer $LIVE_TOKEN"
+run_schemathesis sandbox "$SANDBOX" -H "Authorization: Bearer $TEST_TOKEN"
 echo
 echo "schemathesis: production and sandbox passed"

@@ -110,6 +110,10 @@ def create_token(env: dict[str, str], cwd: Path, plan: str) -> str:
     return cli(env, cwd, "tokens", "create", email).splitlines()[-1].strip()
 
 
+NO_SANDBOX_PORT = {"COMPLIANCE_SANDBOX_PORT": "0"}
+"""Servers on free ports listen on no sandbox port: the port after a free one may be taken."""
+
+
 def base_env(workdir: Path) -> dict[str, str]:
     """A server's environment: SQLite under `workdir/var`, no Redis, the access log on (as in production)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPLIANCE_")}
@@ -165,7 +169,7 @@ class Server:
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 pinned(self.cpu, self.argv()),
-                env=self.env,
+                env={**NO_SANDBOX_PORT, **self.env},
                 cwd=self.workdir,
                 stdout=log,
                 stderr=subprocess.STDOUT,

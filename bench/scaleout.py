@@ -138,6 +138,7 @@ def prepare(workdir: Path) -> dict[str, str]:
         COMPLIANCE_ACCESS_LOG="false",
         COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS="true",
         COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER="false",
+        **harness.NO_SANDBOX_PORT,
     )
     (workdir / "var").mkdir(parents=True, exist_ok=True)
     harness.cli(env, workdir, "migrate")

@@ -15,9 +15,16 @@ trap cleanup EXIT
 
 unset DATABASE_URL REDIS_URL
 export COMPLIANCE_VAR_DIR="$work/var" COMPLIANCE_ACCESS_LOG=false
-# `localhost` is the sandbox here: Node's fetch does not send a Host header of its own choosing.
-export COMPLIANCE_SANDBOX_HOSTS=localhost COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true
-port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+export COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true
+# Two free ports: production, and the sandbox's own port, which the clients reach by base URL alone (the served
+# contract's `servers[1]`), as Node's fetch cannot choose a Host header.
+read -r port sandbox_port < <(.venv/bin/python -c '
+import socket
+probes = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+print(*(probe.getsockname()[1] for probe in probes))
+for probe in probes:
+    probe.close()')
+export COMPLIANCE_SANDBOX_PORT="$sandbox_port"
 base="http://127.0.0.1:$port"
 .venv/bin/compliance-api migrate >/dev/null
 .venv/bin/compliance-api demo --json >"$work/demo.json"

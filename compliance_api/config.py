@@ -31,6 +31,7 @@ JUDGED_SECRET_CHARACTERS = 100
 """zxcvbn's time grows fast with the length (a second at 270 characters); the first 100 characters of a generated
 secret are already far above the bar, and a longer secret is at least as strong as its start."""
 SETTING_PREFIX = "COMPLIANCE_"
+MAX_PORT = 65535
 ENV_FILE = ".env"  # read by Settings too
 
 
@@ -64,6 +65,11 @@ class Settings(BaseSettings):
     sandbox_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
         default=("sandbox.localhost",),
         validation_alias=AliasChoices("COMPLIANCE_SANDBOX_HOSTS"),
+    )
+    # A second port `serve` listens on, where every request is the sandbox (clients that cannot choose a Host header
+    # reach it by base URL alone). Unset: `serve`'s port + 1 in the embedded deployment, none in production; 0: none.
+    sandbox_port: int | None = Field(
+        default=None, ge=0, le=MAX_PORT, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_PORT")
     )
     region: str = Field(default="local", validation_alias=AliasChoices("COMPLIANCE_REGION"))
     secret_key: SecretStr = Field(default=SecretStr(""), validation_alias=AliasChoices("COMPLIANCE_SECRET_KEY"))
@@ -199,6 +205,19 @@ class Settings(BaseSettings):
     @property
     def is_production(self) -> bool:
         return self.deployment is Deployment.production
+
+    def sandbox_port_beside(self, port: int) -> int | None:
+        """The port `serve` answers the sandbox on next to `port` (0: any free one), or None for no such port."""
+        if self.sandbox_port is not None:
+            return self.sandbox_port or None
+        if self.is_production or port == MAX_PORT:
+            return None
+        return port + 1 if port else 0
+
+    @property
+    def sandbox_listener_port(self) -> int | None:
+        """The port whose every request is the sandbox, as `serve` resolved it for its processes (None: none)."""
+        return self.sandbox_port or None
 
     @property
     def resolved_database_url(self) -> str:

@@ -73,14 +73,16 @@ def _context_headers(scope: Scope) -> tuple[bytes, list[bytes], bytes | None]:
     return request_id, hosts, length
 
 
-def _environment(hosts: list[bytes], sandbox_hosts: tuple[str, ...]) -> Environment | FieldError:
-    """The request's environment, or why its Host header decides none (RFC 9112 §3.2: exactly one, and valid)."""
+def _environment(hosts: list[bytes], sandbox_hosts: tuple[str, ...], on_sandbox_port: bool) -> Environment | FieldError:
+    """The request's environment, or why its Host header is refused (RFC 9112 §3.2: exactly one, and valid): the
+    sandbox port's requests are the sandbox whatever their Host; elsewhere the Host header decides."""
     if len(hosts) > 1:
         return FieldError("header.host", "must be sent once")
     try:
-        return environment_for_host(hosts[0].decode("latin-1") if hosts else "", sandbox_hosts)
+        by_host = environment_for_host(hosts[0].decode("latin-1") if hosts else "", sandbox_hosts)
     except InvalidHost:
         return FieldError("header.host", "must be a host name or address with an optional port (0-65535)")
+    return Environment.test if on_sandbox_port else by_host
 
 
 def _nul_field(scope: Scope) -> FieldError | None:
@@ -98,6 +100,7 @@ class RequestContext:
         self.app = app
         self.services = services
         self.sandbox_hosts = services.settings.sandbox_hosts
+        self.sandbox_port = services.settings.sandbox_listener_port
         self.max_body = services.settings.max_body_bytes
         self.access_log = services.settings.access_log
         self.https_headers = security_headers(services.settings.hsts_max_age_seconds)
@@ -113,7 +116,9 @@ class RequestContext:
         request_id = offered.decode() if _usable_request_id(offered) else "req_" + secrets.token_hex(12)
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
-        environment = _environment(hosts, self.sandbox_hosts)
+        server = scope.get("server")
+        on_sandbox_port = self.sandbox_port is not None and server is not None and server[1] == self.sandbox_port
+        environment = _environment(hosts, self.sandbox_hosts, on_sandbox_port)
         state["environment"] = environment if isinstance(environment, Environment) else Environment.live
         invalid = environment if isinstance(environment, FieldError) else _nul_field(scope)
         status = 500

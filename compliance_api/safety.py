@@ -6,7 +6,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from compliance_api.config import PasswordHashProfile, Settings, secret_problem, unknown_settings_in_environment
+from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.demo.fixtures import demo_accounts
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import NoSigningKey, SigningKeys
 
@@ -210,6 +214,36 @@ CHECKS: tuple[Check, ...] = (
     _passwords,
     _unknown_settings,
 )
+
+
+async def database_findings(settings: Settings) -> list[Finding]:
+    """What a production database holds that it must not: the demo's accounts (read by `check` only: the commands
+    that start work do not wait for the database to judge their settings)."""
+    if not settings.is_production:
+        return []
+    engine = create_engine(settings.resolved_database_url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            accounts = await demo_accounts(session)
+    except (SQLAlchemyError, OSError) as exc:
+        reason = f"{type(exc).__name__}: run `check` where DATABASE_URL is reachable and migrated"
+        return [
+            Finding(Severity.warning, "database_unread", f"the database was not read for demo accounts ({reason}).")
+        ]
+    finally:
+        await engine.dispose()
+    if not accounts:
+        return []
+    listed = ", ".join(f"{user.email} ({user.kind.value}, {user.plan.value} plan)" for user in accounts)
+    return [
+        Finding(
+            Severity.unsafe,
+            "demo_accounts",
+            f"the production database holds the accounts `compliance-api demo` makes: {listed}; their tokens are "
+            "derived from the server secret and were printed where demo ran: revoke them "
+            "(`compliance-api tokens list EMAIL`, `tokens revoke ID`).",
+        )
+    ]
 
 
 def findings(settings: Settings, *, workers: int = 1) -> list[Finding]:

@@ -41,6 +41,7 @@ def server(
         "COMPLIANCE_SECRET_KEY": SECRET,
         "COMPLIANCE_VAR_DIR": var_dir,
         "COMPLIANCE_ACCESS_LOG": "false",
+        "COMPLIANCE_SANDBOX_PORT": "0",  # none unless asked for: port + 1 may be another test's
         **(extra_env or {}),
     }
     module = ["compliance_api", "serve"] if via_cli else ["uvicorn", "compliance_api.app:create_app", "--factory"]

@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Deployment, PasswordHashProfile, Settings, estimated_entropy_bits
+from compliance_api.demo.fixtures import create_demo
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import add_key
-from compliance_api.safety import Severity, findings, unsafe
+from compliance_api.safety import Severity, database_findings, findings, unsafe
 from tests.conftest import SECRET
 
 PG = "postgresql://app@db.internal/compliance"
@@ -192,3 +194,24 @@ def test_the_estimate_counts_guesses_not_characters() -> None:
     assert estimated_entropy_bits("a" * 32) < 10
     assert estimated_entropy_bits("abcdefghijklmnopqrstuvwxyz012345") < 20
     assert estimated_entropy_bits(secrets.token_hex(16)) > 80
+
+
+async def test_a_production_database_holding_demo_accounts_is_unsafe(
+    database_url: str, sessionmaker: async_sessionmaker[AsyncSession], engine: object, pepper: bytes
+) -> None:
+    production = _production(database_url=database_url)
+    assert await database_findings(production) == []
+    async with sessionmaker.begin() as session:
+        await create_demo(session, pepper=pepper)
+
+    [found] = await database_findings(production)
+
+    assert (found.severity, found.code) == (Severity.unsafe, "demo_accounts")
+    assert "demo-business@example.com (business, pro plan)" in found.message
+    assert await database_findings(production.model_copy(update={"deployment": Deployment.embedded})) == []
+
+
+async def test_a_database_check_cannot_read_is_a_warning(tmp_path: Path) -> None:
+    unmigrated = _production(database_url=f"sqlite:///{tmp_path / 'empty.db'}")
+    [found] = await database_findings(unmigrated)
+    assert (found.severity, found.code) == (Severity.warning, "database_unread")

@@ -25,7 +25,8 @@ TOKEN_LENGTH = PREFIX_LENGTH + BODY_LENGTH + CHECKSUM_LENGTH
 TOKEN_PATTERN = r"^sk_(live|test)_[0-9A-Za-z]{38}$"  # noqa: S105 (a format, not a secret)
 
 
-def _base62(number: int, width: int) -> str:
+def base62(number: int, width: int) -> str:
+    """`number` as `width` base62 digits (the lowest ones)."""
     digits = []
     for _ in range(width):
         number, rest = divmod(number, 62)
@@ -34,7 +35,7 @@ def _base62(number: int, width: int) -> str:
 
 
 def checksum(prefix_and_body: str) -> str:
-    return _base62(zlib.crc32(prefix_and_body.encode("ascii")), CHECKSUM_LENGTH)
+    return base62(zlib.crc32(prefix_and_body.encode("ascii")), CHECKSUM_LENGTH)
 
 
 def generate(environment: Environment) -> str:
@@ -46,7 +47,7 @@ def derive(environment: Environment, key: bytes, message: bytes) -> str:
     """A well-formed token that is HMAC-SHA256(key, message), for tokens that must be re-derivable rather than stored
     (62**32 is below 2**256: reducing the digest modulo it skews no character measurably)."""
     digest = hmac.new(key, message, hashlib.sha256).digest()
-    prefix_and_body = PREFIXES[environment] + _base62(int.from_bytes(digest) % 62**BODY_LENGTH, BODY_LENGTH)
+    prefix_and_body = PREFIXES[environment] + base62(int.from_bytes(digest) % 62**BODY_LENGTH, BODY_LENGTH)
     return prefix_and_body + checksum(prefix_and_body)
 
 

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 import typer
 
 from compliance_api.cli.common import JsonOption, print_json
 from compliance_api.config import Settings
-from compliance_api.safety import findings, unsafe
+from compliance_api.safety import Severity, database_findings, findings, unsafe
 
 
 def check(
     workers: Annotated[int, typer.Option(min=1, help="The worker count `serve` will run with.")] = 1,
     as_json: JsonOption = False,
 ) -> None:
-    """List unsafe settings and warnings; exit 1 when anything is unsafe for production."""
+    """List unsafe settings and warnings, and in a production deployment demo accounts in its database; exit 1 when
+    anything is unsafe for production."""
     settings = Settings()
-    found = findings(settings, workers=workers)
+    found = sorted(
+        findings(settings, workers=workers) + asyncio.run(database_findings(settings)),
+        key=lambda finding: finding.severity is not Severity.unsafe,
+    )
     if as_json:
         print_json(
             {

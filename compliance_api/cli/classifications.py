@@ -21,6 +21,7 @@ from compliance_api.cli.common import (
     progress,
     refuse_unsafe,
     run,
+    served_bases,
     sessions,
     transaction,
 )
@@ -28,7 +29,6 @@ from compliance_api.config import Deployment, Settings
 from compliance_api.dossier.document import jwks_url
 from compliance_api.dossier.export import ExportOptions, export_period
 from compliance_api.dossier.service import Period, count_period
-from compliance_api.kit.addresses import public_base_url
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import SigningKeys
@@ -147,7 +147,7 @@ def export_command(
     retention = service.Retention.of(settings)
     keys = SigningKeys(settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded)
     now = utcnow()
-    jwks = jwks_url(public_base_url(settings.public_base_url), env, settings.sandbox_hosts)
+    jwks = jwks_url(served_bases(settings), env)
     options = ExportOptions(
         rulesets=packaged_rulesets(),
         key=keys.signing_key(env),

@@ -18,6 +18,7 @@ from compliance_api.auth.service import TokenNotFound
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import ApiError
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, Bases, listening_bases
 from compliance_api.kit.environment import Environment
 from compliance_api.safety import findings, unsafe
 
@@ -27,6 +28,13 @@ EnvOption = Annotated[Environment, typer.Option("--env", help="live (production)
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
 USER_ERRORS: tuple[type[Exception], ...] = (AccountError, TokenNotFound, ValueError)
+
+
+def served_bases(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> Bases:
+    """Where production and the sandbox of `serve --host HOST --port PORT` are reached (for printed links)."""
+    return listening_bases(
+        settings.public_base_url, host, port, settings.sandbox_port_beside(port), settings.sandbox_hosts
+    )
 
 
 @asynccontextmanager

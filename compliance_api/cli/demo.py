@@ -5,12 +5,13 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, served_bases, transaction
 from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
-from compliance_api.demo.fixtures import DemoResult, create_demo, create_production_demo
-from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, public_base_url
+from compliance_api.demo.fixtures import DEMO_BUSINESS_EMAIL, DemoResult, create_demo, create_production_demo
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, Bases
 from compliance_api.kit.environment import Environment
+from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL
 from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS
 from compliance_api.wtta.models import AdmissionStatus
 
@@ -21,21 +22,28 @@ DATA_PATHS = (f"/v1/wtta/lookup?kvk={ADMITTED_KVK}", "/v1/rates/benchmark?sector
 def demo(
     env: EnvOption = Environment.test,
     rotate: Annotated[
-        bool, typer.Option("--rotate", help="Revoke the current demo tokens and print new ones.")
+        bool,
+        typer.Option("--rotate", help="Revoke the current demo tokens and share-tokens and print new ones."),
     ] = False,
     host: Annotated[str, typer.Option(help="The address `serve` binds, for the printed URLs.")] = DEFAULT_HOST,
     port: Annotated[int, typer.Option(help="The port `serve` binds, for the printed URLs.")] = DEFAULT_PORT,
+    allow_production: Annotated[
+        bool,
+        typer.Option(
+            "--allow-production",
+            help="Create the demo users in a production deployment all the same: a business user on the pro plan "
+            "with a working production token (`check` reports them as unsafe).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Create the demo user, tokens and sandbox fixtures (`--env live`: synthetic production data too), and print
-    them with curl lines that work as printed; running it again keeps the tokens."""
+    """Create the demo users, tokens and sandbox fixtures (`--env live`: synthetic production data too), and print
+    them with curl lines that work as printed; running it again keeps the tokens. Refused in a production deployment
+    unless `--allow-production`."""
     settings = Settings()
     production = env is Environment.live
-    if production and settings.is_production:
-        typer.echo(
-            "error: demo --env live writes synthetic data into production; refused in a production deployment", err=True
-        )
-        raise typer.Exit(2)
+    if settings.is_production:
+        _refuse_production(production=production, allowed=allow_production)
 
     async def work() -> DemoResult:
         if settings.is_sqlite:
@@ -51,25 +59,51 @@ def demo(
     if as_json:
         print_json(result.as_json())
         return
-    base = public_base_url(settings.public_base_url, host, port)
-    typer.echo(_report(result, base, settings.sandbox_hosts[0] if settings.sandbox_hosts else None))
+    typer.echo(_report(result, served_bases(settings, host, port)))
 
 
-def curl_lines(result: DemoResult, base: str, sandbox_host: str | None) -> list[str]:
-    """The requests the demo data answers: health in both environments, WTTA and rates where there is data."""
-    live_paths = ("/v1/health", *(DATA_PATHS if result.production else ()))
-    lines = [f'curl -H "Authorization: Bearer {result.live_token}" "{base}{path}"' for path in live_paths]
-    if sandbox_host is not None:
+def _refuse_production(*, production: bool, allowed: bool) -> None:
+    """In a production deployment: synthetic production data never; the demo users only with --allow-production."""
+    if production:
+        typer.echo(
+            "error: demo --env live writes synthetic data into production; refused in a production deployment", err=True
+        )
+        raise typer.Exit(2)
+    if not allowed:
+        typer.echo(
+            f"error: demo creates {DEMO_BUSINESS_EMAIL} on the pro plan with a working production (sk_live_) token and "
+            "demo accounts with sandbox tokens; refused in a production deployment (COMPLIANCE_DEPLOYMENT=production). "
+            "`--allow-production` creates them all the same, and `compliance-api check` then reports them as unsafe.",
+            err=True,
+        )
+        raise typer.Exit(2)
+
+
+def curl_lines(result: DemoResult, bases: Bases) -> list[str]:
+    """The requests the demo data answers: health in both environments, WTTA and rates where there is data, and in
+    the sandbox the demo freelancer's own passport and a verification of its share-token by the business."""
+    lines = []
+    if bases.production is not None:
+        live_paths = ("/v1/health", *(DATA_PATHS if result.production else ()))
+        lines += [_curl(result.live_token, bases.production, path) for path in live_paths]
+    if bases.sandbox is not None:
+        lines += [_curl(result.test_token, bases.sandbox, path) for path in ("/v1/health", *DATA_PATHS)]
         lines += [
-            f'curl -H "Host: {sandbox_host}" -H "Authorization: Bearer {result.test_token}" "{base}{path}"'
-            for path in ("/v1/health", *DATA_PATHS)
+            _curl(result.freelancer_token, bases.sandbox, "/v1/passport"),
+            _curl(result.test_token, bases.sandbox, f"/v1/passport/{result.share_token}/verify"),
         ]
     return lines
 
 
-def _report(result: DemoResult, base: str, sandbox_host: str | None) -> str:
+def _curl(token: str, base: str, path: str) -> str:
+    return f'curl -H "Authorization: Bearer {token}" "{base}{path}"'
+
+
+def _report(result: DemoResult, bases: Bases) -> str:
     if result.rotated:
-        kept = "The previous demo tokens are revoked; these replace them (`--rotate` again for new ones)."
+        kept = (
+            "The previous demo tokens and share-tokens are revoked; these replace them (`--rotate` again for new ones)."
+        )
     else:
         kept = "These stay valid: `compliance-api demo` prints them again; `--rotate` revokes them for new ones."
     production = (
@@ -77,12 +111,16 @@ def _report(result: DemoResult, base: str, sandbox_host: str | None) -> str:
         if result.production
         else "production has no demo data (`compliance-api demo --env live` adds synthetic data)"
     )
-    lines = "\n".join(f"  {line}" for line in curl_lines(result, base, sandbox_host))
+    sandbox = bases.sandbox or "none (no sandbox port, no COMPLIANCE_SANDBOX_HOSTS)"
+    where = f"Base URLs: production {bases.production}, sandbox {sandbox}."
+    lines = "\n".join(f"  {line}" for line in curl_lines(result, bases))
     return f"""
 Demo user {result.email}. {kept}
   production  {result.live_token}
   sandbox     {result.test_token}
+  freelancer  {result.freelancer_token}  ({DEMO_FREELANCER_EMAIL}, sandbox)
+  share       {result.share_token}  (the freelancer's passport share-token, for any sandbox account to verify)
 
-The sandbox holds the documented fixtures; {production}. Try them:
+{where} The sandbox holds the documented fixtures; {production}. Try them:
 {lines}
 """

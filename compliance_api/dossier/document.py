@@ -37,17 +37,17 @@ from compliance_api.dossier.schemas import (
 )
 from compliance_api.dossier.service import Asker, DossierFacts
 from compliance_api.dossier.texts import DossierTexts, dossier_texts
-from compliance_api.kit.addresses import sandbox_base_url
+from compliance_api.kit.addresses import Bases
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import ALGORITHM, sign_with
 
 JWKS_PATH = "/.well-known/jwks.json"
 
 
-def jwks_url(base_url: str, environment: Environment, sandbox_hosts: tuple[str, ...]) -> str:
-    """Where an environment's public keys are published: the production host, or the first sandbox host."""
-    if environment is Environment.test and sandbox_hosts:
-        return sandbox_base_url(base_url, sandbox_hosts[0]) + JWKS_PATH
+def jwks_url(bases: Bases, environment: Environment) -> str:
+    """Where an environment's public keys are published: at its own base URL (production's when it has none)."""
+    own = bases.sandbox if environment is Environment.test else bases.production
+    base_url = own if own is not None else bases.production or bases.sandbox or ""
     return base_url.rstrip("/") + JWKS_PATH
 
 

@@ -18,7 +18,7 @@ from compliance_api.dossier.render import dossier_pdf
 from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
-from compliance_api.kit.addresses import request_base_url
+from compliance_api.kit.addresses import request_bases
 from compliance_api.kit.clock import utcnow
 from compliance_api.services import services_of
 
@@ -110,8 +110,10 @@ async def dossier_response(request: Request, actor: Actor, classification_id: uu
     async with services.sessionmaker() as session:
         facts = await dossier_facts(session, actor, classification_id, Retention.of(settings), now)
     key = services.signing_keys.signing_key(actor.environment)
-    base_url = request_base_url(request.scope, settings.public_base_url)
-    jwks = jwks_url(base_url, actor.environment, settings.sandbox_hosts)
+    bases = request_bases(
+        request.scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
+    )
+    jwks = jwks_url(bases, actor.environment)
     dossier = build_dossier(facts, services.rulesets, kid=str(key.kid), jwks=jwks, issued_at=now)
     jws = sign(dossier, key)
     headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}

@@ -7,6 +7,7 @@ Host header, which the client chooses.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from starlette.types import Scope
@@ -49,3 +50,40 @@ def sandbox_base_url(base_url: str, sandbox_host: str) -> str:
     """`base_url` with its host replaced by a sandbox host (the scheme, port and path kept)."""
     parts = urlsplit(base_url)
     return origin(parts.scheme, sandbox_host, parts.port) + parts.path.rstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Bases:
+    """The base URLs of production and of the sandbox, as seen from one address (None: not reached from there)."""
+
+    production: str | None
+    sandbox: str | None
+
+
+def _bases(base_url: str, configured: str, sandbox_origin: str, sandbox_hosts: tuple[str, ...]) -> Bases:
+    """Behind a public base URL, or without a sandbox port: the sandbox is the same URL on the first sandbox host;
+    else it is the sandbox port's origin."""
+    if configured or not sandbox_origin:
+        return Bases(base_url, sandbox_base_url(base_url, sandbox_hosts[0]) if sandbox_hosts else None)
+    return Bases(base_url, sandbox_origin)
+
+
+def listening_bases(
+    configured: str, host: str, port: int, sandbox_port: int | None, sandbox_hosts: tuple[str, ...]
+) -> Bases:
+    """Where a server listening on host:port (and on `sandbox_port`) is reached from this machine."""
+    sandbox_origin = listening_url(host, sandbox_port) if sandbox_port else ""
+    return _bases(public_base_url(configured, host, port), configured, sandbox_origin, sandbox_hosts)
+
+
+def request_bases(scope: Scope, configured: str, sandbox_port: int | None, sandbox_hosts: tuple[str, ...]) -> Bases:
+    """Where production and the sandbox are reached, from the address this request came in on: a request on the
+    sandbox port sees only the sandbox (that port answers nothing else)."""
+    base_url = request_base_url(scope, configured)
+    server = scope.get("server")
+    if configured or sandbox_port is None:
+        return _bases(base_url, configured, "", sandbox_hosts)
+    if server and server[1] == sandbox_port:
+        return Bases(None, base_url)
+    name = str(server[0]) if server else DEFAULT_HOST
+    return Bases(base_url, origin(str(scope.get("scheme", "http")), name, sandbox_port))

@@ -21,7 +21,7 @@ from compliance_api.auth.tokens import TOKEN_PATTERN
 from compliance_api.classify.schemas import BatchRequest
 from compliance_api.config import Settings
 from compliance_api.errors import ERROR_CATALOGUE
-from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url, sandbox_base_url
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, Bases, listening_bases
 from compliance_api.kit.deprecation import OPENAPI_KEY as DEPRECATION_KEY
 from compliance_api.openapi.examples import add_operation_examples
 from compliance_api.openapi.problems import add_problem_examples
@@ -41,13 +41,15 @@ this deployment at [/guide/](/guide/). Every change of this contract, additive o
 [changelog](/guide/changelog/); a deprecated operation keeps answering for at least 90 days before its sunset.
 
 ## Environments
-One deployment serves production and the sandbox; the `Host` decides. Hosts listed in `COMPLIANCE_SANDBOX_HOSTS`
-(default `sandbox.localhost`) are the sandbox, every other host is production. Sandbox data is test data only and is
-deleted after at most 30 days.
+One deployment serves production and the sandbox, each at its own base URL (`servers`). Hosts listed in
+`COMPLIANCE_SANDBOX_HOSTS` (default `sandbox.localhost`) are the sandbox, every other host is production; and where
+`serve` also listens on a sandbox port (`COMPLIANCE_SANDBOX_PORT`; a default installation: production at
+`http://127.0.0.1:8000`, the sandbox at `http://127.0.0.1:8001`), every request on that port is the sandbox, so a
+client reaches it by its base URL alone. Sandbox data is test data only and is deleted after at most 30 days.
 
 ## Sandbox fixtures
-Fixed test data, recreated by `compliance-api demo` and kept by the sandbox purge. `GET /v1/wtta/lookup` on the
-sandbox host answers these KvK numbers (their `source` says they are test data):
+Fixed test data, recreated by `compliance-api demo` and kept by the sandbox purge. `GET /v1/wtta/lookup` in the
+sandbox answers these KvK numbers (their `source` says they are test data):
 
 {SANDBOX_TABLE}
 
@@ -189,22 +191,23 @@ def _shared_responses(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return shared
 
 
-def contract_servers(base_url: str, sandbox_hosts: tuple[str, ...]) -> list[dict[str, str]]:
-    """Production at the base URL, the sandbox at the same URL on the first sandbox host (the Host decides)."""
-    servers = [{"url": base_url, "description": "Production: `sk_live_` tokens."}]
-    if sandbox_hosts:
-        servers.append(
-            {
-                "url": sandbox_base_url(base_url, sandbox_hosts[0]),
-                "description": "Sandbox: `sk_test_` tokens and the documented fixtures.",
-            }
-        )
+def contract_servers(bases: Bases) -> list[dict[str, str]]:
+    """Production, then the sandbox, each where it is reached from the address asked."""
+    servers = []
+    if bases.production is not None:
+        servers.append({"url": bases.production, "description": "Production: `sk_live_` tokens."})
+    if bases.sandbox is not None:
+        servers.append({"url": bases.sandbox, "description": "Sandbox: `sk_test_` tokens and the documented fixtures."})
     return servers
 
 
+_DEFAULTS = Settings.model_construct()
 DEFAULT_SERVERS = contract_servers(
-    listening_url(DEFAULT_HOST, DEFAULT_PORT), Settings.model_fields["sandbox_hosts"].default
+    listening_bases(
+        "", DEFAULT_HOST, DEFAULT_PORT, _DEFAULTS.sandbox_port_beside(DEFAULT_PORT), _DEFAULTS.sandbox_hosts
+    )
 )
+"""A default installation's (`make run`): production on port 8000, the sandbox on 8001."""
 
 
 def _decorate_operation(operation: dict[str, Any], components: dict[str, Any]) -> None:

@@ -222,9 +222,9 @@ class Viewing:
 
 
 async def _create_share(
-    session: AsyncSession, passport: Passport, ttl_days: int, pepper: bytes, now: dt.datetime
+    session: AsyncSession, passport: Passport, ttl_days: int, pepper: bytes, now: dt.datetime, token: str | None = None
 ) -> CreatedShare:
-    token = share_tokens.generate()
+    token = token or share_tokens.generate()
     share = PassportShare(
         passport_id=passport.id,
         environment=passport.environment,
@@ -245,15 +245,23 @@ async def create_share(
 
 
 async def create_share_for(
-    session: AsyncSession, user: User, environment: Environment, *, ttl_days: int, pepper: bytes, now: dt.datetime
+    session: AsyncSession,
+    user: User,
+    environment: Environment,
+    *,
+    ttl_days: int,
+    pepper: bytes,
+    now: dt.datetime,
+    token: str | None = None,
 ) -> CreatedShare:
-    """Operator action (`passport share`): the freelancer must have a passport already."""
+    """Operator action (`passport share`): the freelancer must have a passport already (`token` gives a share-token
+    derived elsewhere, as the demo's are; default: a random one)."""
     passport = await _passport(session, user.id, environment)
     if passport is None or user.kind is not UserKind.freelancer:
         raise PassportError(f"{user.email} has no passport in {environment.label}")
     if not 1 <= ttl_days <= 365:
         raise PassportError("the lifetime must be 1 to 365 days")
-    return await _create_share(session, passport, ttl_days, pepper, now)
+    return await _create_share(session, passport, ttl_days, pepper, now, token)
 
 
 def _shares_of(passport: Passport) -> Select[PassportShare]:

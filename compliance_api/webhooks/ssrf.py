@@ -14,7 +14,9 @@ and, for an IPv6 form that carries IPv4 addresses (NAT64 64:ff9b::/96, IPv4-mapp
 Teredo server and client), every carried IPv4 address public too. NAT64 local-use 64:ff9b:1::/48 is never public.
 
 Private targets are allowed only when `COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS` is set, and then only in the
-embedded deployment or the sandbox; production URLs must also be https.
+embedded deployment or the sandbox. A production deployment takes https URLs only, in both environments and whatever
+that setting says; the embedded deployment takes plain http in the sandbox, and in production only with that setting.
+Refusals at registration in the embedded deployment name the setting.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from compliance_api.config import Deployment, Settings
@@ -162,17 +164,27 @@ def is_public(address: IPAddress) -> bool:
     return refusal(address) is None
 
 
+DEVELOPMENT_HINT = (
+    "; in development, COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true allows private and plain-http targets "
+    "(the embedded deployment only)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     allow_private: bool
     require_https: bool
+    hint: str = ""  # ends a refusal of a private or plain-http target: how development allows it
 
 
 def policy_for(settings: Settings, environment: Environment) -> Policy:
-    allow_private = settings.webhooks_allow_private_targets and (
-        settings.deployment is Deployment.embedded or environment is Environment.test
+    embedded = settings.deployment is Deployment.embedded
+    allow_private = settings.webhooks_allow_private_targets and (embedded or environment is Environment.test)
+    return Policy(
+        allow_private=allow_private,
+        require_https=not embedded or (environment is Environment.live and not allow_private),
+        hint=DEVELOPMENT_HINT if embedded else "",
     )
-    return Policy(allow_private=allow_private, require_https=environment is Environment.live and not allow_private)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +236,7 @@ def check_url(url: str, policy: Policy) -> str:
     """Refuse what is wrong without resolving: scheme, credentials, a missing host, a private IP literal."""
     parts, host, _ = _parse(url)
     if policy.require_https and parts.scheme != "https":
-        raise UnsafeUrl("production webhook URLs must use https")
+        raise UnsafeUrl(f"the URL must use https{policy.hint}")
     literal = _ip_literal(host)
     if literal is None and _is_legacy_ipv4(host):
         raise UnsafeUrl(f"{host} is an IPv4 address in a non-standard form; write it as four decimal numbers")
@@ -232,10 +244,10 @@ def check_url(url: str, policy: Policy) -> str:
         raise UnsafeUrl("the address must not name a zone (%)")
     refused = None if literal is None or policy.allow_private else refusal(literal)
     if refused is not None:
-        raise UnsafeUrl(f"{refused.detail}, not a public address")
+        raise UnsafeUrl(f"{refused.detail}, not a public address{policy.hint}")
     if host == "localhost" or host.endswith(".localhost"):
         if not policy.allow_private:
-            raise UnsafeUrl("localhost is not a public address")
+            raise UnsafeUrl(f"localhost is not a public address{policy.hint}")
     return url.strip()
 
 
@@ -253,7 +265,9 @@ def _check_resolved(host: str, addresses: list[IPAddress]) -> None:
 
 
 async def pin(url: str, policy: Policy) -> Target:
-    """Resolve once, check every address, and aim the request at the first checked one."""
+    """Resolve once, check every address, and aim the request at the first checked one (a refusal here is logged
+    with the delivery, without the development hint the registration's refusal carries)."""
+    policy = replace(policy, hint="")
     check_url(url, policy)
     parts, host, port = _parse(url)
     literal = _ip_literal(host)

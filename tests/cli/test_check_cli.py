@@ -183,3 +183,29 @@ def test_check_and_every_long_running_command_name_an_unknown_setting(
         code, _, err = invoke(env, *command)
         assert code == 0, err
         assert "warning: unknown_setting: COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS" in err
+
+
+def test_check_reports_demo_accounts_in_a_production_database(cli_env: dict[str, str]) -> None:
+    production = with_signing_keys({**cli_env, "COMPLIANCE_DEPLOYMENT": "production"})
+    code, out, _ = invoke(production, "check")
+    assert code == 0, out
+    assert "demo_accounts" not in out
+
+    assert invoke(production, "demo", "--allow-production")[0] == 0
+    code, out, _ = invoke(production, "check")
+    assert code == 1
+    [line] = [line for line in out.splitlines() if "demo_accounts" in line]
+    assert line.startswith("unsafe   demo_accounts: the production database holds")
+    assert "demo-business@example.com (business, pro plan)" in line
+    assert "demo-freelancer@example.com" in line
+    code, out, _ = invoke(production, "check", "--json")
+    assert {"severity": "unsafe", "code": "demo_accounts"} in [
+        {k: f[k] for k in ("severity", "code")} for f in json.loads(out)["findings"]
+    ]
+
+
+def test_check_leaves_the_demo_alone_in_the_embedded_deployment(cli_env: dict[str, str]) -> None:
+    assert invoke(cli_env, "demo")[0] == 0
+    code, out, _ = invoke(cli_env, "check")
+    assert code == 0, out
+    assert "demo_accounts" not in out

@@ -75,7 +75,7 @@ def test_demo_prints_working_tokens_and_curl_lines(cli_env: dict[str, str]) -> N
     assert live
     assert test
     assert f'curl -H "Authorization: Bearer {live.group()}" "http://127.0.0.1:8000/v1/health"' in out
-    assert f'-H "Host: sandbox.localhost" -H "Authorization: Bearer {test.group()}"' in out
+    assert f'curl -H "Authorization: Bearer {test.group()}" "http://127.0.0.1:8001/v1/health"' in out
 
     code, out, _ = invoke(cli_env, "demo", "--json")
     document = json.loads(out)
@@ -100,14 +100,19 @@ def test_migrate_reports_success(cli_env: dict[str, str]) -> None:
 
 
 def test_demo_curl_lines_work_as_printed(cli_env: dict[str, str], database_url: str, var_dir: Path) -> None:
-    """The lines `make run PORT=…` prints, executed by curl against a real server on that port."""
+    """The lines `make run PORT=…` prints, executed by curl against a real `serve` on that port and its sandbox
+    port."""
     require_service(shutil.which("curl") is not None, "curl")
-    port = free_port()
-    code, out, _ = invoke(cli_env, "demo", "--env", "live", "--port", str(port))
+    port, sandbox_port = free_port(), free_port()
+    sandbox = {"COMPLIANCE_SANDBOX_PORT": str(sandbox_port)}
+    code, out, _ = invoke({**cli_env, **sandbox}, "demo", "--env", "live", "--port", str(port))
     assert code == 0
     lines = [line.strip() for line in out.splitlines() if line.strip().startswith("curl ")]
-    assert len(lines) == 6
-    with server(database_url=database_url, redis_url="", var_dir=str(var_dir), port=port):
+    assert len(lines) == 8
+    assert sum(f"http://127.0.0.1:{sandbox_port}/" in line for line in lines) == 5
+    with server(
+        database_url=database_url, redis_url="", var_dir=str(var_dir), port=port, via_cli=True, extra_env=sandbox
+    ):
         for line in lines:
             command = [*shlex.split(line), "-s", "-o", "/dev/null", "-w", "%{http_code}"]
             answer = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -136,10 +136,15 @@ async def test_demo_prints_sandbox_share_tokens_that_behave_as_documented(
     assert own.json()["verified"] is True
 
     code, out, _ = await asyncio.to_thread(invoke, cli_env, "demo", "--json")
-    renewed = json.loads(out)
+    again = json.loads(out)
+    assert again["fixtures"]["passport"] == fixtures["passport"], "a second demo keeps the freelancer's tokens"
     old_valid = fixtures["passport_share_tokens"]["valid"]
+    assert (await sandbox_client.get(f"/v1/passport/{old_valid}/verify", headers=verifier)).status_code == 200
+
+    code, out, _ = await asyncio.to_thread(invoke, cli_env, "demo", "--rotate", "--json")
+    renewed = json.loads(out)
     stale = await sandbox_client.get(f"/v1/passport/{old_valid}/verify", headers=bearer(renewed["tokens"]["test"]))
-    assert stale.status_code == 404, "a new demo revokes the previous demo share-tokens"
+    assert stale.status_code == 404, "--rotate revokes the previous demo share-tokens"
     assert renewed["fixtures"]["passport_share_tokens"]["valid"] != old_valid
 
 

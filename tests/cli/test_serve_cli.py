@@ -14,10 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.config import Deployment, Settings
+from compliance_api.kit.environment import Environment
 from tests.conftest import SECRET
+from tests.factories import bearer, create_token, create_user
 
 LISTENING = re.compile(r"^compliance-api listening on (http://127\.0\.0\.1:(\d+)): ")
+SANDBOX_AT = re.compile(r"the sandbox at (http://127\.0\.0\.1:\d+) \(COMPLIANCE_SANDBOX_PORT\)")
 
 
 @contextmanager
@@ -55,6 +61,13 @@ def listening(line: str) -> tuple[str, int]:
     return found.group(1), int(found.group(2))
 
 
+def sandbox_at(line: str) -> str:
+    """The sandbox's base URL in the line `serve` prints once it listens."""
+    found = SANDBOX_AT.search(line)
+    assert found is not None, line
+    return found.group(1)
+
+
 def raw_problem(port: int, request: bytes) -> dict[str, Any]:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
         conn.sendall(request)
@@ -74,14 +87,77 @@ def test_serve_prints_one_line_once_it_answers_with_its_links_and_environments(
         assert httpx.get(f"{url}/docs").status_code == 200
         for link in (f"docs {url}/docs", f"guide {url}/guide/", f"dashboard {url}/freelancer/"):
             assert link in line
-        assert "sandbox for sandbox.localhost (COMPLIANCE_SANDBOX_HOSTS), production for any other host" in line
+        assert "and for Host sandbox.localhost (COMPLIANCE_SANDBOX_HOSTS), production for any other host" in line, line
     assert not [later for later in rest if later.startswith("compliance-api listening")], "printed once"
+
+
+@pytest.fixture
+async def live_and_test(
+    engine: object, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> tuple[str, str]:
+    """A production and a sandbox token of one user, committed for the server to see."""
+    user = await create_user(sessionmaker)
+    _, live = await create_token(sessionmaker, pepper, user=user)
+    _, test = await create_token(sessionmaker, pepper, user=user, environment=Environment.test)
+    return live, test
+
+
+def test_serve_answers_the_sandbox_on_its_second_port_by_base_url_alone(
+    database_url: str, var_dir: Path, live_and_test: tuple[str, str]
+) -> None:
+    """A client that cannot choose the Host header (Node's fetch) reaches the sandbox by its base URL: every request
+    on the sandbox port is the sandbox, whatever its Host; production stays on the main port."""
+    live, test = live_and_test
+    with serving(database_url, var_dir, REDIS_URL="") as (line, _):
+        url, _ = listening(line)
+        sandbox = sandbox_at(line)
+        assert httpx.get(f"{sandbox}/v1/health", headers=bearer(test)).status_code == 200
+        refused = httpx.get(f"{sandbox}/v1/health", headers={**bearer(live), "Host": "api.example.com"})
+        assert (refused.status_code, refused.json()["code"]) == (401, "wrong_environment")
+        assert refused.json()["type"] == f"{sandbox}/errors/wrong_environment"
+        assert httpx.get(f"{url}/v1/health", headers=bearer(live)).status_code == 200
+        assert httpx.get(f"{url}/v1/health", headers=bearer(test)).json()["code"] == "wrong_environment"
+        lookup = httpx.get(f"{sandbox}/v1/wtta/lookup?kvk=99000003", headers=bearer(test))
+        assert lookup.json()["code"] == "not_in_cache", "the sandbox's own data (no demo ran)"
+        servers = [server["url"] for server in httpx.get(f"{url}/openapi.json").json()["servers"]]
+        assert servers == [url, sandbox]
+        assert [server["url"] for server in httpx.get(f"{sandbox}/openapi.json").json()["servers"]] == [sandbox]
+
+
+def test_a_sandbox_port_in_use_stops_serve_naming_the_setting(database_url: str, var_dir: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        busy = str(taken.getsockname()[1])
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "COMPLIANCE_SECRET_KEY": SECRET,
+            "COMPLIANCE_VAR_DIR": str(var_dir),
+            "COMPLIANCE_SANDBOX_PORT": busy,
+        }
+        command = [sys.executable, "-m", "compliance_api", "serve", "--port", "0"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert f"error: cannot listen on 127.0.0.1:{busy} (COMPLIANCE_SANDBOX_PORT)" in done.stderr
+
+
+def test_production_has_no_sandbox_port_unless_set(database_url: str, var_dir: Path) -> None:
+    production = Settings(deployment=Deployment.production)
+    assert production.sandbox_port_beside(8000) is None
+    assert production.model_copy(update={"sandbox_port": 9001}).sandbox_port_beside(8000) == 9001
+    embedded = Settings()
+    assert (embedded.sandbox_port_beside(8000), embedded.sandbox_port_beside(0)) == (8001, 0)
+    assert embedded.model_copy(update={"sandbox_port": 0}).sandbox_port_beside(8000) is None
+    with serving(database_url, var_dir, REDIS_URL="", COMPLIANCE_SANDBOX_PORT="0") as (line, _):
+        listening(line)
+        assert SANDBOX_AT.search(line) is None
+        assert "the sandbox for Host sandbox.localhost (COMPLIANCE_SANDBOX_HOSTS)" in line
 
 
 def test_several_workers_print_the_line_once(database_url: str, var_dir: Path, redis_url: str) -> None:
     with serving(database_url, var_dir, "--workers", "2", REDIS_URL=redis_url) as (line, rest):
         url, _ = listening(line)
         assert httpx.get(f"{url}/livez").status_code == 200
+        assert httpx.get(f"{sandbox_at(line)}/livez").status_code == 200, "every worker listens on both ports"
     assert not [later for later in rest if later.startswith("compliance-api listening")]
 
 
@@ -108,5 +184,10 @@ def test_make_run_checks_prints_and_serves_at_host_and_port() -> None:
         ["make", "-n", "run", "PORT=8010", "HOST=0.0.0.0"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert "socket.create_server(('0.0.0.0', 8010)" in plan
-    assert "compliance-api demo --host '0.0.0.0' --port '8010'" in plan
-    assert "compliance-api serve --host '0.0.0.0' --port '8010'" in plan
+    assert "socket.create_server(('0.0.0.0', 8011)" in plan, "the sandbox port is checked too"
+    assert "COMPLIANCE_SANDBOX_PORT='8011' .venv/bin/compliance-api demo --host '0.0.0.0' --port '8010'" in plan
+    assert "COMPLIANCE_SANDBOX_PORT='8011' .venv/bin/compliance-api serve --host '0.0.0.0' --port '8010'" in plan
+    elsewhere = ["make", "-n", "run", "PORT=8010", "SANDBOX_PORT=9010"]
+    plan = subprocess.run(elsewhere, cwd=root, capture_output=True, text=True, check=True).stdout
+    assert "socket.create_server(('127.0.0.1', 9010)" in plan
+    assert "COMPLIANCE_SANDBOX_PORT='9010' .venv/bin/compliance-api serve" in plan

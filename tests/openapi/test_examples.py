@@ -127,7 +127,7 @@ def test_the_frozen_contract_names_a_default_installation_s_servers() -> None:
     contract = frozen_contract(CONTRACT_VERSION)
     assert contract is not None
     assert contract["servers"] == DEFAULT_SERVERS
-    assert [server["url"] for server in DEFAULT_SERVERS] == ["http://127.0.0.1:8000", "http://sandbox.localhost:8000"]
+    assert [server["url"] for server in DEFAULT_SERVERS] == ["http://127.0.0.1:8000", "http://127.0.0.1:8001"]
 
 
 @pytest.mark.parametrize("path", ["/openapi.json", f"/openapi/{CONTRACT_VERSION}.json"])

@@ -128,13 +128,13 @@ async def test_demo_fixtures_survive_any_age_and_demo_stays_idempotent(
         for kvk, *_ in SANDBOX_ADMISSIONS.values():
             assert await wtta_service.lookup(session, environment=Environment.test, kvk_number=kvk) is not None
     async with sessionmaker.begin() as session:
-        second = await create_demo(session, pepper=pepper)
+        second = await create_demo(session, pepper=pepper, rotate=True)
     assert second.fixtures["wtta"] == first.fixtures["wtta"]
     assert second.fixtures["dac7"] == first.fixtures["dac7"]
 
     report = await purge_in(sessionmaker, settings, 400)
 
-    assert report.deleted["passport_share"] == 2  # the shares the second demo replaced
+    assert report.deleted["passport_share"] == 2  # the shares the rotating demo replaced
     assert await counts(sessionmaker, Environment.test) == {**fixtures, "classification": 0, "outbox_event": 0}
 
 

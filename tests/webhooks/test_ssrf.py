@@ -256,3 +256,61 @@ def test_private_targets_need_the_setting_and_embedded_mode_or_the_sandbox() -> 
     assert ssrf.policy_for(production, Environment.live).require_https
     assert ssrf.policy_for(production, Environment.test).allow_private
     assert not ssrf.policy_for(Settings(secret_key="x" * 40), Environment.test).allow_private
+
+
+@pytest.mark.parametrize("allow_private", [False, True], ids=["private-refused", "private-allowed"])
+@pytest.mark.parametrize("environment", list(Environment))
+def test_a_production_deployment_refuses_plain_http_whatever_the_private_target_setting(
+    allow_private: bool, environment: Environment
+) -> None:
+    production = Settings(
+        deployment=Deployment.production, webhooks_allow_private_targets=allow_private, secret_key="x" * 40
+    )
+    policy = ssrf.policy_for(production, environment)
+    for url in ("http://hooks.example.com/in", "http://127.0.0.1:9000/in"):
+        with pytest.raises(ssrf.UnsafeUrl) as refused:
+            ssrf.check_url(url, policy)
+        assert str(refused.value) == "the URL must use https", "no development hint in production"
+    assert ssrf.check_url("https://hooks.example.com/in", policy) == "https://hooks.example.com/in"
+
+
+def test_the_embedded_deployment_takes_plain_http_in_the_sandbox_and_with_the_setting_in_production() -> None:
+    off = Settings(secret_key="x" * 40)
+    on = off.model_copy(update={"webhooks_allow_private_targets": True})
+    assert ssrf.check_url("http://hooks.example.com/in", ssrf.policy_for(off, Environment.test))
+    with pytest.raises(ssrf.UnsafeUrl, match="must use https; in development, COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE"):
+        ssrf.check_url("http://hooks.example.com/in", ssrf.policy_for(off, Environment.live))
+    for environment in Environment:
+        assert ssrf.check_url("http://127.0.0.1:9000/in", ssrf.policy_for(on, environment))
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9000/hook", "https://10.1.2.3/hook", "http://localhost:9000/hook"])
+async def test_the_403_for_a_private_target_names_the_setting_that_allows_it_in_development(
+    strict: Settings, sandbox_client: AsyncClient, make_account: MakeAccount, url: str
+) -> None:
+    anna = await make_account()
+    answer = await sandbox_client.post(
+        "/v1/webhook-endpoints", json={"url": url, "enabled_events": ["*"]}, headers=anna.test
+    )
+    assert (answer.status_code, answer.json()["code"]) == (403, "webhook_url_forbidden")
+    assert answer.json()["detail"].endswith(
+        "not a public address; in development, COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true allows private and "
+        "plain-http targets (the embedded deployment only)."
+    )
+
+
+async def test_a_production_deployment_answers_403_to_a_plain_http_sandbox_target(
+    settings: Settings, sandbox_client: AsyncClient, make_account: MakeAccount
+) -> None:
+    """The app's own settings, switched to a production deployment; private targets still allowed (the suite's)."""
+    settings.deployment = Deployment.production
+    anna = await make_account()
+    answer = await sandbox_client.post(
+        "/v1/webhook-endpoints", json={"url": "http://127.0.0.1:9000/hook", "enabled_events": ["*"]}, headers=anna.test
+    )
+    assert (answer.status_code, answer.json()["code"]) == (403, "webhook_url_forbidden")
+    assert answer.json()["detail"] == "The webhook URL is not allowed: the URL must use https."
+    allowed = await sandbox_client.post(
+        "/v1/webhook-endpoints", json={"url": "https://127.0.0.1:9000/hook", "enabled_events": ["*"]}, headers=anna.test
+    )
+    assert allowed.status_code == 201, "private targets stay allowed in its sandbox: only plain http is refused"
