@@ -80,7 +80,8 @@ class HttpSender:
             if result.counted:
                 failures += 1
                 if failures > self.retries.attempts:
-                    raise SendFailed(f"{batch.lines}: {result.reason}, still after {self.retries.attempts} retries")
+                    after = f" (still after {self.retries.attempts} retries)" if self.retries.attempts else ""
+                    raise SendFailed(f"{batch.lines}: {result.reason}{after}")
             wait = result.retry_after if result.retry_after is not None else self.retries.backoff(max(failures, 1))
             self.retries.tell(f"{batch.lines}: {result.reason}; retrying in {wait:.0f} s")
             await self.retries.sleep(wait)
@@ -91,7 +92,7 @@ class HttpSender:
                 batch.endpoint.value, json={"items": batch.bodies}, headers={"Idempotency-Key": batch.key}
             )
         except httpx.TransportError as exc:  # timeouts included
-            return _Failure(f"{type(exc).__name__} {exc}".strip(), None, counted=True)
+            return _Failure(f"{type(exc).__name__}: {exc}".rstrip(":. "), None, counted=True)
         if response.status_code == 200:
             return _answer(batch, response)
         code, detail = _problem(response)

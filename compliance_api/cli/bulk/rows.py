@@ -2,11 +2,18 @@
 `DE`, `BE`: that country's cross-border test), the other columns the test's inputs, `reference` and `monitor`.
 
 Rows are read by `kit/rowfile.py`, each with the line it ends on. A row becomes the request body of its test's batch
-endpoint, or its error when it cannot be one. Rows are then grouped into batches: each block of `batch_size`
-consecutive rows of the file gives at most two, its Dutch rows and its cross-border rows (the endpoints differ). A
-batch's Idempotency-Key is a hash of what it sends and on which lines, so the same file sent again gets the same keys:
-answered batches are replayed by the server, not classified again. Blocks are counted over every row, sendable or
-not, so that fixing a refused row changes the key of its own block only.
+endpoint, or its error when it cannot be one. Rows are then grouped into batches: the file is cut into blocks of 1000
+rows, and within a block the rows of each endpoint (Dutch, cross-border) are sent in batches of `batch_size`, in file
+order. A batch's Idempotency-Key is a hash of what it sends and on which lines, so the same file sent again gets the
+same keys: answered batches are replayed by the server, not classified again. A row that cannot be sent keeps its
+place in its endpoint's count, so fixing it changes the key of its own batch only; changing a row's country changes
+the batches of its block.
+
+Why batches and not one call per row under a key of its own: a batch of up to 100 items costs one request against
+the rate limit, a single call one per row, so at the `free` tier (60 a minute) 10,000 rows take about 2 minutes in
+batches and close to 3 hours in single calls; the batches are also an order of magnitude faster without a limit
+(bench/bulk_modes.py, bench/RESULTS.md). The price is that a key covers a batch: a row is classified again only when
+another row of its batch changed (or the batch size, `--as-of` or `--run-id` did).
 
 The results are the input's columns with `line` in front and `id`, `verdict`, `score`, `error_code` and `error`
 after, written whole or not at all.
@@ -27,6 +34,7 @@ from typing import Any
 
 from compliance_api.classify.questions import Test
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
+from compliance_api.classify.schemas import MAX_BATCH_ITEMS
 from compliance_api.classify.verdict import Country
 from compliance_api.kit import rowfile
 from compliance_api.kit.filevalues import NO_ROWS
@@ -49,6 +57,8 @@ INPUTS: dict[Test, frozenset[str]] = {
 """The columns that answer each test's questions (`GET /v1/classify/questions?test=` describes them)."""
 COLUMNS = frozenset({COUNTRY, REFERENCE, MONITOR}.union(*INPUTS.values()))
 RESULT_COLUMNS = ("id", "verdict", "score", "error_code", "error")
+BLOCK_ROWS = MAX_BATCH_ITEMS
+"""Rows of the file per block; a block's rows of one endpoint are cut into batches of the batch size."""
 INVALID = "validation_failed"
 """The error code of a row that cannot be sent, as the API names a request it refuses."""
 KEY_SCHEME = "compliance-api classify bulk 1"
@@ -87,6 +97,8 @@ class Row:
     position: int
     """The row's number among the file's rows (1 for the first), which places it in a block."""
     cells: Mapping[str, str]
+    endpoint: Endpoint | None
+    """Its test's endpoint; None when its country is not a test."""
     parsed: Request | RowError
 
 
@@ -148,10 +160,7 @@ def read_rows(raw: bytes, as_of: str | None) -> tuple[list[str], list[Row]]:
         return header
 
     records = rowfile.read(io.BytesIO(raw), fields=(), check_header=check_header, json_format=False)
-    rows = [
-        Row(record.line, position, record.values, _parsed(record.values, as_of))
-        for position, record in enumerate(records, start=1)
-    ]
+    rows = [_row(record.line, position, record.values, as_of) for position, record in enumerate(records, start=1)]
     if not rows:
         raise RowFileError(NO_ROWS)
     return header, rows
@@ -172,13 +181,15 @@ def _check_header(header: Sequence[str]) -> None:
         raise RowFileError(f"columns named twice: {', '.join(twice)}", line=1, field="header")
 
 
-def _parsed(cells: Mapping[str, str], as_of: str | None) -> Request | RowError:
-    """The request body of a row, or every reason it cannot be one."""
+def _row(line: int, position: int, cells: Mapping[str, str], as_of: str | None) -> Row:
+    """A row with the request body it asks for, or every reason it cannot be one."""
     filled = {name: value.strip() for name, value in cells.items() if value.strip()}
     country = filled.pop(COUNTRY, Test.NL.value).upper()
     if country not in Test.__members__:
-        return RowError(INVALID, ((COUNTRY, f"{country!r} is not NL, FR, DE or BE (empty means NL)"),))
+        error = RowError(INVALID, ((COUNTRY, f"{country!r} is not NL, FR, DE or BE (empty means NL)"),))
+        return Row(line, position, cells, None, error)
     test = Test(country)
+    endpoint = Endpoint.dutch if test is Test.NL else Endpoint.cross_border
     body: dict[str, Any] = {}
     answers: dict[str, Any] = {}
     messages: list[tuple[str | None, str]] = []
@@ -195,12 +206,14 @@ def _parsed(cells: Mapping[str, str], as_of: str | None) -> Request | RowError:
         except _BadCell as exc:
             messages.append((name, str(exc)))
     if messages:
-        return RowError(INVALID, tuple(messages))
+        return Row(line, position, cells, endpoint, RowError(INVALID, tuple(messages)))
     if as_of is not None:
         body["as_of"] = as_of
     if test is Test.NL:
-        return Request(Endpoint.dutch, {**body, "engagement": answers})
-    return Request(Endpoint.cross_border, {**body, "country": Country(country).value, "criteria": answers})
+        body["engagement"] = answers
+    else:
+        body.update(country=Country(country).value, criteria=answers)
+    return Row(line, position, cells, endpoint, Request(endpoint, body))
 
 
 def _flag(text: str) -> bool:
@@ -229,14 +242,19 @@ def _column(field: str) -> str:
 
 
 def batches(rows: Iterable[Row], batch_size: int, run_id: str) -> list[Batch]:
-    """The sendable rows in batches: per block of `batch_size` rows, one batch per endpoint, in file order."""
-    groups: dict[tuple[int, Endpoint], list[Row]] = {}
+    """The sendable rows in batches of at most `batch_size`: per block of the file and endpoint, in file order."""
+    groups: dict[tuple[int, Endpoint, int], list[Row]] = {}
+    places: dict[tuple[int, Endpoint], int] = {}
     for row in rows:
+        if row.endpoint is None:
+            continue
+        block = (row.position - 1) // BLOCK_ROWS
+        place = places[block, row.endpoint] = places.get((block, row.endpoint), -1) + 1
         if isinstance(row.parsed, Request):
-            groups.setdefault(((row.position - 1) // batch_size, row.parsed.endpoint), []).append(row)
+            groups.setdefault((block, row.endpoint, place // batch_size), []).append(row)
     return [
         Batch(endpoint, tuple(members), batch_key(run_id, endpoint, members))
-        for (_, endpoint), members in groups.items()
+        for (_, endpoint, _), members in groups.items()
     ]
 
 

@@ -75,9 +75,9 @@ async def test_transient_failures_are_retried_with_growing_waits_under_the_same_
     for failures, wait in enumerate(waits, start=1):  # 1 s doubling, each shortened by up to half (jitter)
         assert 2 ** (failures - 2) <= wait <= 2 ** (failures - 1)
     assert [message.split(": ", 1)[1].split(";")[0] for message in told] == [
-        "ConnectError refused",
+        "ConnectError: refused",
         "503 service_unavailable",
-        "ReadTimeout slow",
+        "ReadTimeout: slow",
         "409 idempotency_in_progress",
     ]
     assert answer.replayed
@@ -90,7 +90,7 @@ async def test_transient_failures_are_retried_with_growing_waits_under_the_same_
 
 async def test_a_batch_still_failing_after_its_retries_stops_the_run() -> None:
     script = Script(*[_problem(502, "error")] * 3)
-    with pytest.raises(SendFailed, match="lines 2–3: 502 error, still after 2 retries"):
+    with pytest.raises(SendFailed, match=r"lines 2–3: 502 error \(still after 2 retries\)"):
         await _send(script, attempts=2)
     assert len(script.requests) == 3
 

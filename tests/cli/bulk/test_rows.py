@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from compliance_api.cli.bulk.rows import (
+    Batch,
     Endpoint,
     Outcome,
     Request,
@@ -101,25 +102,27 @@ def test_the_example_file_of_the_guide_reads_as_the_guide_says() -> None:
     assert refused == [8, 9, 10]
 
 
-SIX = "country,reference\n" + "NL,a\nDE,b\nNL,c\nNL,d\nFR,e\nXX,f\n"
+SIX = "country,reference,own_tools\n" + "NL,a,\nDE,b,\nNL,c,maybe\nNL,d,\nFR,e,\nXX,f,\n"
 
 
-def test_batches_are_blocks_of_rows_split_by_endpoint() -> None:
-    found = [(batch.endpoint, [row.cells["reference"] for row in batch.rows]) for batch in batches(_rows(SIX), 3, "")]
-    assert found == [
-        (Endpoint.dutch, ["a", "c"]),
-        (Endpoint.cross_border, ["b"]),
+def _references(found: list[Batch]) -> list[tuple[Endpoint, list[str]]]:
+    return [(batch.endpoint, [row.cells["reference"] for row in batch.rows]) for batch in found]
+
+
+def test_batches_hold_rows_of_one_endpoint_in_file_order_and_refused_rows_keep_their_place() -> None:
+    assert _references(batches(_rows(SIX), 2, "")) == [
+        (Endpoint.dutch, ["a"]),  # c, refused, is second among the Dutch rows
+        (Endpoint.cross_border, ["b", "e"]),
         (Endpoint.dutch, ["d"]),
-        (Endpoint.cross_border, ["e"]),
     ]
 
 
 def test_the_same_file_gets_the_same_keys_and_a_run_id_other_ones() -> None:
-    first, again = batches(_rows(SIX), 3, ""), batches(_rows(SIX), 3, "")
+    first, again = batches(_rows(SIX), 2, ""), batches(_rows(SIX), 2, "")
     assert [b.key for b in first] == [b.key for b in again]
     assert len({b.key for b in first}) == len(first)
     assert all(b.key.startswith("bulk-") and len(b.key) <= 255 for b in first)
-    assert not {b.key for b in batches(_rows(SIX), 3, "march")} & {b.key for b in first}
+    assert not {b.key for b in batches(_rows(SIX), 2, "march")} & {b.key for b in first}
 
 
 def test_equal_rows_on_other_lines_are_other_engagements() -> None:
@@ -129,12 +132,27 @@ def test_equal_rows_on_other_lines_are_other_engagements() -> None:
     assert one[0].key != two[0].key
 
 
-def test_fixing_a_refused_row_changes_only_the_key_of_its_block() -> None:
-    before = batches(_rows(SIX), 3, "")
-    after = batches(_rows(SIX.replace("XX,f", "BE,f")), 3, "")
-    assert [b.key for b in after[:3]] == [b.key for b in before[:3]]
-    assert after[3].key != before[3].key
-    assert [row.cells["reference"] for row in after[3].rows] == ["e", "f"]
+def test_fixing_a_refused_row_changes_only_the_key_of_its_batch() -> None:
+    before = batches(_rows(SIX), 2, "")
+    after = batches(_rows(SIX.replace("NL,c,maybe", "NL,c,yes")), 2, "")
+    assert _references(after)[0] == (Endpoint.dutch, ["a", "c"])
+    assert after[0].key != before[0].key
+    assert [b.key for b in after[1:]] == [b.key for b in before[1:]]
+
+
+def _mixed(count: int) -> str:
+    return "country,reference\n" + "".join(f"{'DE' if n % 3 == 0 else 'NL'},r{n}\n" for n in range(count))
+
+
+def test_blocks_of_a_thousand_rows_keep_a_change_of_country_inside_its_block() -> None:
+    before = batches(_rows(_mixed(2500)), 100, "")
+    after = batches(_rows(_mixed(2500).replace("\nNL,r4\n", "\nDE,r4\n")), 100, "")
+    in_block = {b.key for b in before if b.rows[0].position <= 1000}
+    assert {b.key for b in before} - in_block == {b.key for b in after if b.rows[0].position > 1000}
+    assert in_block - {b.key for b in after}
+    assert max(len(b.rows) for b in after) == 100
+    # 1666 Dutch rows and 834 German ones in blocks of 1000, 1000 and 500: 7 + 4, 7 + 4 and 4 + 2 batches
+    assert len(before) == 28
 
 
 def test_an_api_problem_names_the_csv_column() -> None:
