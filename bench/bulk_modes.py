@@ -27,6 +27,7 @@ import asyncio
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -107,12 +108,32 @@ async def singles(base_url: str, token: str, rows: list[Row], concurrency: int) 
     return await timed(all_rows)
 
 
-def command(server: harness.Server, token: str, csv: Path, workdir: Path, cpu: int | None) -> float:
+def batched_rounds(url: str, token: str, rows: list[Row], size: int, concurrency: int) -> Callable[[int], float]:
+    """A round of the command's code with a run id of its own (nothing replayed)."""
+
+    def run(number: int) -> float:
+        return asyncio.run(batched(url, token, rows, size, concurrency, f"{size}x{concurrency}-{number}"))
+
+    return run
+
+
+def single_rounds(url: str, token: str, rows: list[Row], concurrency: int) -> Callable[[int], float]:
+    def run(_: int) -> float:
+        return asyncio.run(singles(url, token, rows, concurrency))
+
+    return run
+
+
+def command(server: harness.Server, token: str, csv: Path, workdir: Path, cpu: int | None, run_id: str) -> float:
     env = {**harness.base_env(workdir), "COMPLIANCE_API_TOKEN": token}
-    argv = [str(harness.CLI), "classify", "bulk", str(csv), "--out", str(workdir / "out.csv"), "--base-url"]
+    argv = [str(harness.CLI), "classify", "bulk", str(csv), "--out", str(workdir / "out.csv"), "--run-id", run_id]
     started = time.perf_counter()
     done = subprocess.run(
-        harness.pinned(cpu, [*argv, server.base_url]), env=env, capture_output=True, text=True, check=False
+        harness.pinned(cpu, [*argv, "--base-url", server.base_url]),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         raise RuntimeError(f"classify bulk failed: {done.stderr}")
@@ -133,6 +154,11 @@ def count_all(name: str, workdir: Path, email: str) -> int:
     return int(subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout.strip())
 
 
+def median_seconds(rounds: int, run: Callable[[int], float]) -> float:
+    """The median of `rounds` runs (round number given), as other work on the machine moves single figures."""
+    return statistics.median(run(number) for number in range(rounds))
+
+
 def measure(args: argparse.Namespace, workdir: Path) -> list[str]:
     env = cr.backend_env(args.backend, workdir)
     if args.backend == "postgres":
@@ -149,45 +175,58 @@ def measure(args: argparse.Namespace, workdir: Path) -> list[str]:
     server.start()
     if args.client_cpu is not None:
         os.sched_setaffinity(0, {args.client_cpu})
-    ways: list[Way] = []
-    base_url = server.base_url
-    asyncio.run(batched(base_url, token, rows[:200], *DEFAULT, "warm-up"))
-    warm = 200
+    url, rounds, ways = server.base_url, args.rounds, []
+    asyncio.run(batched(url, token, rows[:200], *DEFAULT, "warm-up"))
     for size, concurrency in args.pairs:
-        seconds = asyncio.run(batched(base_url, token, rows, size, concurrency, f"{size}x{concurrency}"))
-        ways.append(Way(f"batches of {size}, {concurrency} in flight", seconds, batch_charge(rows, size), len(rows)))
-    seconds = asyncio.run(batched(base_url, token, rows, *DEFAULT, f"{DEFAULT[0]}x{DEFAULT[1]}"))
+        seconds = median_seconds(rounds, batched_rounds(url, token, rows, size, concurrency))
+        ways.append(
+            Way(f"batches of {size}, {concurrency} in flight", seconds, batch_charge(rows, size), len(rows) * rounds)
+        )
+    seconds = median_seconds(rounds, batched_rounds(url, token, rows, *DEFAULT))  # the run ids of its first rounds
     ways.append(Way("the default again: every batch replayed", seconds, batch_charge(rows, DEFAULT[0]), 0))
+    few = rows[: args.single_rows]
     for concurrency in args.single_concurrency:
-        seconds = asyncio.run(singles(base_url, token, rows, concurrency))
-        ways.append(Way(f"single calls, {concurrency} in flight", seconds, len(rows), len(rows)))
-    seconds = command(server, token, csv, workdir, args.client_cpu)
+        seconds = median_seconds(rounds, single_rounds(url, token, few, concurrency))
+        scaled = seconds * len(rows) / len(few)
+        ways.append(Way(f"single calls, {concurrency} in flight", scaled, len(rows), len(few) * rounds))
+    seconds = median_seconds(rounds, lambda n: command(server, token, csv, workdir, args.client_cpu, f"process-{n}"))
     ways.append(
-        Way("`classify bulk --base-url` (process, defaults)", seconds, batch_charge(rows, DEFAULT[0]), len(rows))
+        Way(
+            "`classify bulk --base-url` (process, defaults)",
+            seconds,
+            batch_charge(rows, DEFAULT[0]),
+            len(rows) * rounds,
+        )
     )
     server.stop()
     stored = count_all(args.backend, workdir, email)
-    expected = warm + sum(way.classified for way in ways)
+    expected = 200 + sum(way.classified for way in ways)
     baseline = next(w for w in ways if w.name == f"batches of {DEFAULT[0]}, {DEFAULT[1]} in flight")
-    lines = harness.table(
-        ("way", "seconds", "rows/s", "ratio to default", "requests charged", f"free tier, {args.rows} rows"),
-        "lrrrrr",
-        [
-            (
-                way.name,
-                f"{way.seconds:.2f}",
-                f"{way.rows_per_second(args.rows):,.0f}",
-                f"{baseline.seconds / way.seconds:.2f}",
-                f"{way.charged:,}",
-                f"{free_tier_minutes(way.charged):,.0f} min of waiting",
-            )
-            for way in ways
-        ],
-    )
+    lines = [
+        f"`.venv/bin/python bench/bulk_modes.py --backend {args.backend} --rows {args.rows}`: one server worker on "
+        f"CPU {args.server_cpu}, the client on CPU {args.client_cpu}; median of {rounds} rounds; single calls timed "
+        f"over {len(few):,} rows and scaled. Load average before: {args.load}.",
+        "",
+        *harness.table(
+            ("way", "seconds", "rows/s", "speed against the default", "requests charged", "waiting at the free tier"),
+            "lrrrrr",
+            [
+                (
+                    way.name,
+                    f"{way.seconds:.2f}",
+                    f"{way.rows_per_second(args.rows):,.0f}",
+                    f"{baseline.seconds / way.seconds:.2f}",
+                    f"{way.charged:,}",
+                    f"{free_tier_minutes(way.charged):,.0f} min",
+                )
+                for way in ways
+            ],
+        ),
+    ]
     check = "ok" if stored == expected else "MISMATCH"
     lines.append("")
     lines.append(
-        f"Classifications stored: {stored:,}; expected {expected:,} (one per row and way, none for the replay): {check}"
+        f"Classifications stored: {stored:,}; expected {expected:,} (one per row sent, none replayed): {check}"
     )
     return lines
 
@@ -203,6 +242,8 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--pairs", type=pair, nargs="+", default=[(100, 1), (100, 2), (100, 4), (1000, 1), (1000, 2)])
     parser.add_argument("--single-concurrency", type=int, nargs="+", default=[8, 32])
+    parser.add_argument("--single-rows", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--server-cpu", type=int, default=0)
     parser.add_argument("--client-cpu", type=int, default=1)
     parser.add_argument("--keep", action="store_true")
@@ -215,7 +256,7 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-bulk-"))
     harness.stop_on_signals()
     try:
-        print(f"load average before: {harness.load_average()}", flush=True)
+        args.load = harness.load_average()
         lines = measure(args, workdir)
     finally:
         harness.stop_all()
