@@ -72,21 +72,29 @@ async def over_http_run(
     run_id: str,
     concurrency: int,
 ) -> Report:
-    """The rows classified through the API `http` talks to (a test may give it its own transport)."""
+    """The rows classified through the API that `http` talks to."""
     async with http:
         sender = HttpSender(http, retries)
         return await classify_rows(rows, sender, batch_size=batch_size, run_id=run_id, concurrency=concurrency)
 
 
-def _mode_errors(base_url: str | None, token: str | None, email: str | None, env: Environment | None) -> str | None:
-    """What is wrong with the options that pick the way to classify, if anything."""
+def _option_errors(
+    out: Path, base_url: str | None, token: str | None, email: str | None, env: Environment | None
+) -> str | None:
+    """What is wrong with the options, if anything, before any row is sent."""
+    if not out.parent.is_dir():
+        return f"--out: folder {out.parent} does not exist"
     if base_url is None:
         return None if email else "give --email (classify in this installation's database) or --base-url and a token"
     if email is not None or env is not None:
         return "--email and --env are for the database; over HTTP the token decides the account and environment"
     if not token:
         return f"--base-url needs a token: --token or the environment variable {TOKEN_ENV}"
-    if httpx.URL(base_url).scheme not in ("http", "https") or not httpx.URL(base_url).host:
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        url = httpx.URL()
+    if url.scheme not in ("http", "https") or not url.host:
         return f"--base-url must be an http:// or https:// URL, not {base_url!r}"
     return None
 
@@ -139,7 +147,7 @@ def bulk(
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=1, max=MAX_BATCH_ITEMS, help="Rows per block of the file.")
     ] = 100,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=16, help="Batches in flight (HTTP).")] = 2,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=16, help="Batches in flight (HTTP).")] = 4,
     retries: Annotated[
         int, typer.Option("--retries", min=0, help="Retries of a batch after a timeout or 5xx (HTTP); 429s wait.")
     ] = 5,
@@ -152,7 +160,7 @@ def bulk(
     from its rows and their lines: running the same command on the same file again, within 24 hours, resumes an
     interrupted run without classifying any row twice. Each verdict is kept as an audit record of the account. A row
     that cannot be classified gets its error (`line N: field F: message`) in the results and on stderr."""
-    problem = _mode_errors(base_url, token, email, env)
+    problem = _option_errors(out, base_url, token, email, env)
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)

@@ -271,6 +271,7 @@ async def test_a_file_with_unknown_columns_is_refused_before_anything_is_classif
         ((), "give --email (classify in this installation's database) or --base-url and a token"),
         (("--base-url", "http://127.0.0.1:9"), "--base-url needs a token: --token or the environment variable"),
         (("--base-url", "ftp://host", "--token", "t"), "--base-url must be an http:// or https:// URL"),
+        (("--base-url", "http://[::1", "--token", "t"), "--base-url must be an http:// or https:// URL"),
         (("--base-url", "http://h", "--token", "t", "--email", "a@b.nl"), "over HTTP the token decides the account"),
     ],
 )
@@ -280,3 +281,12 @@ def test_the_options_pick_one_way_to_classify(
     code, _, stderr = invoke(cli_env, "classify", "bulk", str(EXAMPLE), "--out", str(tmp_path / "o.csv"), *args)
     assert code == 2
     assert message in stderr
+
+
+def test_results_for_a_folder_that_does_not_exist_are_refused_before_anything_is_sent(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "missing" / "verdicts.csv"
+    code, _, stderr = invoke(cli_env, "classify", "bulk", str(EXAMPLE), "--out", str(out), "--email", "a@example.com")
+    assert code == 2
+    assert f"error: --out: folder {out.parent} does not exist" in stderr
