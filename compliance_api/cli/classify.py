@@ -145,7 +145,10 @@ def bulk(
         typer.Option("--as-of", formats=["%Y-%m-%d"], help="Judge under the law in force on this date."),
     ] = None,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, max=MAX_BATCH_ITEMS, help="Rows per block of the file.")
+        int,
+        typer.Option(
+            "--batch-size", min=1, max=MAX_BATCH_ITEMS, help="Rows per batch, at most 1000 (blocks of 1000 rows)."
+        ),
     ] = 100,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=16, help="Batches in flight (HTTP).")] = 4,
     retries: Annotated[
