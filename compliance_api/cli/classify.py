@@ -1,157 +1,190 @@
-"""`compliance-api classify bulk FILE.csv --out RESULT.csv`: the Dutch test for every row of a CSV, kept in the audit
-trail like API calls, in batches of 1000 (the batch endpoint's code path)."""
+"""`compliance-api classify bulk FILE.csv --out RESULT.csv`: the Dutch or a cross-border test for every row of a CSV,
+through a deployment's API (`--base-url` and a token) or directly in this installation's database (`--email`), in
+batches whose Idempotency-Keys make a run safe to repeat (`cli/bulk/`)."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
+import httpx
 import typer
 
 from compliance_api.accounts import service as accounts_service
-from compliance_api.accounts.models import User
 from compliance_api.auth.caller import Caller
-from compliance_api.classify import batch
-from compliance_api.classify.language import DEFAULT_LANGUAGE
-from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
-from compliance_api.classify.schemas import MAX_BATCH_ITEMS, ZelfstandigenwetRequest
-from compliance_api.classify.service import score_engagement
-from compliance_api.cli.common import EnvOption, progress, read_input, refuse_unsafe, run
+from compliance_api.classify.ruleset import packaged_rulesets
+from compliance_api.classify.schemas import MAX_BATCH_ITEMS
+from compliance_api.cli.bulk import over_http
+from compliance_api.cli.bulk.in_database import DatabaseSender
+from compliance_api.cli.bulk.over_http import TOKEN_ENV, HttpSender, Retries
+from compliance_api.cli.bulk.rows import Row, read_rows, write_results
+from compliance_api.cli.bulk.runner import Report, classify_rows
+from compliance_api.cli.common import read_input, refuse_unsafe, run
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.idempotency.service import Idempotency
 from compliance_api.kit.batch_writer import batch_writer_for
-from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.ratelimit.tiers import tier_for
 
 app = typer.Typer(no_args_is_help=True, help="Classify engagements in bulk.")
 
-NUMBERS = {"hourly_rate_eur": float, "months_duration": int, "days_per_week": int, "other_clients_count": int}
-FLAGS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-COLUMNS = (*ENGAGEMENT_FIELDS, "reference")
-RESULT_COLUMNS = ("id", "verdict", "score", "error")
 CLI_TOKEN_ID = uuid.UUID(int=0)
-"""The `token_id` of verdicts made by this command: no API token asked for them."""
+"""The `token_id` of verdicts made by this command in the database: no API token asked for them."""
+SHOWN_ERRORS = 20
+"""Refused rows named on stderr; the results file names them all."""
 
 
-def _value(field: str, text: str) -> Any:
-    """A cell as the request field wants it; an empty cell leaves the field unanswered."""
-    if field in NUMBERS:
-        try:
-            return NUMBERS[field](text)
-        except ValueError:
-            return text  # refused by validation, naming the field
-    return FLAGS.get(text.lower(), text)
-
-
-def request_of(row: dict[str, str], as_of: dt.date | None) -> dict[str, Any]:
-    """The `POST /v1/classify/zelfstandigenwet` body of one CSV row."""
-    engagement = {f: _value(f, row[f].strip()) for f in ENGAGEMENT_FIELDS if (row.get(f) or "").strip()}
-    body: dict[str, Any] = {"engagement": engagement}
-    if (row.get("reference") or "").strip():
-        body["reference"] = row["reference"].strip()
-    if as_of is not None:
-        body["as_of"] = as_of.isoformat()
-    return body
-
-
-def read_rows(raw: bytes) -> tuple[list[str], list[dict[str, str]]]:
-    """The header and rows of a UTF-8 CSV whose columns are the engagement's fields and `reference`."""
-    try:
-        reader = csv.DictReader(io.StringIO(raw.decode("utf-8-sig"), newline=""))
-        rows = list(reader)
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise ValueError(f"not a UTF-8 CSV file: {exc}") from None
-    header = list(reader.fieldnames or [])
-    unknown = [name for name in header if name not in COLUMNS]
-    if not header or unknown:
-        raise ValueError(f"unknown columns {unknown or '(none found)'}; the columns are {', '.join(COLUMNS)}")
-    return header, rows
-
-
-def _result(entry: dict[str, Any]) -> dict[str, str]:
-    if "index" in entry:
-        return {"id": "", "verdict": "", "score": "", "error": entry["detail"]}
-    return {"id": entry["id"], "verdict": entry["verdict"], "score": str(entry["score"]), "error": ""}
-
-
-def _chunks(rows: Sequence[dict[str, str]]) -> Iterator[Sequence[dict[str, str]]]:
-    for start in range(0, len(rows), MAX_BATCH_ITEMS):
-        yield rows[start : start + MAX_BATCH_ITEMS]
-
-
-async def _classify_file(
-    settings: Settings, email: str, env: Environment, rows: list[dict[str, str]], as_of: dt.date | None
-) -> list[dict[str, str]]:
+async def _in_database(
+    settings: Settings, email: str, env: Environment, rows: Sequence[Row], batch_size: int, run_id: str
+) -> Report:
     engine = create_engine(settings.resolved_database_url)
     audit = GroupCommit(batch_writer_for(engine))
     try:
-        async with create_sessionmaker(engine)() as session:
-            user: User = await accounts_service.get_by_email_or_raise(session, email=email)
+        sessionmaker = create_sessionmaker(engine)
+        async with sessionmaker() as session:
+            user = await accounts_service.get_by_email_or_raise(session, email=email)
         caller = Caller(user.id, CLI_TOKEN_ID, env, user.plan, user.kind, tier_for(user.plan, env), "cli")
-        base_url = str(settings.public_base_url).rstrip("/")
-        results: list[dict[str, str]] = []
-        with progress(len(rows), "classifying") as advance:
-            for chunk in _chunks(rows):
-                answer = await batch.classify_batch(
-                    audit,
-                    caller,
-                    [request_of(row, as_of) for row in chunk],
-                    ZelfstandigenwetRequest,
-                    score_engagement,
-                    packaged_rulesets(),
-                    utcnow(),
-                    DEFAULT_LANGUAGE,
-                    base_url,
-                )
-                results += [_result(entry) for entry in answer["data"]]
-                if advance is not None:
-                    advance(len(chunk))
-        return results
+        sender = DatabaseSender(
+            caller,
+            audit,
+            sessionmaker,
+            Idempotency(settings.secret_key_bytes(), sessionmaker),
+            packaged_rulesets(),
+            str(settings.public_base_url).rstrip("/"),
+        )
+        return await classify_rows(rows, sender, batch_size=batch_size, run_id=run_id, concurrency=1)
     finally:
         await audit.close()
         await engine.dispose()
 
 
-def _write(out: Path, header: list[str], rows: list[dict[str, str]], results: list[dict[str, str]]) -> None:
-    """The input columns and the results, written whole or not at all (through a temporary file)."""
-    partial = out.with_name(out.name + ".partial")
-    with partial.open("w", encoding="utf-8", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=[*header, *RESULT_COLUMNS])
-        writer.writeheader()
-        writer.writerows({**row, **result} for row, result in zip(rows, results, strict=True))
-    partial.replace(out)
+async def over_http_run(
+    rows: Sequence[Row],
+    http: httpx.AsyncClient,
+    retries: Retries,
+    *,
+    batch_size: int,
+    run_id: str,
+    concurrency: int,
+) -> Report:
+    """The rows classified through the API that `http` talks to."""
+    async with http:
+        sender = HttpSender(http, retries)
+        return await classify_rows(rows, sender, batch_size=batch_size, run_id=run_id, concurrency=concurrency)
+
+
+def _option_errors(
+    out: Path, base_url: str | None, token: str | None, email: str | None, env: Environment | None
+) -> str | None:
+    """What is wrong with the options, if anything, before any row is sent."""
+    if not out.parent.is_dir():
+        return f"--out: folder {out.parent} does not exist"
+    if base_url is None:
+        return None if email else "give --email (classify in this installation's database) or --base-url and a token"
+    if email is not None or env is not None:
+        return "--email and --env are for the database; over HTTP the token decides the account and environment"
+    if not token:
+        return f"--base-url needs a token: --token or the environment variable {TOKEN_ENV}"
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        url = httpx.URL()
+    if url.scheme not in ("http", "https") or not url.host:
+        return f"--base-url must be an http:// or https:// URL, not {base_url!r}"
+    return None
+
+
+def _summary(rows: Sequence[Row], report: Report, out: Path) -> str:
+    verdicts = [outcome.verdict for outcome in report.outcomes.values() if outcome.verdict]
+    counts = ", ".join(f"{v}: {verdicts.count(v)}" for v in ("safe", "risky", "unsafe"))
+    replayed = f"; {report.replayed} answered by an earlier run" if report.replayed else ""
+    refused = len(rows) - len(verdicts)
+    return f"{len(rows)} rows, {len(verdicts)} classified ({counts}{replayed}), {refused} refused; {out}"
+
+
+def _show_errors(rows: Sequence[Row], report: Report, out: Path) -> None:
+    errors = [report.outcomes[row.line].error for row in rows if report.outcomes[row.line].error]
+    for error in errors[:SHOWN_ERRORS]:
+        typer.echo(error, err=True)
+    if len(errors) > SHOWN_ERRORS:
+        typer.echo(f"… and {len(errors) - SHOWN_ERRORS} more refused rows, each named in {out}", err=True)
 
 
 @app.command("bulk")
 def bulk(
-    path: Annotated[Path, typer.Argument(help="A UTF-8 CSV: one column per engagement field, and `reference`.")],
-    out: Annotated[Path, typer.Option("--out", help="Where to write the input with id, verdict, score, error.")],
-    email: Annotated[str, typer.Option("--email", help="The account the verdicts belong to (its audit trail).")],
-    env: EnvOption = Environment.live,
+    path: Annotated[
+        Path, typer.Argument(help="A UTF-8 CSV: `country` (empty or NL, FR, DE, BE), the test's inputs, `reference`.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Where to write line, the input, id, verdict, score, errors.")],
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="Classify through this deployment's API, e.g. https://api.example.com."),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar=TOKEN_ENV,
+            show_envvar=True,
+            help="The API token for --base-url; better in the environment variable, which the process list hides.",
+        ),
+    ] = None,
+    email: Annotated[
+        str | None, typer.Option("--email", help="Without --base-url: the account the verdicts belong to.")
+    ] = None,
+    env: Annotated[
+        Environment | None, typer.Option("--env", help="Without --base-url: live (production, default) or test.")
+    ] = None,
     as_of: Annotated[
         dt.datetime | None,
         typer.Option("--as-of", formats=["%Y-%m-%d"], help="Judge under the law in force on this date."),
     ] = None,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            "--batch-size", min=1, max=MAX_BATCH_ITEMS, help="Rows per batch, at most 1000 (blocks of 1000 rows)."
+        ),
+    ] = 100,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=16, help="Batches in flight (HTTP).")] = 4,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="Retries of a batch after a timeout or 5xx (HTTP); 429s wait.")
+    ] = 5,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds to wait for an answer (HTTP).")] = 60,
+    run_id: Annotated[
+        str, typer.Option("--run-id", help="Part of every Idempotency-Key: another run id classifies again.")
+    ] = "",
 ) -> None:
-    """Classify every row under the Dutch test; each verdict is kept as an audit record of the account, as if the
-    API had been called. A row that is not a valid engagement gets its error in the `error` column."""
-    settings = Settings()
-    refuse_unsafe(settings)
-    day = as_of.date() if as_of is not None else None
+    """Classify every row under its test (the `country` column), in batches, each under an Idempotency-Key derived
+    from its rows and their lines: running the same command on the same file again, within 24 hours, resumes an
+    interrupted run without classifying any row twice. Each verdict is kept as an audit record of the account. A row
+    that cannot be classified gets its error (`line N: field F: message`) in the results and on stderr."""
+    problem = _option_errors(out, base_url, token, email, env)
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    day = as_of.date().isoformat() if as_of is not None else None
 
-    async def work() -> tuple[list[str], list[dict[str, str]], list[dict[str, str]]]:
-        header, rows = read_rows(read_input(path))
-        return header, rows, await _classify_file(settings, email, env, rows, day)
+    async def work() -> tuple[list[str], list[Row], Report]:
+        header, rows = read_rows(read_input(path), day)
+        if base_url is not None and token is not None:
+            http = over_http.client(base_url, token, timeout)
+            waits = Retries(attempts=retries, tell=lambda message: typer.echo(message, err=True))
+            report = await over_http_run(
+                rows, http, waits, batch_size=batch_size, run_id=run_id, concurrency=concurrency
+            )
+        else:
+            assert email is not None
+            settings = Settings()
+            refuse_unsafe(settings)
+            report = await _in_database(settings, email, env or Environment.live, rows, batch_size, run_id)
+        return header, rows, report
 
-    header, rows, results = run(work)
-    _write(out, header, rows, results)
-    verdicts = [r["verdict"] for r in results if r["verdict"]]
-    counts = ", ".join(f"{v}: {verdicts.count(v)}" for v in ("safe", "risky", "unsafe"))
-    typer.echo(f"{len(rows)} rows, {len(verdicts)} classified ({counts}), {len(rows) - len(verdicts)} refused; {out}")
+    header, rows, report = run(work)
+    write_results(out, header, rows, report.outcomes)
+    _show_errors(rows, report, out)
+    typer.echo(_summary(rows, report, out))
