@@ -14,6 +14,7 @@ from httpx import AsyncClient
 from sqlalchemy import LargeBinary, func, select, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.classify.answers import MissingVerdict, VerdictReferences
 from compliance_api.classify.compression import (
     CURRENT_DICTIONARY,
     DICTIONARIES,
@@ -23,7 +24,9 @@ from compliance_api.classify.compression import (
 )
 from compliance_api.classify.models import Classification
 from compliance_api.idempotency.models import IdempotencyRecord
-from tests.classify.conftest import Account, make_account
+from compliance_api.kit.environment import Environment
+from tests.classify.conftest import Account, caller_for, make_account
+from tests.conftest import commits
 
 Maker = async_sessionmaker[AsyncSession]
 ZW = "/v1/classify/zelfstandigenwet"
@@ -134,6 +137,23 @@ async def test_a_replay_reads_only_the_callers_own_verdicts(
     assert sandbox.status_code == 200
     assert "idempotent-replayed" not in sandbox.headers
     assert sandbox.json()["id"] != live.json()["id"]
+
+
+@commits  # the verdict is made through the app, and read back through the test's own session
+@pytest.mark.parametrize("reader", ["another account", "the other environment"])
+async def test_a_record_naming_a_verdict_that_is_not_the_callers_expands_to_nothing(
+    client: AsyncClient, sessionmaker: Maker, pepper: bytes, account: Account, reader: str
+) -> None:
+    """The verdicts are read by primary key; one of another account or environment is missing to this caller, as
+    if it were gone, never answered."""
+    made = (await client.post(ZW, json={"engagement": ENGAGEMENT}, headers=account.live)).json()
+    compact = VerdictReferences().compact(made)
+    other = (await make_account(sessionmaker, pepper)).user if reader == "another account" else account.user
+    environment = Environment.live if reader == "another account" else Environment.test
+    async with sessionmaker() as session:
+        assert await VerdictReferences().expand(session, caller_for(account.user, Environment.live), compact)
+        with pytest.raises(MissingVerdict):
+            await VerdictReferences().expand(session, caller_for(other, environment), compact)
 
 
 @pytest.mark.parametrize("dict_id", sorted(int(p.stem.split("-")[1]) for p in DICTIONARIES.glob("verdicts-*.zdict")))
