@@ -324,7 +324,11 @@ def machine(loadavg: str) -> dict[str, str]:
         model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "")
     except OSError:
         pass
-    wrk_version = subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
+    wrk_version = (
+        subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
+        if shutil.which("wrk")
+        else subprocess.CompletedProcess([], 0, "no wrk", "")
+    )
     versions = {}
     for package in ("fastapi", "starlette", "uvicorn", "uvloop", "httptools", "sqlalchemy", "redis", "structlog"):
         try:
