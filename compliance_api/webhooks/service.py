@@ -309,7 +309,7 @@ async def _check_listed(
     """Every listed id is one of the caller's events here within retention, of a type the endpoint subscribes to;
     else a 400 naming each id that is not."""
     listed = visible.with_only_columns(OutboxEvent.id, OutboxEvent.type).where(OutboxEvent.id.in_(event_ids))
-    types: dict[uuid.UUID, str] = dict((await session.execute(listed)).tuples().all())
+    types: dict[uuid.UUID, str] = {event_id: type for event_id, type in await session.execute(listed)}
     errors = []
     for index, event_id in enumerate(event_ids):
         if event_id not in types:
