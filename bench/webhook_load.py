@@ -1,24 +1,28 @@
 """First-attempt latency of a webhook test event in the embedded mode, on a machine under CPU load.
 
 One `compliance-api serve` (SQLite, the webhook worker embedded, not pinned to a CPU) and a local receiver
-(`receiver.py`, its own process). The bench creates one endpoint on the receiver, then sends
+(`receiver.py`, its own process). The bench creates one endpoint on the receiver, subscribed to `--subscribe`
+(`classification.created`: the load's events are delivered to it too, so the test events share the endpoint with a
+stream of other deliveries), then sends
 `POST /v1/webhook-endpoints/{id}/test` every `--interval` (0.5) seconds and takes, for each, the receiver's
 `arrival - created_at` of the delivered body (the first attempt's latency; the request's own time is not in it).
 
 Two phases in one run: `idle` (`--idle-seconds`, 10, nothing else running) is the baseline; `loaded`
 (`--seconds`, 60) adds `--burners` (3) processes spinning on the CPU (load 3 on a 2-CPU machine) and a load
-generator keeping `--connections` (8) requests to `POST /v1/classify/zelfstandigenwet` in flight (each writes an
+generator keeping `--connections` (64) requests to `POST /v1/classify/zelfstandigenwet` in flight (each writes an
 audit row, a request-log row and an outbox event the worker dispatches). Prints p50/p90/p99/max per phase and the
 loaded p99 against the idle one. Target: loaded p99 <= 5 s.
 
-    .venv/bin/python bench/webhook_load.py [--seconds 60] [--burners 3] [--connections 8] [--markdown FILE]
+    .venv/bin/python bench/webhook_load.py [--seconds 60] [--burners 3] [--connections 64] [--markdown FILE]
+
+`--code DIR` serves another checkout's package (`git archive COMMIT compliance_api | tar -x -C DIR`), for the
+figures before a change.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,55 +71,23 @@ asyncio.run(main())
 """
 
 
-def start_receiver(workdir: Path, slow_seconds: float = 2.0) -> str:
-    """`receiver.py` in a process of its own; its base URL once it answers."""
-    port = harness.free_port()
-    argv = [sys.executable, "-m", "uvicorn", "receiver:app", "--app-dir", str(Path(__file__).parent)]
-    argv += ["--port", str(port), "--log-level", "warning", "--backlog", "4096"]
-    env = {"RECEIVER_SLOW_SECONDS": str(slow_seconds), "PATH": "/usr/bin:/bin"}
-    harness.started(subprocess.Popen(argv, cwd=workdir, env=env, start_new_session=True))
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url + "/stats", timeout=0.5)
-            return url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise RuntimeError("the receiver did not start")
-
-
-async def arrivals(receiver: str) -> list[dict[str, object]]:
-    async with httpx.AsyncClient() as http:
-        taken: list[dict[str, object]] = (await http.get(receiver + "/stats")).json()
-        return taken
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
-
-
 @dataclass
 class Phase:
     name: str
-    latencies: list[float]
-    sent: int
+    probed: harness.Probed
     load_requests: str = "-"
     loadavg: str = ""
 
     def cells(self) -> list[object]:
-        found = self.latencies
-        if not found:
-            return [self.name, self.sent, 0, "-", "-", "-", "-", self.load_requests, self.loadavg]
+        probed = self.probed
         return [
             self.name,
-            self.sent,
-            len(found),
-            f"{statistics.median(found):.2f} s",
-            f"{percentile(found, 0.9):.2f} s",
-            f"{percentile(found, 0.99):.2f} s",
-            f"{max(found):.2f} s",
+            probed.sent,
+            len(probed.latencies),
+            probed.figure(0.5),
+            probed.figure(0.9),
+            probed.figure(0.99),
+            probed.figure(1.0),
             self.load_requests,
             self.loadavg,
         ]
@@ -125,34 +97,16 @@ HEADER = ("phase", "test events", "arrived", "p50", "p90", "p99", "max", "classi
 
 
 async def probe(base: str, token: str, endpoint: str, receiver: str, seconds: float, interval: float) -> Phase:
-    """Send a test event every `interval` for `seconds`; the first-attempt latency of each, once all arrived (or
-    60 s after the last was sent)."""
-    sent: set[str] = set()
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as api:
-
-        async def one() -> None:
-            answer = await api.post(f"/v1/webhook-endpoints/{endpoint}/test")
-            answer.raise_for_status()
-            sent.add(answer.json()["event_id"])
-
-        tasks = []
-        started = time.monotonic()
-        while time.monotonic() - started < seconds:
-            tasks.append(asyncio.create_task(one()))
-            await asyncio.sleep(interval)
-        await asyncio.gather(*tasks)
-    latencies: dict[str, float] = {}
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not sent <= set(latencies):
-        for arrival in await arrivals(receiver):
-            if arrival["id"] in sent:
-                latencies.setdefault(str(arrival["id"]), float(arrival["latency"]))  # type: ignore[arg-type]
-        await asyncio.sleep(0.2)
-    return Phase("", list(latencies.values()), len(sent), loadavg=harness.load_average())
+    async with httpx.AsyncClient() as http:
+        await http.get(receiver + "/stats")  # forget earlier arrivals
+    probed = await harness.probe_test_events(
+        base, token, endpoint, receiver, seconds=seconds, interval=interval, grace=60
+    )
+    return Phase("", probed, loadavg=harness.load_average())
 
 
-def start_load(base: str, token: str, connections: int, burners: int) -> tuple[list[subprocess.Popen[bytes]], str]:
+def start_load(base: str, token: str, connections: int, burners: int) -> list[subprocess.Popen[bytes]]:
+    """The burners, and the load generator (last)."""
     spinning = [
         harness.started(subprocess.Popen([sys.executable, "-c", BURNER], start_new_session=True))
         for _ in range(burners)
@@ -164,7 +118,7 @@ def start_load(base: str, token: str, connections: int, burners: int) -> tuple[l
         start_new_session=True,
     )
     harness.started(load)
-    return [*spinning, load], ""
+    return [*spinning, load]
 
 
 def stop_load(processes: list[subprocess.Popen[bytes]]) -> str:
@@ -180,11 +134,13 @@ def stop_load(processes: list[subprocess.Popen[bytes]]) -> str:
 def run(args: argparse.Namespace, workdir: Path) -> list[Phase]:
     env = harness.base_env(workdir)
     env.update(COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS="true", COMPLIANCE_ACCESS_LOG="false")
+    if args.code is not None:
+        env["PYTHONPATH"] = str(args.code)
     harness.cli(env, workdir, "migrate")
     email = f"bench-load-{uuid.uuid4().hex[:12]}@example.com"
     harness.cli(env, workdir, "users", "create", email, "--plan", "internal")
     token = harness.cli(env, workdir, "tokens", "create", email).splitlines()[-1].strip()
-    receiver = start_receiver(workdir)
+    receiver = harness.start_receiver(workdir)
     server = harness.Server("embedded", env, workdir, None)
     server.start()
     made = httpx.post(
@@ -197,7 +153,7 @@ def run(args: argparse.Namespace, workdir: Path) -> list[Phase]:
     idle = asyncio.run(probe(server.base_url, token, endpoint, receiver, args.idle_seconds, args.interval))
     idle.name = "idle"
     print(f"idle:   {idle.cells()}", flush=True)
-    processes, _ = start_load(server.base_url, token, args.connections, args.burners)
+    processes = start_load(server.base_url, token, args.connections, args.burners)
     time.sleep(args.warmup)
     loaded = asyncio.run(probe(server.base_url, token, endpoint, receiver, args.seconds, args.interval))
     loaded.name = f"{args.burners} burners + {args.connections} classify connections"
@@ -213,7 +169,7 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=10, help="Seconds of test events without load (10).")
     parser.add_argument("--interval", type=float, default=0.5, help="Seconds between test events (0.5).")
     parser.add_argument("--burners", type=int, default=3, help="Processes spinning on the CPU (3).")
-    parser.add_argument("--connections", type=int, default=8, help="Classify requests kept in flight (8).")
+    parser.add_argument("--connections", type=int, default=64, help="Classify requests kept in flight (64).")
     parser.add_argument("--warmup", type=float, default=3, help="Seconds of load before the first test event (3).")
     parser.add_argument(
         "--subscribe",
@@ -222,6 +178,7 @@ def main() -> int:
         help="What the endpoint subscribes to besides its test events (classification.created: the load's events "
         "are delivered to it too).",
     )
+    parser.add_argument("--code", type=Path, help="Serve this checkout's compliance_api (figures before a change).")
     parser.add_argument("--markdown", type=Path, help="Also write the results as Markdown to this file.")
     args = parser.parse_args()
     harness.stop_on_signals()
@@ -234,11 +191,12 @@ def main() -> int:
     rows = [phase.cells() for phase in phases]
     idle, loaded = phases
     verdict = "no arrivals"
-    if idle.latencies and loaded.latencies:
-        p99 = percentile(loaded.latencies, 0.99)
-        ratio = p99 / percentile(idle.latencies, 0.99)
-        verdict = f"loaded p99 {p99:.2f} s = {ratio:.1f} x idle p99; target <= {TARGET_P99:g} s " + (
-            "met" if p99 <= TARGET_P99 and len(loaded.latencies) == loaded.sent else "NOT MET"
+    if idle.probed.latencies and loaded.probed.bounds():
+        p99 = harness.percentile(loaded.probed.bounds(), 0.99)
+        ratio = p99 / harness.percentile(idle.probed.latencies, 0.99)
+        met = p99 <= TARGET_P99 and not loaded.probed.missing
+        verdict = f"loaded p99 {loaded.probed.figure(0.99)} = {ratio:.1f} x idle p99; target <= {TARGET_P99:g} s " + (
+            "met" if met else "NOT MET"
         )
     lines = [
         f"Machine: {info['nproc']} CPUs ({info['cpu']}), Python {info['python']}; load average before: "
