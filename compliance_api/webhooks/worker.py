@@ -35,7 +35,7 @@ from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.wake import CHANNEL, waking
 
 log = structlog.get_logger("compliance_api.webhooks")
-LISTENER_NAME = "webhook_worker"
+LISTENER_NAME = "webhook_listener"
 SEND_MARGIN = (TIMEOUT.read or 15.0) + 5.0
 """A queued job is sent only while at least this much of its lease is left (the request timeout and some slack)."""
 
