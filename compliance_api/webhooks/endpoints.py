@@ -207,6 +207,7 @@ async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session
     "/{endpoint_id}/replay",
     summary="Re-send past events",
     operation_id="webhook-endpoint-replay",
+    dependencies=[KNOWN_QUERY_ONLY],
     status_code=202,
     response_model=ReplayAccepted,
     responses={
