@@ -57,7 +57,7 @@ HEADER = (
     "p99",
     "max",
     "Anna's events replayed",
-    "delivered to Anna meanwhile",
+    "requests to Anna's endpoint meanwhile",
     "load avg",
 )
 

@@ -89,11 +89,23 @@ class Phase:
             probed.figure(0.99),
             probed.figure(1.0),
             self.load_requests,
+            probed.other_arrivals["fast"],
             self.loadavg,
         ]
 
 
-HEADER = ("phase", "test events", "arrived", "p50", "p90", "p99", "max", "classify requests (ok/other)", "load avg")
+HEADER = (
+    "phase",
+    "test events",
+    "arrived",
+    "p50",
+    "p90",
+    "p99",
+    "max",
+    "classify requests (ok/other)",
+    "other deliveries meanwhile",
+    "load avg",
+)
 
 
 async def probe(base: str, token: str, endpoint: str, receiver: str, seconds: float, interval: float) -> Phase:
@@ -203,7 +215,7 @@ def main() -> int:
         f"{info['loadavg']}",
         f"Command: `{' '.join(sys.argv)}`",
         "",
-        *harness.table(HEADER, "lrrrrrrll", rows),
+        *harness.table(HEADER, "lrrrrrrlrl", rows),
         "",
         verdict,
     ]
