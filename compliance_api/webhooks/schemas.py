@@ -171,7 +171,6 @@ class ReplayAccepted(ResponseSchema):
         "delivery log."
     )
     already_pending: int = Field(
-        default=0,
         description="How many of the selected events already had a delivery waiting to be sent: not queued a second "
         "time (one waiting for a retry is sent now). Replaying the same events again answers them here.",
     )
@@ -180,11 +179,10 @@ class ReplayAccepted(ResponseSchema):
         "days ago)."
     )
     has_more: bool = Field(
-        default=False,
         description=f"Whether more than {REPLAY_LIMIT} events were selected: send the same request with `cursor` "
         "set to `next_cursor` for the next ones.",
     )
-    next_cursor: str | None = Field(default=None, description="Pass as `cursor` to continue; null when done.")
+    next_cursor: str | None = Field(description="Pass as `cursor` to continue; null when done.")
 
 
 class DeliveryList(Page[Delivery]):
