@@ -29,6 +29,8 @@ from compliance_api.webhooks.worker import Worker
 from tests.webhooks.conftest import Account, MakeAccount
 from tests.webhooks.receiver import Receiver, receiving
 
+Maker = async_sessionmaker[AsyncSession]
+
 BACKLOG = 300
 """Account A's replayed events; the bench replays 5,000 (this only has to exceed what the worker can hold)."""
 DEADLINE = 5.0
@@ -66,7 +68,7 @@ async def _endpoint(client: AsyncClient, account: Account, url: str, types: list
     return str(made.json()["id"])
 
 
-async def _backlog(sessionmaker: async_sessionmaker[AsyncSession], account: Account, count: int) -> None:
+async def _backlog(sessionmaker: Maker, account: Account, count: int) -> None:
     """`count` of the account's events, handed on before it had an endpoint (so a replay sends them all)."""
     owner = str(account.user.id)
     async with sessionmaker.begin() as session:
@@ -81,12 +83,26 @@ async def _backlog(sessionmaker: async_sessionmaker[AsyncSession], account: Acco
         )
 
 
-async def test_another_accounts_replay_to_a_slow_endpoint_does_not_hold_up_a_test_event(
+async def _send_berts(kind: str, client: AsyncClient, sessionmaker: Maker, bert: Account, endpoint: str) -> str:
+    """Bert's test event, or an event of his that the worker dispatches; its id."""
+    if kind == "test event":
+        test = await client.post(f"/v1/webhook-endpoints/{endpoint}/test", headers=bert.live)
+        return str(test.json()["event_id"])
+    async with sessionmaker.begin() as session:
+        payload = {"freelancer_id": str(bert.user.id), "change": "sector"}
+        return str(
+            await events.emit(session, environment=Environment.live, type=EventName.PASSPORT_UPDATED, payload=payload)
+        )
+
+
+@pytest.mark.parametrize("kind", ["test event", "event"])
+async def test_another_accounts_replay_to_a_slow_endpoint_does_not_hold_up_a_delivery(
     client: AsyncClient,
     make_account: MakeAccount,
     slow_and_fast: SlowAndFast,
     settings: Settings,
-    sessionmaker: async_sessionmaker[AsyncSession],
+    sessionmaker: Maker,
+    kind: str,
 ) -> None:
     anna, bert = await make_account(), await make_account()
     await _backlog(sessionmaker, anna, BACKLOG)
@@ -101,9 +117,9 @@ async def test_another_accounts_replay_to_a_slow_endpoint_does_not_hold_up_a_tes
     running = asyncio.create_task(worker.run(stop))
     try:
         await asyncio.wait_for(slow_and_fast.slow_arrived.wait(), DEADLINE)  # busy with anna's backlog
-        test = await client.post(f"/v1/webhook-endpoints/{fast}/test", headers=bert.live)
+        berts = await _send_berts(kind, client, sessionmaker, bert, fast)
         await asyncio.wait_for(slow_and_fast.fast_arrived.wait(), DEADLINE)
-        assert slow_and_fast.fast_ids == [test.json()["event_id"]]
+        assert slow_and_fast.fast_ids == [berts]
         pending = await client.get(f"/v1/webhook-endpoints/{slow}/deliveries", headers=anna.live)
         assert {d["status"] for d in pending.json()["data"]} == {"pending"}, "anna's backlog is still waiting"
     finally:
