@@ -74,8 +74,9 @@ class Worker:
         return len(jobs)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Deliver until `stop` is set: a feeder claims small batches into a queue, `concurrency` senders take from
-        it, a recorder writes finished attempts in batches. A hanging receiver holds one sender, not the others."""
+        """Deliver until `stop` is set: a feeder claims into a fair queue, `concurrency` senders take from it in
+        turn, a recorder writes finished attempts in batches. A hanging receiver holds its endpoint's share of the
+        senders, not the others."""
         await _Pipeline(self, stop).run()
 
     async def _claim_batch(self, size: int, *, always_dispatch: bool = False, room: Room | None = None) -> list[Job]:
