@@ -231,7 +231,7 @@ async def replay(
     _check_replay_selection(body)
     ask = service.ReplayAsk(
         since=body.since,
-        event_ids=[uuid.UUID(event_id) for event_id in dict.fromkeys(body.event_ids or ())],
+        event_ids=[uuid.UUID(event_id) for event_id in body.event_ids or ()],
         mode=body.mode,
         cursor=body.cursor,
     )

@@ -130,12 +130,12 @@ async def test_unknown_foreign_and_unsubscribed_ids_are_named(
     [berts] = await _emit(sessionmaker, bert)
     endpoint = await _endpoint(client, anna, receiver, ["passport.updated"])
     unknown = str(uuid.uuid4())
-    body = {"event_ids": [mine, berts, unknown, token_event]}
+    body = {"event_ids": [mine, mine, berts, unknown, token_event]}
     answer = await client.post(f"/v1/webhook-endpoints/{endpoint}/replay", json=body, headers=anna.live)
     assert answer.status_code == 400
     problem = answer.json()
     assert problem["code"] == "validation_failed"
-    assert [e["field"] for e in problem["errors"]] == ["event_ids.1", "event_ids.2", "event_ids.3"]
+    assert [e["field"] for e in problem["errors"]] == ["event_ids.2", "event_ids.3", "event_ids.4"], "as sent"
     assert berts in problem["errors"][0]["message"]
     assert unknown in problem["detail"]
     assert "api_token.revoked" in problem["errors"][2]["message"]
