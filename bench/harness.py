@@ -9,6 +9,7 @@ on SIGINT and SIGTERM once `stop_on_signals` ran).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -19,9 +20,10 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -328,7 +330,11 @@ def machine(loadavg: str) -> dict[str, str]:
         model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "")
     except OSError:
         pass
-    wrk_version = subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
+    wrk_version = (
+        subprocess.run(["wrk", "-v"], capture_output=True, text=True, check=False)
+        if shutil.which("wrk")
+        else subprocess.CompletedProcess([], 0, "no wrk", "")
+    )
     versions = {}
     for package in ("fastapi", "starlette", "uvicorn", "uvloop", "httptools", "sqlalchemy", "redis", "structlog"):
         try:
@@ -398,3 +404,87 @@ def run_rows(name: str, labelled: Iterable[tuple[str, list[Run]]]) -> list[list[
 
 RUN_HEADER = ("backend", "round", "endpoint", "rps", "p50", "p99", "max", "non-2xx", "server cpu")
 RUN_ALIGN = "lllrrrrrr"
+
+
+# --------------------------------------------------------------------------------------------- webhook probes
+
+
+def start_receiver(workdir: Path, slow_seconds: float = 2.0) -> str:
+    """`receiver.py` (fast and slow paths, arrivals with their latency) in a process of its own; its base URL."""
+    port = free_port()
+    argv = [sys.executable, "-m", "uvicorn", "receiver:app", "--app-dir", str(Path(__file__).parent)]
+    argv += ["--port", str(port), "--log-level", "warning", "--backlog", "4096"]
+    env = {"RECEIVER_SLOW_SECONDS": str(slow_seconds), "PATH": "/usr/bin:/bin"}
+    started(subprocess.Popen(argv, cwd=workdir, env=env, start_new_session=True))
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url + "/stats", timeout=0.5)
+            return url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError("the receiver did not start")
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+@dataclass
+class Probed:
+    """Test events sent while something else ran: the first-attempt latency of each that arrived, and the lower
+    bound of those that had not when the probe gave up."""
+
+    sent: int
+    latencies: list[float]
+    missing: list[float]  # how long each event that never arrived had waited when the probe stopped looking
+    other_arrivals: Counter[str] = field(default_factory=Counter)  # arrivals of other deliveries, by path
+
+    def bounds(self) -> list[float]:
+        return self.latencies + self.missing
+
+    def figure(self, share: float) -> str:
+        """A percentile in seconds; `>= x s` when it falls on an event that never arrived."""
+        values = self.bounds()
+        if not values:
+            return "-"
+        value = percentile(values, share)
+        return f"{value:.2f} s" if value in self.latencies else f">= {value:.0f} s"
+
+
+async def probe_test_events(
+    base: str, token: str, endpoint: str, receiver: str, *, seconds: float, interval: float, grace: float
+) -> Probed:
+    """`POST /v1/webhook-endpoints/{endpoint}/test` every `interval` for `seconds`; then collect the receiver's
+    arrivals until every test event arrived or `grace` seconds passed."""
+    created: dict[str, float] = {}
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=120) as api:
+
+        async def one() -> None:
+            answer = await api.post(f"/v1/webhook-endpoints/{endpoint}/test")
+            answer.raise_for_status()
+            sent = answer.json()
+            created[sent["event_id"]] = datetime.fromisoformat(sent["created_at"]).timestamp()
+
+        tasks = []
+        began = time.monotonic()
+        while time.monotonic() - began < seconds:
+            tasks.append(asyncio.create_task(one()))
+            await asyncio.sleep(interval)
+        await asyncio.gather(*tasks)
+        latencies: dict[str, float] = {}
+        others: Counter[str] = Counter()
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and len(latencies) < len(created):
+            for arrival in (await api.get(receiver + "/stats")).json():
+                if arrival["id"] in created:
+                    latencies.setdefault(arrival["id"], float(arrival["latency"]))
+                else:
+                    others[arrival["kind"]] += 1
+            await asyncio.sleep(0.2)
+    now = time.time()
+    missing = [now - at for event_id, at in created.items() if event_id not in latencies]
+    return Probed(len(created), list(latencies.values()), missing, others)

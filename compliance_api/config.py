@@ -168,6 +168,11 @@ class Settings(BaseSettings):
     webhooks_concurrency: int = Field(
         default=16, ge=1, le=256, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_CONCURRENCY")
     )
+    # At most this many attempts to one endpoint at once per worker (and always fewer than the concurrency), so a slow
+    # endpoint never holds every sender.
+    webhooks_endpoint_concurrency: int = Field(
+        default=4, ge=1, le=256, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_ENDPOINT_CONCURRENCY")
+    )
     webhooks_batch_size: int = Field(
         default=200, ge=1, le=5000, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_BATCH_SIZE")
     )

@@ -168,6 +168,9 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
     since = models.ReplayRequest(since=dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
     replay = call(webhook_endpoint_replay, 202, client=business, endpoint_id=endpoint.id, body=since)
     assert replay.replayed >= 1  # the classifications above
+    undelivered = models.ReplayRequest(since=since.since, mode=models.ReplayMode.UNDELIVERED)
+    again = call(webhook_endpoint_replay, 202, client=business, endpoint_id=endpoint.id, body=undelivered)
+    assert again.already_pending >= 1  # the replay above left them pending: not queued twice
     assert call(webhook_delivery_list, 200, client=business, endpoint_id=endpoint.id).data
     call(webhook_delivery_retry, 202, client=business, endpoint_id=endpoint.id, delivery_id=delivery.id)
     call(webhook_endpoint_delete, 204, client=business, endpoint_id=endpoint.id)

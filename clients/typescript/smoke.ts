@@ -140,6 +140,9 @@ expectStatus(await business.POST("/v1/webhook-endpoints/{endpoint_id}/rotate-sec
 const delivery = expectStatus(await business.POST("/v1/webhook-endpoints/{endpoint_id}/test", endpointId), 202);
 const since = new Date(Date.now() - 3_600_000).toISOString();
 expectStatus(await business.POST("/v1/webhook-endpoints/{endpoint_id}/replay", { ...endpointId, body: { since } }), 202);
+const again = { ...endpointId, body: { since, mode: "undelivered" as const } };
+const undelivered = expectStatus(await business.POST("/v1/webhook-endpoints/{endpoint_id}/replay", again), 202);
+assert(undelivered.already_pending >= 1 && !undelivered.has_more, "the first replay's deliveries are still pending");
 expectStatus(await business.GET("/v1/webhook-endpoints/{endpoint_id}/deliveries", endpointId), 200);
 const retry = { params: { path: { endpoint_id: endpoint.id, delivery_id: delivery.id } } };
 expectStatus(await business.POST("/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry", retry), 202);

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field, PlainSerializer
 
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.patterns import described
+from compliance_api.kit.patterns import UUID_PATTERN
 from compliance_api.kit.schemas import RequestSchema, ResponseSchema
 
 EurAmount = Annotated[Decimal, PlainSerializer(float, return_type=float, when_used="json")]
@@ -41,12 +41,6 @@ class Dac7SellerOut(ResponseSchema):
         "is excluded below 30 sales and at most EUR 2,000 consideration in the year."
     )
     livemode: bool
-
-
-UUID_PATTERN = described(
-    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-    "a UUID such as 0b7f3a52-8c1e-4d2a-9f6b-2e4c8a1d5f90",
-)
 
 
 class GrantCreate(RequestSchema):

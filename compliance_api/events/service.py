@@ -93,7 +93,7 @@ class Reader:
     environment: Environment
 
 
-def _visible_to(reader: Reader, now: datetime) -> Select[OutboxEvent]:
+def visible_to(reader: Reader, now: datetime) -> Select[OutboxEvent]:
     """The reader's events in its environment: its own, and the environment-wide ones, within retention."""
     return scoped(select(OutboxEvent), OutboxEvent, reader.environment).where(
         or_(
@@ -116,7 +116,7 @@ async def list_events(
     now: datetime,
 ) -> Paged[OutboxEvent]:
     """A page of the reader's events, newest first."""
-    statement = _visible_to(reader, now)
+    statement = visible_to(reader, now)
     if types:
         statement = statement.where(OutboxEvent.type.in_(types))
     if created_after is not None:
@@ -136,7 +136,7 @@ async def list_events(
 
 async def get_event(session: AsyncSession, reader: Reader, event_id: uuid.UUID, now: datetime) -> OutboxEvent:
     """One of the reader's events; `event_not_found` when it is someone else's, elsewhere or past retention."""
-    event = await session.scalar(_visible_to(reader, now).where(OutboxEvent.id == event_id))
+    event = await session.scalar(visible_to(reader, now).where(OutboxEvent.id == event_id))
     if event is None:
         raise ApiError("event_not_found")
     return event
@@ -148,14 +148,3 @@ async def purge_expired(session: AsyncSession, now: datetime) -> int:
         delete(OutboxEvent).where(OutboxEvent.created_at < now - EVENT_RETENTION, OutboxEvent.delivered_at.is_not(None))
     )
     return int(result.rowcount)  # type: ignore[attr-defined]
-
-
-async def replayable_since(
-    session: AsyncSession, reader: Reader, since: datetime, now: datetime, *, endpoint_created_at: datetime
-) -> list[OutboxEvent]:
-    """The reader's events since `since` a replay to an endpoint made at `endpoint_created_at` sends, oldest first:
-    those already handed on to the webhooks, and those still waiting that are older than the endpoint (dispatch
-    gives an endpoint only the events from its creation on; it delivers the other waiting ones itself)."""
-    handed_on_or_older = or_(OutboxEvent.delivered_at.is_not(None), OutboxEvent.created_at < endpoint_created_at)
-    statement = _visible_to(reader, now).where(OutboxEvent.created_at >= since, handed_on_or_older)
-    return list(await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id)))

@@ -15,3 +15,9 @@ def pattern_message(regex: str) -> str:
     """The validation message for a value that does not match `regex`."""
     words = PATTERN_WORDS.get(regex)
     return f"must be {words}" if words else "has the wrong format"
+
+
+UUID_PATTERN = described(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "a UUID such as 0b7f3a52-8c1e-4d2a-9f6b-2e4c8a1d5f90",
+)

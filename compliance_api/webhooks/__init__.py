@@ -9,6 +9,8 @@
 - `signing`: `whsec_` secrets sealed with AES-GCM at rest (they must stay usable for HMAC, so hashing is not an
   option), signatures by the `standardwebhooks` package.
 - `ssrf`: URL policy at registration, resolve-check-pin at connect time.
-- `worker`: dispatch (outbox → one delivery per matching endpoint), claim (`FOR UPDATE SKIP LOCKED` + lease),
-  send, record; the retry schedule is in its docstring.
+- `delivery`: dispatch (outbox → one delivery per matching endpoint), claim (`FOR UPDATE SKIP LOCKED` + lease, test
+  events first, within the room the worker leaves each endpoint and account), send, record; the retry schedule is in
+  its docstring. `worker`: the loop that runs them, sending to accounts and endpoints in turn. `wake`: a queued test
+  event, replay or retry wakes the workers (commit hook, `NOTIFY webhook_queued`).
 """

@@ -10,7 +10,9 @@ Claiming moves a due delivery's `next_attempt_at` forward by a lease (`COMPLIANC
 60, keep it above the 15 s request timeout) in the claiming transaction, with
 `FOR UPDATE SKIP LOCKED` on PostgreSQL, so several workers never claim the same row; a worker killed mid-attempt
 leaves its claims to be picked up again when the lease ends (at-least-once: receivers de-duplicate on `webhook-id`).
-SQLite ignores the row lock and serialises writers: one worker per SQLite database.
+SQLite ignores the row lock and serialises writers: one worker per SQLite database. A claim takes due test events
+first, then the oldest due deliveries within the `Room` the worker leaves each endpoint and account: an endpoint or
+account that already holds its share is left out of the query, so one account's backlog cannot fill a claim.
 
 An attempt the SSRF guard refuses (ssrf.py: the URL, or an address its host resolves to now) sends nothing and keeps
 no status, latency or answer, only the error `refused by the target guard: <reason>`; it is retried like a failure.
@@ -28,8 +30,8 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -37,7 +39,7 @@ from typing import Any
 import httpx
 import orjson
 import structlog
-from sqlalchemy import ColumnElement, Row, and_, false, insert, not_, or_, select, update
+from sqlalchemy import ColumnElement, Row, Select, and_, false, insert, not_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.config import Settings
@@ -69,6 +71,7 @@ TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 RESPONSE_BYTES = 1024
 ERROR_CHARS = 500
 USER_AGENT = "compliance-api-webhooks/1"
+TEST_EVENT = EventName.WEBHOOK_TEST
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,38 +240,97 @@ class Job:
     url: str
     environment: Environment
     secrets: tuple[str, ...]
+    account_id: uuid.UUID
+    urgent: bool = False  # a test event: someone is waiting for it
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """How many more deliveries one claim may lease per endpoint and per account: `endpoint` and `account` for those
+    the worker holds nothing of, the maps' values (what the worker's share leaves) for the others. Test events are
+    always claimed."""
+
+    endpoint: int
+    account: int
+    endpoints: Mapping[uuid.UUID, int] = field(default_factory=dict)
+    accounts: Mapping[uuid.UUID, int] = field(default_factory=dict)
+
+    def exclusions(self) -> list[ColumnElement[bool]]:
+        """Conditions leaving out the deliveries of endpoints and accounts without room."""
+        full_endpoints = [key for key, left in self.endpoints.items() if left <= 0]
+        full_accounts = [key for key, left in self.accounts.items() if left <= 0]
+        conditions: list[ColumnElement[bool]] = []
+        if full_endpoints:
+            conditions.append(WebhookDelivery.endpoint_id.not_in(full_endpoints))
+        if full_accounts:
+            of_full = select(WebhookEndpoint.id).where(WebhookEndpoint.user_id.in_(full_accounts))
+            conditions.append(WebhookDelivery.endpoint_id.not_in(of_full.scalar_subquery()))
+        return conditions
 
 
 async def claim(
-    session: AsyncSession, *, batch: int, now: datetime, box: SecretBox, lease: timedelta = timedelta(seconds=60)
+    session: AsyncSession,
+    *,
+    batch: int,
+    now: datetime,
+    box: SecretBox,
+    lease: timedelta = timedelta(seconds=60),
+    room: Room | None = None,
 ) -> list[Job]:
-    """Lease up to `batch` due deliveries of enabled endpoints; deliveries of disabled endpoints are cancelled."""
-    statement = (
-        select(WebhookDelivery)
-        .where(WebhookDelivery.status == DeliveryStatus.pending, WebhookDelivery.next_attempt_at <= now)
-        .order_by(WebhookDelivery.next_attempt_at)
-        .limit(batch)
-        .with_for_update(skip_locked=True)
-    )
-    due = list(await session.scalars(statement))
-    if not due:
+    """Lease up to `batch` due deliveries of enabled endpoints, test events first, then the oldest within `room`
+    (None: no limit); deliveries of disabled endpoints are cancelled."""
+    due = and_(WebhookDelivery.status == DeliveryStatus.pending, WebhookDelivery.next_attempt_at <= now)
+    tests = await _oldest(session, select(WebhookDelivery).where(due, WebhookDelivery.event_type == TEST_EVENT), batch)
+    others = select(WebhookDelivery).where(due, WebhookDelivery.event_type != TEST_EVENT)
+    if room is not None:
+        others = others.where(*room.exclusions())
+    found = tests + (await _oldest(session, others, batch - len(tests)) if len(tests) < batch else [])
+    if not found:
         return []
-    endpoint_ids = {d.endpoint_id for d in due}
+    endpoint_ids = {d.endpoint_id for d in found}
     endpoints = {
         e.id: e for e in await session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.id.in_(endpoint_ids)))
     }
+    left = _Left(room)
     jobs: list[Job] = []
-    for delivery in due:
+    for delivery in found:
         endpoint = endpoints.get(delivery.endpoint_id)
         if endpoint is None:  # being deleted: its deliveries go with it
             continue
-        if not endpoint.enabled and delivery.event_type != "webhook.test":
+        urgent = delivery.event_type == TEST_EVENT
+        if not endpoint.enabled and not urgent:
             delivery.status, delivery.next_attempt_at = DeliveryStatus.cancelled, None
             continue
-        delivery.next_attempt_at = now + lease
-        jobs.append(_job(delivery, endpoint, box, now))
+        if urgent or left.take(endpoint):
+            delivery.next_attempt_at = now + lease
+            jobs.append(_job(delivery, endpoint, box, now))
     await session.flush()
     return jobs
+
+
+async def _oldest(session: AsyncSession, statement: Select[WebhookDelivery], limit: int) -> list[WebhookDelivery]:
+    ordered = statement.order_by(WebhookDelivery.next_attempt_at).limit(limit).with_for_update(skip_locked=True)
+    return list(await session.scalars(ordered))
+
+
+class _Left:
+    """The room a claim has left as it leases deliveries one by one."""
+
+    def __init__(self, room: Room | None) -> None:
+        self.room = room
+        self.endpoints: dict[uuid.UUID, int] = dict(room.endpoints) if room else {}
+        self.accounts: dict[uuid.UUID, int] = dict(room.accounts) if room else {}
+
+    def take(self, endpoint: WebhookEndpoint) -> bool:
+        """Whether one more delivery to `endpoint` fits (and count it)."""
+        if self.room is None:
+            return True
+        endpoint_left = self.endpoints.get(endpoint.id, self.room.endpoint)
+        account_left = self.accounts.get(endpoint.user_id, self.room.account)
+        if endpoint_left <= 0 or account_left <= 0:
+            return False
+        self.endpoints[endpoint.id], self.accounts[endpoint.user_id] = endpoint_left - 1, account_left - 1
+        return True
 
 
 def _job(delivery: WebhookDelivery, endpoint: WebhookEndpoint, box: SecretBox, now: datetime) -> Job:
@@ -285,6 +347,8 @@ def _job(delivery: WebhookDelivery, endpoint: WebhookEndpoint, box: SecretBox, n
         endpoint.url,
         endpoint.environment,
         tuple(secrets),
+        endpoint.user_id,
+        urgent=delivery.event_type == TEST_EVENT,
     )
 
 
@@ -412,7 +476,7 @@ async def _settle(
         delivery.next_attempt_at = now + delay
         return
     delivery.status, delivery.next_attempt_at = DeliveryStatus.failed, None
-    if endpoint.status is EndpointStatus.active and delivery.event_type != "webhook.test":
+    if endpoint.status is EndpointStatus.active and delivery.event_type != TEST_EVENT:
         await _mark_failing(session, endpoint, delivery.last_error, now)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -11,6 +12,7 @@ from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import CurrentCaller
+from compliance_api.errors import ApiError, FieldError
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -205,18 +207,64 @@ async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session
     "/{endpoint_id}/replay",
     summary="Re-send past events",
     operation_id="webhook-endpoint-replay",
+    dependencies=[KNOWN_QUERY_ONLY],
     status_code=202,
     response_model=ReplayAccepted,
-    responses=NOT_FOUND,
+    responses={
+        **NOT_FOUND,
+        400: {
+            "description": "`validation_failed`: neither or both of `since` and `event_ids`, an id that is not one "
+            "of your events here from the last 30 days or of a type the endpoint does not subscribe to (`errors` "
+            "names each, as `event_ids.<index>`), or a `cursor` of another replay; `malformed_body`: the body is "
+            "not valid JSON or is empty."
+        },
+    },
 )
 async def replay(
-    endpoint_id: ENDPOINT_ID, body: ReplayRequest, caller: CurrentCaller, session: DbSession
+    endpoint_id: ENDPOINT_ID, body: ReplayRequest, caller: CurrentCaller, session: DbSession, request: Request
 ) -> ReplayAccepted:
-    """Queue again every event this endpoint subscribes to since `since` (the event log keeps 30 days): the ones it
-    missed get a delivery, the ones it had are re-sent with the same `webhook-id`, so your de-duplication holds."""
-    owner = service.Owner.of(caller)
-    done = await service.replay(session, owner, endpoint_id, since=body.since, now=utcnow())
-    return ReplayAccepted(replayed=done.replayed, since=done.since)
+    """Queue again the events this endpoint subscribes to since `since`, or those in `event_ids` (the event log
+    keeps 30 days), oldest first, 1,000 at most per request: `has_more` and `next_cursor` continue. With `mode`
+    `undelivered`, only the events no attempt delivered to it. The ones it never had get a delivery, the ones it had
+    are re-sent with the same `webhook-id`, so your de-duplication holds; a delivery still waiting to be sent is not
+    queued twice (`already_pending`)."""
+    _check_replay_selection(body)
+    ask = service.ReplayAsk(
+        since=body.since,
+        event_ids=[uuid.UUID(event_id) for event_id in body.event_ids or ()],
+        mode=body.mode,
+        cursor=body.cursor,
+    )
+    settings = settings_of(request)
+    done = await service.replay(
+        session,
+        service.Owner.of(caller),
+        endpoint_id,
+        ask,
+        now=utcnow(),
+        lease=dt.timedelta(seconds=settings.webhooks_lease_seconds),
+        cursors=services_of(request).cursors,
+    )
+    return ReplayAccepted(
+        replayed=done.replayed,
+        already_pending=done.already_pending,
+        since=done.since,
+        has_more=done.has_more,
+        next_cursor=done.next_cursor,
+    )
+
+
+def _check_replay_selection(body: ReplayRequest) -> None:
+    """One of `since` and `event_ids`; a cursor continues a replay by `since` only."""
+    if body.since is None and body.event_ids is None:
+        error = FieldError("since", "give `since` (replay from a moment) or `event_ids` (replay these events)")
+    elif body.since is not None and body.event_ids is not None:
+        error = FieldError("event_ids", "give either `since` or `event_ids`, not both")
+    elif body.cursor is not None and body.event_ids is not None:
+        error = FieldError("cursor", "a cursor continues a replay by `since`; `event_ids` are replayed at once")
+    else:
+        return
+    raise ApiError("validation_failed", f"{error.field}: {error.message}", errors=[error])
 
 
 @router.post(

@@ -30,6 +30,17 @@ class DeliveryStatus(StrEnum):
     cancelled = "cancelled"
 
 
+REPLAY_LIMIT = 1000
+"""Events one replay queues at most; its answer's `next_cursor` continues it."""
+
+
+class ReplayMode(StrEnum):
+    """What a replay sends: `all` the selected events, or only those `undelivered` (no attempt reached the endpoint)."""
+
+    all = "all"
+    undelivered = "undelivered"
+
+
 class WebhookEndpoint(EnvironmentOwned, Base):
     __tablename__ = "webhook_endpoint"
 
@@ -61,6 +72,7 @@ class WebhookDelivery(EnvironmentOwned, Base):
     __table_args__ = (
         UniqueConstraint("endpoint_id", "event_id"),
         Index("ix_webhook_delivery_due", "status", "next_attempt_at"),
+        Index("ix_webhook_delivery_due_type", "status", "event_type", "next_attempt_at"),
         Index("ix_webhook_delivery_endpoint_created", "endpoint_id", "created_at"),
     )
 

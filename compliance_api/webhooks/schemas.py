@@ -11,10 +11,10 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.patterns import described
+from compliance_api.kit.patterns import UUID_PATTERN, described
 from compliance_api.kit.schemas import IsoDateTime, NamedEnum, RequestSchema, ResponseSchema
 from compliance_api.webhooks.catalogue import EVENT_TYPES
-from compliance_api.webhooks.models import DeliveryStatus, EndpointStatus
+from compliance_api.webhooks.models import REPLAY_LIMIT, DeliveryStatus, EndpointStatus, ReplayMode
 
 if TYPE_CHECKING:
     EventFilter = str
@@ -24,6 +24,10 @@ else:
     EventType = NamedEnum("EventType", [("all", "*")] + [(n.replace(".", "_"), n) for n in EVENT_TYPES])
     # Strict bodies take no strings for enums; an event type is sent as its string value.
     EventFilter = Annotated[EventType, Field(strict=False)]
+
+# Strict bodies take no strings for enums or UUIDs: a mode is sent as its string value, an event id as a string.
+ReplayModeField = Annotated[ReplayMode, Field(strict=False)]
+EventId = Annotated[str, Field(pattern=UUID_PATTERN, json_schema_extra={"format": "uuid"})]
 
 URL_PATTERN = described(r"^https?://[^\s/?#@]+[^\s]*$", "an http or https URL with a host and no spaces or credentials")
 # The contract's patterns are ECMAScript regexes, whose `\s` is not the server's (U+0085 is whitespace to Rust and
@@ -133,16 +137,52 @@ class Delivery(ResponseSchema):
 
 
 class ReplayRequest(RequestSchema):
-    since: IsoDateTime = Field(
+    since: IsoDateTime | None = Field(
+        default=None,
         description="Re-send the events from this moment on (ISO 8601 with a time zone); an earlier moment than 30 "
-        "days ago means 30 days ago: older events are not kept.",
+        "days ago means 30 days ago: older events are not kept. Give `since` or `event_ids`.",
         examples=["2026-11-24T00:00:00Z"],
+    )
+    event_ids: list[EventId] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=REPLAY_LIMIT,
+        description=f"Re-send these events (at most {REPLAY_LIMIT}; ids from `GET /v1/events` or a delivery's "
+        "`event_id`), instead of those since a moment. Each must be one of your events in this environment from the "
+        "last 30 days, of a type the endpoint subscribes to: a 400 names each one that is not.",
+    )
+    mode: ReplayModeField = Field(
+        default=ReplayMode.all,
+        description="`all`: every selected event. `undelivered`: only those no attempt delivered to this endpoint "
+        "(never sent, failed, cancelled or still retrying).",
+    )
+    cursor: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="`next_cursor` of the previous answer, with the same `since` and `mode`: continues a replay of "
+        f"more than {REPLAY_LIMIT} events after the last one it queued.",
     )
 
 
 class ReplayAccepted(ResponseSchema):
-    replayed: int = Field(description="How many events were queued for this endpoint; follow them in the delivery log.")
-    since: dt.datetime = Field(description="The moment replayed from: `since`, or 30 days ago if that was earlier.")
+    replayed: int = Field(
+        description=f"How many events were queued for this endpoint (at most {REPLAY_LIMIT}); follow them in the "
+        "delivery log."
+    )
+    already_pending: int = Field(
+        description="How many of the selected events already had a delivery waiting to be sent: not queued a second "
+        "time (one waiting for a retry is sent now). Replaying the same events again answers them here.",
+    )
+    since: dt.datetime = Field(
+        description="The moment replayed from: `since`, or 30 days ago if that was earlier (with `event_ids`: 30 "
+        "days ago)."
+    )
+    has_more: bool = Field(
+        description=f"Whether more than {REPLAY_LIMIT} events were selected: send the same request with `cursor` "
+        "set to `next_cursor` for the next ones.",
+    )
+    next_cursor: str | None = Field(description="Pass as `cursor` to continue; null when done.")
 
 
 class DeliveryList(Page[Delivery]):

@@ -12,19 +12,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import Select, delete, exists, func, not_, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import Actor
-from compliance_api.errors import ApiError
+from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
+from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
-from compliance_api.webhooks import ssrf
+from compliance_api.kit.pagination import Cursors, InvalidCursor, Key, Paged, created_key, paginate
+from compliance_api.webhooks import ssrf, wake
 from compliance_api.webhooks.models import (
+    REPLAY_LIMIT,
     DeliveryStatus,
     EndpointStatus,
+    ReplayMode,
     WebhookDelivery,
     WebhookDeliveryAttempt,
     WebhookEndpoint,
@@ -212,41 +216,171 @@ def envelope(
     }
 
 
+IN_FLIGHT_SLACK = timedelta(seconds=30)
+"""Clock difference allowed between API and worker processes when telling a waiting delivery from one in flight."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayAsk:
+    """Which events a replay sends: those since `since` (continued after `cursor`), or those listed in `event_ids`;
+    all of them, or only those no attempt delivered (`ReplayMode.undelivered`)."""
+
+    since: datetime | None = None
+    event_ids: Sequence[uuid.UUID] = ()
+    mode: ReplayMode = ReplayMode.all
+    cursor: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Replay:
     replayed: int
+    already_pending: int
     since: datetime
+    next_cursor: str | None = None
+
+    @property
+    def has_more(self) -> bool:
+        return self.next_cursor is not None
 
 
 async def replay(
-    session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, since: datetime, now: datetime
+    session: AsyncSession,
+    owner: Owner,
+    endpoint_id: uuid.UUID,
+    ask: ReplayAsk,
+    *,
+    now: datetime,
+    lease: timedelta,
+    cursors: Cursors,
 ) -> Replay:
-    """Send the endpoint every event it subscribes to since `since` (at most the event log's 30 days back) again: a
-    new delivery where it had none, the existing one re-queued (same `webhook-id`) where it had."""
+    """Queue the endpoint's subscribed events `ask` selects again, oldest first, `REPLAY_LIMIT` at most (the rest is
+    continued with the answer's cursor): a new delivery where it had none, the finished one re-queued (same
+    `webhook-id`) where it had one. A delivery still pending is not queued twice (`already_pending`); one waiting
+    for a retry is moved to now."""
     row = await get(session, owner, endpoint_id)
-    since = max(since, now - events.EVENT_RETENTION)
-    reader = events.Reader(owner.user_id, owner.environment)
-    replayable = await events.replayable_since(session, reader, since, now, endpoint_created_at=row.created_at)
-    wanted = [event for event in replayable if row.wants(event.type)]
+    oldest = now - events.EVENT_RETENTION
+    since = oldest if ask.since is None else max(ask.since, oldest)
+    scope = f"webhook-replay:{row.id}"
+    statement = events.visible_to(events.Reader(owner.user_id, owner.environment), now)
+    if ask.event_ids:
+        await _check_listed(session, row, statement, ask.event_ids)
+        statement = statement.where(OutboxEvent.id.in_(ask.event_ids))
+    else:
+        statement = statement.where(OutboxEvent.created_at >= since)
+    if "*" not in row.enabled_events:
+        statement = statement.where(OutboxEvent.type.in_(row.enabled_events))
+    if ask.mode is ReplayMode.undelivered:
+        statement = statement.where(not_(exists(_delivered_to(row))))
+    if ask.cursor is not None:
+        after = _opened(cursors, ask.cursor, scope)
+        statement = statement.where(tuple_(OutboxEvent.created_at, OutboxEvent.id) > tuple_(after.created_at, after.id))
+    found = list(
+        await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id).limit(REPLAY_LIMIT + 1))
+    )
+    selected = found[:REPLAY_LIMIT]
+    replayed, already_pending = await _queue_again(session, row, selected, now=now, lease=lease)
+    if replayed or already_pending:
+        await wake.announce(session)
+    more = len(found) > REPLAY_LIMIT
+    next_cursor = cursors.seal(created_key(selected[-1]), scope) if more else None
+    return Replay(replayed, already_pending, since, next_cursor)
+
+
+def _delivered_to(endpoint: WebhookEndpoint) -> Select[uuid.UUID]:
+    """A delivery of the outer query's event to `endpoint` that some attempt delivered."""
+    return select(WebhookDelivery.id).where(
+        WebhookDelivery.endpoint_id == endpoint.id,
+        WebhookDelivery.event_id == OutboxEvent.id,
+        WebhookDelivery.delivered_at.is_not(None),
+    )
+
+
+def _opened(cursors: Cursors, cursor: str, scope: str) -> Key:
+    try:
+        return cursors.open(cursor, scope)
+    except InvalidCursor:
+        message = "not a cursor of this replay: pass `next_cursor` of the previous answer for this endpoint unchanged"
+        raise ApiError("validation_failed", message, errors=[FieldError("cursor", message)]) from None
+
+
+async def _check_listed(
+    session: AsyncSession, endpoint: WebhookEndpoint, visible: Select[OutboxEvent], event_ids: Sequence[uuid.UUID]
+) -> None:
+    """Every listed id is one of the caller's events here within retention, of a type the endpoint subscribes to;
+    else a 400 naming each id that is not."""
+    listed = visible.with_only_columns(OutboxEvent.id, OutboxEvent.type).where(OutboxEvent.id.in_(event_ids))
+    types: dict[uuid.UUID, str] = {event_id: type for event_id, type in await session.execute(listed)}
+    errors = []
+    for index, event_id in enumerate(event_ids):
+        if event_id not in types:
+            errors.append(FieldError(f"event_ids.{index}", f"no event {event_id} of yours here in the last 30 days"))
+        elif not endpoint.wants(types[event_id]):
+            message = f"event {event_id} is a `{types[event_id]}`, which this endpoint does not subscribe to"
+            errors.append(FieldError(f"event_ids.{index}", message))
+    if errors:
+        detail = "; ".join(error.message for error in errors[:10]) + ("; …" if len(errors) > 10 else "")
+        raise ApiError("validation_failed", detail, errors=errors)
+
+
+async def _queue_again(
+    session: AsyncSession,
+    endpoint: WebhookEndpoint,
+    selected: Sequence[OutboxEvent],
+    *,
+    now: datetime,
+    lease: timedelta,
+) -> tuple[int, int]:
+    """Queue each selected event for the endpoint unless its delivery is already pending (or dispatch is about to
+    make one); returns (queued, already pending)."""
     existing = {
         delivery.event_id: delivery
         for delivery in await session.scalars(
             select(WebhookDelivery).where(
-                WebhookDelivery.endpoint_id == row.id, WebhookDelivery.event_id.in_([e.id for e in wanted])
+                WebhookDelivery.endpoint_id == endpoint.id, WebhookDelivery.event_id.in_([e.id for e in selected])
             )
         )
     }
-    for event in wanted:
+    waiting_after = now + lease + IN_FLIGHT_SLACK  # a pending delivery due later than this is not in flight
+    new: list[dict[str, Any]] = []
+    already_pending = 0
+    for event in selected:
         delivery = existing.get(event.id)
-        if delivery is None:
-            body = envelope(event.id, event.type, event.created_at, event.environment, event.payload)
-            delivery = WebhookDelivery(
-                endpoint_id=row.id, environment=row.environment, event_id=event.id, event_type=event.type, body=body
-            )
-            session.add(delivery)
-        delivery.status, delivery.attempts, delivery.next_attempt_at = DeliveryStatus.pending, 0, now
+        if delivery is None and event.delivered_at is None and event.created_at >= endpoint.created_at:
+            already_pending += 1  # dispatch gives the endpoint this event; it delivers the older ones only to others
+        elif delivery is None:
+            new.append(_new_delivery(endpoint, event, now))
+        elif delivery.status is DeliveryStatus.pending:
+            already_pending += 1
+            if delivery.next_attempt_at is not None and delivery.next_attempt_at > waiting_after:
+                delivery.attempts, delivery.next_attempt_at = 0, now
+        else:
+            delivery.status, delivery.attempts, delivery.next_attempt_at = DeliveryStatus.pending, 0, now
+    if new:
+        await _insert_new(session, new)
     await session.flush()
-    return Replay(len(wanted), since)
+    return len(selected) - already_pending, already_pending
+
+
+def _new_delivery(endpoint: WebhookEndpoint, event: OutboxEvent, now: datetime) -> dict[str, Any]:
+    return {
+        "id": uuid.uuid4(),
+        "endpoint_id": endpoint.id,
+        "environment": endpoint.environment,
+        "event_id": event.id,
+        "event_type": event.type,
+        "body": envelope(event.id, event.type, event.created_at, event.environment, event.payload),
+        "status": DeliveryStatus.pending,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "created_at": now,
+    }
+
+
+async def _insert_new(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Insert the deliveries; one a concurrent replay of the same event made first is left as it is."""
+    upsert = postgresql.insert if (await session.connection()).dialect.name == "postgresql" else sqlite.insert
+    statement = upsert(WebhookDelivery).on_conflict_do_nothing(index_elements=["endpoint_id", "event_id"])
+    await session.execute(statement, rows)
 
 
 async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, now: datetime) -> WebhookDelivery:
@@ -265,6 +399,7 @@ async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID,
     )
     session.add(delivery)
     await session.flush()
+    await wake.announce(session)
     return delivery
 
 
@@ -349,4 +484,5 @@ async def retry(
         raise ApiError("webhook_delivery_not_found")
     delivery.status, delivery.attempts, delivery.next_attempt_at = DeliveryStatus.pending, 0, now
     await session.flush()
+    await wake.announce(session)
     return delivery

@@ -91,8 +91,16 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         }
     },
     "webhook-endpoint-replay": {
-        "request": {"since": "2026-07-08T00:00:00Z"},
-        "responses": {"202": {"replayed": 3, "since": "2026-07-08T00:00:00Z"}},
+        "request": {"since": "2026-07-08T00:00:00Z", "mode": "undelivered"},
+        "responses": {
+            "202": {
+                "replayed": 3,
+                "already_pending": 1,
+                "since": "2026-07-08T00:00:00Z",
+                "has_more": False,
+                "next_cursor": None,
+            }
+        },
     },
     "webhook-endpoint-test": {"responses": {"202": DELIVERY}},
     "webhook-delivery-list": {"responses": {"200": {"data": [FAILED_DELIVERY], **PAGE_END}}},
