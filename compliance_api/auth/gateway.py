@@ -160,7 +160,8 @@ class ApiGateway:
         if token_environment is not scope["state"]["environment"]:
             raise AuthFailure(
                 "wrong_environment",
-                f"A {tokens.PREFIXES[token_environment]} token works only on the {token_environment.label} host.",
+                f"A {tokens.PREFIXES[token_environment]} token works only in the {token_environment.label}: send it "
+                f"to the {token_environment.label}'s base URL.",
             )
 
     async def _resolve(self, token_hash: str, environment: Environment, credentials: str) -> CachedToken:
