@@ -41,7 +41,7 @@ from compliance_api.classify.ruleset import (
     CrossBorderTariefgrens,
     DecisiveRule,
 )
-from compliance_api.classify.verdict import Verdict, worst
+from compliance_api.classify.verdict import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +135,10 @@ class CrossBorderTest:
         remembered: the next questions ask it of few distinct sets of criteria."""
         found = self._weighed.get(true)
         if found is None:
-            found = worst(Verdict.safe, *(rule.verdict for rule in self.fired(true)))
+            found = Verdict.safe
+            for rule in self.fired(true):
+                if rule.verdict.rank > found.rank:
+                    found = rule.verdict
             self._weighed.remember(true, found)
         return found  # type: ignore[return-value]
 
@@ -143,8 +146,20 @@ class CrossBorderTest:
         return self.decide(true, false, far)[0]
 
     def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
-        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is)."""
-        return self._decide(true, false, far)[0]
+        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is). Where no
+        decisive rule holds, as for most answers, it is `_decide`'s last steps written out: this runs for every answer
+        of every unanswered question."""
+        if 0 in far:
+            return self._decide(true, false, far)[0]
+        weighed = self._weighed.get(true) or self.weighed(true)
+        if weighed is not Verdict.safe:
+            return weighed  # type: ignore[return-value]
+        worst_case = true | (self.all_met & ~(true | false))
+        if (self._weighed.get(worst_case) or self.weighed(worst_case)) is Verdict.unsafe:
+            return self.ruleset.unanswered_floor
+        if min(map(far.__getitem__, self.sides.unsafe), default=64) < 64:
+            return self.ruleset.unanswered_floor
+        return Verdict.safe
 
     def decide(self, true: int, false: int, far: list[int] | None = None) -> tuple[Verdict, tuple[CompiledRule, ...]]:
         """The verdict from the facts known true and false, and the decisive rules that gave it (remembered); `far`:

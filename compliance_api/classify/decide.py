@@ -355,18 +355,23 @@ def next_questions(
         # The closest rule the answer cannot move: the first by distance that does not read this input.
         others = next((far[index] for index in by_distance if index not in near_rules), 64)
         answers = []
-        nearer = 0
+        nearer = decisive = moving = 0
         for branch in table.branches[input_name]:
             after_true, after_false = true | branch.true, false | branch.false
-            after = far.copy()
-            for index in near_rules:
-                after[index] = distance(rules[index], after_true, after_false)
-            answers.append(Answer(branch.value, branch.low, branch.high, decide(after_true, after_false, after)))
-            moved = min([others, *(after[index] for index in near_rules)])
-            if closest - moved > nearer:
-                nearer = closest - moved
-        decisive = sum(answer.verdict is not Verdict.risky for answer in answers)
-        moving = sum(answer.verdict is not current for answer in answers)
+            after = far
+            if near_rules:  # written out: this is the inner loop of the ranking
+                after = far.copy()
+                moved = others
+                for index in near_rules:
+                    moved_to = after[index] = distance(rules[index], after_true, after_false)
+                    if moved_to < moved:
+                        moved = moved_to
+                if closest - moved > nearer:
+                    nearer = closest - moved
+            verdict = decide(after_true, after_false, after)
+            decisive += verdict is not Verdict.risky
+            moving += verdict is not current
+            answers.append(Answer(branch.value, branch.low, branch.high, verdict))
         rank = (-decisive, -moving, -nearer, -weight.get(input_name, 0), position)
         ranked.append((rank, NextQuestion(input_name, tuple(answers))))
     ranked.sort(key=lambda entry: entry[0])

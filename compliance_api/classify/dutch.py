@@ -189,8 +189,22 @@ class DutchTest:
         return self.decide(true, false, far)[0]
 
     def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
-        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is)."""
-        return self._decide(true, false, far)[0]
+        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is). Where no
+        decisive rule holds, as for most answers, it is `_decide`'s last steps written out: this runs for every answer
+        of every unanswered question."""
+        if 0 in far:
+            return self._decide(true, false, far)[0]
+        score, presumption = self.score(true), bool(true & self.presumption_bit)
+        if self._weighs_unsafe(score, presumption):
+            return Verdict.unsafe
+        if score >= self.scoring.risky_at_score or presumption:
+            return Verdict.risky
+        worst = self.score(true | (self.score.mask & ~(true | false)))
+        if self._weighs_unsafe(worst, bool(self.presumption_bit and not self.presumption_bit & false)):
+            return self.scoring.unanswered_floor
+        if min(map(far.__getitem__, self.sides.unsafe), default=64) < 64:
+            return self.scoring.unanswered_floor
+        return Verdict.safe
 
     def decide(self, true: int, false: int, far: list[int] | None = None) -> tuple[Verdict, tuple[CompiledRule, ...]]:
         """The verdict from the facts known true and false, and the decisive rules that gave it (remembered); `far`:
