@@ -158,11 +158,12 @@ def test_the_guard_lets_typescript_type_arguments_through() -> None:
     assert not LEFT_UNRUNNABLE.search("const api = createClient<paths>({ baseUrl });")
 
 
-@pytest.fixture
-def database(database_url: str, tmp_path: Path) -> Iterator[str]:
-    """A database of the test's own, of the suite's kind: the examples add users and endpoints of their own."""
+@pytest.fixture(scope="module")
+def database(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database of the module's own, of the suite's kind: the examples add users and endpoints of their own (no two
+    documents make the same ones), and other tests empty the suite's tables."""
     if make_url(database_url).get_backend_name() != "postgresql":
-        yield f"sqlite:///{tmp_path / 'docs.db'}"
+        yield f"sqlite:///{tmp_path_factory.mktemp('docs') / 'docs.db'}"
         return
     name = f"docs_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     admin_url = make_url(database_url).set(drivername="postgresql", database="postgres").render_as_string(False)
@@ -194,9 +195,11 @@ def _cli(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def demo(database: str, tmp_path: Path) -> Iterator[Demo]:
-    """`make run` on free ports: migrate, the demo's data, `serve` with a sandbox port; and a classification."""
+@pytest.fixture(scope="module")
+def demo(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """What `make run` does, on free ports: migrate, the demo's data, `serve` with a sandbox port; and three
+    classifications (a list of them has a second page). One per module and test process: starting it takes seconds."""
+    tmp_path = tmp_path_factory.mktemp("docs-server")
     port, sandbox_port = free_port(), free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("COMPLIANCE_") and k != "REDIS_URL"},
@@ -209,7 +212,7 @@ def demo(database: str, tmp_path: Path) -> Iterator[Demo]:
         "COMPLIANCE_ACCESS_LOG": "false",
     }
     _cli(env, "migrate")
-    printed = json.loads(_cli(env, "demo", "--env", "live", "--json", "--port", str(port)))
+    printed = json.loads(_cli(env, "demo", "--json", "--port", str(port)))
     with server(
         database_url=database, redis_url="", var_dir=env["COMPLIANCE_VAR_DIR"], port=port, via_cli=True, extra_env=env
     ) as base_url:
