@@ -108,6 +108,37 @@ async def _worker_database(url: str, worker: str) -> str:
     return target.set(database=name).render_as_string(hide_password=False)
 
 
+@contextmanager
+def private_database(suite_url: str, folder: Path) -> Iterator[str]:
+    """A migrated database of its own, of the suite's kind (a SQLite file in `folder`, or a PostgreSQL database beside
+    the suite's), dropped afterwards. For a server that lives across a module's tests: it writes in the background
+    (the request log, after each answer) while the worker runs other modules' tests, which must find the suite's
+    database as they left it."""
+    target = make_url(suite_url)
+    if target.get_backend_name() != "postgresql":
+        url = f"sqlite:///{folder / 'private.db'}"
+        asyncio.run(_fresh_schema(url))
+        yield url
+        return
+    name = f"{target.database}_private_{uuid.uuid4().hex[:8]}"
+    admin = target.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+    asyncio.run(_admin(admin, f'CREATE DATABASE "{name}"'))
+    try:
+        url = target.set(database=name).render_as_string(hide_password=False)
+        asyncio.run(_fresh_schema(url))
+        yield url
+    finally:
+        asyncio.run(_admin(admin, f'DROP DATABASE "{name}" WITH (FORCE)'))
+
+
+async def _admin(url: str, statement: str) -> None:
+    connection = await asyncpg.connect(url)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
 async def _fresh_schema(url: str) -> None:
     engine = create_engine(Settings(database_url=url).resolved_database_url)
     if engine.dialect.name == "postgresql":

@@ -24,20 +24,17 @@ import re
 import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg  # type: ignore[import-untyped]
 import httpx
 import pytest
 from httpx import AsyncClient
-from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.classify.conftest import Account, make_account
-from tests.conftest import SECRET, require_program, require_service
+from tests.conftest import SECRET, private_database, require_program, require_service
 from tests.servers import free_port, server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,31 +157,10 @@ def test_the_guard_lets_typescript_type_arguments_through() -> None:
 
 @pytest.fixture(scope="module")
 def database(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A database of the module's own, of the suite's kind: the examples add users and endpoints of their own (no two
-    documents make the same ones), and other tests empty the suite's tables."""
-    if make_url(database_url).get_backend_name() != "postgresql":
-        yield f"sqlite:///{tmp_path_factory.mktemp('docs') / 'docs.db'}"
-        return
-    name = f"docs_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    admin_url = make_url(database_url).set(drivername="postgresql", database="postgres").render_as_string(False)
-    _run_admin(admin_url, f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        _run_admin(admin_url, f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
-def _run_admin(url: str, statement: str) -> None:
-    import asyncio
-
-    async def run() -> None:
-        connection = await asyncpg.connect(url)
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    asyncio.run(run())
+    """A database of the module's own: the examples add users and endpoints of their own (no two documents make the
+    same ones), and the server outlives each test (see `private_database`)."""
+    with private_database(database_url, tmp_path_factory.mktemp("docs")) as url:
+        yield url
 
 
 def _cli(env: dict[str, str], *args: str) -> str:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from tests.conftest import commits
+from tests.conftest import commits, private_database
 from tests.factories import create_token
 from tests.servers import free_port, server
 
@@ -36,6 +36,13 @@ def serve(database_url: str, var_dir: Path, **settings: str) -> Iterator[int]:
         extra_env=settings,
     ):
         yield port
+
+
+@pytest.fixture(scope="module")
+def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The module's server outlives each test: it gets a database of the module's own (see `private_database`)."""
+    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from compliance_api.config import Settings
 from compliance_api.db import create_engine
 from compliance_api.models import Base
-from tests.conftest import require_program
+from tests.conftest import private_database, require_program
 from tests.servers import server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -44,6 +44,13 @@ async def _clear(database_url: str) -> None:
         for table in reversed(Base.metadata.sorted_tables):
             await connection.execute(table.delete())
     await engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The module's server outlives each test: it gets a database of the module's own (see `private_database`)."""
+    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
