@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from compliance_api.classify.decide import (
     CompiledRule,
+    CompiledTest,
     FactTable,
     Memo,
     NextQuestion,
@@ -28,7 +29,6 @@ from compliance_api.classify.decide import (
     WeightSum,
     compile_rule,
     conditions_of,
-    distances,
     equals_bool,
     next_questions,
     rules_by_input,
@@ -77,7 +77,7 @@ class _Weighing:
     of_mask: int
 
 
-class CrossBorderTest:
+class CrossBorderTest(CompiledTest):
     """One country's ruleset compiled to facts: built once, used for every verdict."""
 
     def __init__(self, ruleset: CrossBorderRuleset) -> None:
@@ -123,12 +123,10 @@ class CrossBorderTest:
             )
         )
 
-    def could_be_unsafe(self, true: int, false: int, far: list[int] | None = None) -> bool:
-        """Whether some answers to the unanswered criteria would give `unsafe` (`far`: the rules' distances, if
-        known)."""
-        if self.weighed(true | (self.all_met & ~(true | false))) is Verdict.unsafe:
-            return True
-        return self.sides.unsafe_could_hold(distances(self.rules, true, false) if far is None else far)
+    def could_be_unsafe(self, true: int, false: int, far: list[int]) -> bool:
+        """Whether some answers to the unanswered criteria would give `unsafe` (`far`: the rules' distances)."""
+        worst_case = self.weighed(true | (self.all_met & ~(true | false)))
+        return worst_case is Verdict.unsafe or self.sides.unsafe_could_hold(far)
 
     def weighed(self, true: int) -> Verdict:
         """The least safe verdict of the weighing rules that fire on the criteria met (`safe` if none does),
@@ -142,53 +140,27 @@ class CrossBorderTest:
             self._weighed.remember(true, found)
         return found  # type: ignore[return-value]
 
-    def verdict(self, true: int, false: int, far: list[int] | None = None) -> Verdict:
-        return self.decide(true, false, far)[0]
-
-    def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
-        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is). Where no
-        decisive rule holds, as for most answers, it is `_decide`'s last steps written out: this runs for every answer
-        of every unanswered question."""
-        if 0 in far:
-            return self._decide(true, false, far)[0]
-        weighed = self._weighed.get(true) or self.weighed(true)
-        if weighed is not Verdict.safe:
-            return weighed  # type: ignore[return-value]
-        worst_case = true | (self.all_met & ~(true | false))
-        if (self._weighed.get(worst_case) or self.weighed(worst_case)) is Verdict.unsafe:
-            return self.ruleset.unanswered_floor
-        if min(map(far.__getitem__, self.sides.unsafe), default=64) < 64:
-            return self.ruleset.unanswered_floor
-        return Verdict.safe
-
-    def decide(self, true: int, false: int, far: list[int] | None = None) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered); `far`:
-        the rules' distances given those facts, when the caller has them."""
-        key = (true, false)
-        found = self._decided.get(key)
-        if found is None:
-            found = self._decide(true, false, distances(self.rules, true, false) if far is None else far)
-            self._decided.remember(key, found)
-        return found  # type: ignore[return-value]
-
     def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
         unsafe, safe = self.sides.holding(far)
         if unsafe:
             return Verdict.unsafe, unsafe
-        weighed = self.weighed(true)
-        if safe:
-            # The facts the law treats as enough for self-employment hold. Indicators weighing as much as `unsafe`,
-            # or a rule for employment one answer away, stand against them: then it is risky.
-            if weighed is Verdict.unsafe or self.sides.one_answer_away(far, safe):
-                return Verdict.risky, ()
-            return Verdict.safe, safe
-        if weighed is Verdict.unsafe:
-            return Verdict.unsafe, ()
-        if weighed is Verdict.risky:
+        if not safe:
+            return self._undecided(true, false, far), ()
+        # The facts the law treats as enough for self-employment hold. Indicators weighing as much as `unsafe`, or a
+        # rule for employment one answer away, stand against them: then it is risky.
+        if self.weighed(true) is Verdict.unsafe or self.sides.one_answer_away(far, safe):
             return Verdict.risky, ()
+        return Verdict.safe, safe
+
+    def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
+        """The verdict where no decisive rule holds: the weighing, and the floor while the unanswered criteria
+        could still make it `unsafe`."""
+        weighed = self.weighed(true)
+        if weighed is not Verdict.safe:
+            return weighed
         if self.could_be_unsafe(true, false, far):
-            return self.ruleset.unanswered_floor, ()
-        return Verdict.safe, ()
+            return self.ruleset.unanswered_floor
+        return Verdict.safe
 
     def outcome(self, true: int, false: int) -> Outcome:
         """Everything the facts decide (remembered): the verdict and its rules, its bounds, the next questions."""

@@ -307,7 +307,42 @@ class RuleSides:
 
     def unsafe_could_hold(self, far: Sequence[int]) -> bool:
         """Whether answering the unknown facts could make a rule for employment hold."""
-        return any(far[i] < 64 for i in self.unsafe)
+        return min(map(far.__getitem__, self.unsafe), default=64) < 64
+
+
+class CompiledTest:
+    """What the Dutch and the cross-border tests share: the verdict from the facts, remembered, and the verdict of
+    one answer the next questions weigh. Each test says how it decides (`_decide`) and what it answers where no
+    decisive rule holds (`_undecided`)."""
+
+    rules: list[CompiledRule]
+    sides: RuleSides
+    _decided: Memo
+
+    def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        raise NotImplementedError
+
+    def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
+        raise NotImplementedError
+
+    def decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered)."""
+        key = (true, false)
+        found = self._decided.get(key)
+        if found is None:
+            found = self._decide(true, false, distances(self.rules, true, false))
+            self._decided.remember(key, found)
+        return found  # type: ignore[return-value]
+
+    def verdict(self, true: int, false: int) -> Verdict:
+        return self.decide(true, false)[0]
+
+    def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
+        """The verdict of one answer the next questions weigh, from the rules' distances given it (not remembered:
+        the ranking it is part of is). Most answers make no decisive rule hold: they go straight to `_undecided`."""
+        if 0 in far:
+            return self._decide(true, false, far)[0]
+        return self._undecided(true, false, far)
 
 
 def rules_by_input(table: FactTable, rules: Sequence[CompiledRule]) -> dict[str, tuple[int, ...]]:

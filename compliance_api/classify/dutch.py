@@ -23,6 +23,7 @@ from decimal import Decimal
 from compliance_api.classify.decide import (
     STEPS,
     CompiledRule,
+    CompiledTest,
     Condition,
     FactTable,
     Memo,
@@ -33,7 +34,6 @@ from compliance_api.classify.decide import (
     at_most,
     compile_rule,
     conditions_of,
-    distances,
     equals_bool,
     equals_number,
     next_questions,
@@ -135,7 +135,7 @@ class Outcome:
     next_questions: tuple[NextQuestion, ...]
 
 
-class DutchTest:
+class DutchTest(CompiledTest):
     """One ruleset with one tariefgrens entry (or none), compiled to facts: built once, used for every verdict."""
 
     def __init__(self, ruleset: DutchRuleset, tariefgrens: DutchTariefgrens | None) -> None:
@@ -177,64 +177,36 @@ class DutchTest:
         rules = self.scoring
         return score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption)
 
-    def could_be_unsafe(self, true: int, false: int, far: list[int] | None = None) -> bool:
-        """Whether some answers to the unanswered inputs would give `unsafe` (`far`: the rules' distances, if known)."""
+    def could_be_unsafe(self, true: int, false: int, far: list[int]) -> bool:
+        """Whether some answers to the unanswered inputs would give `unsafe` (`far`: the rules' distances)."""
         worst = self.score(true | (self.score.mask & ~(true | false)))
         presumption = bool(self.presumption_bit and not self.presumption_bit & false)
-        if self._weighs_unsafe(worst, presumption):
-            return True
-        return self.sides.unsafe_could_hold(distances(self.rules, true, false) if far is None else far)
-
-    def verdict(self, true: int, false: int, far: list[int] | None = None) -> Verdict:
-        return self.decide(true, false, far)[0]
-
-    def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
-        """The verdict of one answer the next questions weigh (not remembered: the ranking it is part of is). Where no
-        decisive rule holds, as for most answers, it is `_decide`'s last steps written out: this runs for every answer
-        of every unanswered question."""
-        if 0 in far:
-            return self._decide(true, false, far)[0]
-        score, presumption = self.score(true), bool(true & self.presumption_bit)
-        if self._weighs_unsafe(score, presumption):
-            return Verdict.unsafe
-        if score >= self.scoring.risky_at_score or presumption:
-            return Verdict.risky
-        worst = self.score(true | (self.score.mask & ~(true | false)))
-        if self._weighs_unsafe(worst, bool(self.presumption_bit and not self.presumption_bit & false)):
-            return self.scoring.unanswered_floor
-        if min(map(far.__getitem__, self.sides.unsafe), default=64) < 64:
-            return self.scoring.unanswered_floor
-        return Verdict.safe
-
-    def decide(self, true: int, false: int, far: list[int] | None = None) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        """The verdict from the facts known true and false, and the decisive rules that gave it (remembered); `far`:
-        the rules' distances given those facts, when the caller has them."""
-        key = (true, false)
-        found = self._decided.get(key)
-        if found is None:
-            found = self._decide(true, false, distances(self.rules, true, false) if far is None else far)
-            self._decided.remember(key, found)
-        return found  # type: ignore[return-value]
+        return self._weighs_unsafe(worst, presumption) or self.sides.unsafe_could_hold(far)
 
     def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
         unsafe, safe = self.sides.holding(far)
         if unsafe:
             return Verdict.unsafe, unsafe
+        if not safe:
+            return self._undecided(true, false, far), ()
+        # The facts the law treats as enough for self-employment hold. The rate presumption, indicators weighing as
+        # much as `unsafe`, or a rule for employment one answer away stand against them: then it is risky.
         score, presumption = self.score(true), bool(true & self.presumption_bit)
-        weighs_unsafe = self._weighs_unsafe(score, presumption)
-        if safe:
-            # The facts the law treats as enough for self-employment hold. The rate presumption, indicators weighing
-            # as much as `unsafe`, or a rule for employment one answer away stand against them: then it is risky.
-            if presumption or weighs_unsafe or self.sides.one_answer_away(far, safe):
-                return self.scoring.presumption_floor, ()
-            return Verdict.safe, safe
-        if weighs_unsafe:
-            return Verdict.unsafe, ()
+        if presumption or self._weighs_unsafe(score, presumption) or self.sides.one_answer_away(far, safe):
+            return self.scoring.presumption_floor, ()
+        return Verdict.safe, safe
+
+    def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
+        """The verdict where no decisive rule holds: the weighing of the indicators, and the floor while the
+        unanswered inputs could still make it `unsafe`."""
+        score, presumption = self.score(true), bool(true & self.presumption_bit)
+        if self._weighs_unsafe(score, presumption):
+            return Verdict.unsafe
         if score >= self.scoring.risky_at_score or presumption:
-            return Verdict.risky, ()
+            return Verdict.risky
         if self.could_be_unsafe(true, false, far):
-            return self.scoring.unanswered_floor, ()
-        return Verdict.safe, ()
+            return self.scoring.unanswered_floor
+        return Verdict.safe
 
     def answered_all(self, true: int, false: int, *, hit: bool) -> tuple[int, int]:
         """The facts were every unanswered input answered the way that hits its criterion (or the way that does not)."""
