@@ -449,20 +449,10 @@ BATCH_ITEMS_DESCRIPTION = (
 )
 
 
-class BatchRequest(BaseModel):
-    """A batch of classification requests, the items untyped. The batch operations take
-    `ZelfstandigenwetBatchRequest` and `CrossBorderBatchRequest`, the same JSON with typed items; this one stays for
-    code generated from earlier versions of the contract."""
-
-    # Not a RequestSchema: each item is validated by `batch.classify_batch`, its NUL check included, so one bad item
-    # is answered on its own.
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    items: list[Any] = Field(
-        min_length=1,
-        max_length=MAX_BATCH_ITEMS,
-        description=BATCH_ITEMS_DESCRIPTION,
-        json_schema_extra={VALIDATED_PER_ITEM: True},
+def _items_field(contract: dict[str, Any]) -> Any:
+    """A batch's `items` (1 to 1000), described in the contract by `contract` besides the bounds."""
+    return Field(
+        min_length=1, max_length=MAX_BATCH_ITEMS, description=BATCH_ITEMS_DESCRIPTION, json_schema_extra=contract
     )
 
 
@@ -472,26 +462,28 @@ def _items_of(model: type[BaseModel]) -> dict[str, Any]:
     return {"items": {"$ref": f"#/components/schemas/{model.__name__}"}, VALIDATED_PER_ITEM: True}
 
 
+class BatchRequest(BaseModel):
+    """A batch of classification requests, the items untyped. The batch operations take
+    `ZelfstandigenwetBatchRequest` and `CrossBorderBatchRequest`, the same JSON with typed items; this one stays for
+    code generated from earlier versions of the contract."""
+
+    # Not a RequestSchema: each item is validated by `batch.classify_batch`, its NUL check included, so one bad item
+    # is answered on its own.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    items: list[Any] = _items_field({VALIDATED_PER_ITEM: True})
+
+
 class ZelfstandigenwetBatchRequest(BatchRequest):
     """Up to 1000 requests of `POST /v1/classify/zelfstandigenwet`."""
 
-    items: list[Any] = Field(
-        min_length=1,
-        max_length=MAX_BATCH_ITEMS,
-        description=BATCH_ITEMS_DESCRIPTION,
-        json_schema_extra=_items_of(ZelfstandigenwetRequest),
-    )
+    items: list[Any] = _items_field(_items_of(ZelfstandigenwetRequest))
 
 
 class CrossBorderBatchRequest(BatchRequest):
     """Up to 1000 requests of `POST /v1/classify/cross-border`; their countries may differ."""
 
-    items: list[Any] = Field(
-        min_length=1,
-        max_length=MAX_BATCH_ITEMS,
-        description=BATCH_ITEMS_DESCRIPTION,
-        json_schema_extra=_items_of(CrossBorderRequest),
-    )
+    items: list[Any] = _items_field(_items_of(CrossBorderRequest))
 
 
 class ItemProblem(ResponseSchema):
