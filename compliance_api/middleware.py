@@ -102,6 +102,8 @@ class RequestContext:
         self.sandbox_hosts = services.settings.sandbox_hosts
         self.sandbox_port = services.settings.sandbox_listener_port
         self.max_body = services.settings.max_body_bytes
+        self.too_large = too_large_detail(self.max_body, "")
+        self.batch_too_large = too_large_detail(self.max_body, batch.TOO_LARGE_ADVICE)
         self.access_log = services.settings.access_log
         self.https_headers = security_headers(services.settings.hsts_max_age_seconds)
         self.request_log = services.request_log
@@ -184,7 +186,7 @@ class RequestContext:
 
     def _too_large(self, scope: Scope) -> str:
         """The 413's detail: the limit, and on a batch operation, to split the batch."""
-        return too_large_detail(self.max_body, batch.TOO_LARGE_ADVICE if scope["path"] in batch.PATHS else "")
+        return self.batch_too_large if scope["path"] in batch.PATHS else self.too_large
 
     def _record(
         self, scope: Scope, state: dict[str, object], status: int, elapsed: float, problem: list[bytes]
