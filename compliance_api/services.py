@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, cast
 from fastapi import Depends
 from starlette.requests import HTTPConnection
 
+from compliance_api.kit.addresses import Bases, request_bases
+
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -74,6 +76,14 @@ def settings_of(connection: HTTPConnection) -> Settings:
 def problem_base_url(connection: HTTPConnection) -> str:
     """Where the `type` URLs of this request's problems point."""
     return services_of(connection).problems.base_url(connection.scope)
+
+
+def bases_of(connection: HTTPConnection) -> Bases:
+    """Where production and the sandbox are reached, seen from the address this request came in on."""
+    settings = services_of(connection).settings
+    return request_bases(
+        connection.scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
+    )
 
 
 AppServices = Annotated["Services", Depends(services_of)]

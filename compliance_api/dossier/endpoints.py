@@ -18,9 +18,8 @@ from compliance_api.dossier.render import dossier_pdf
 from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
-from compliance_api.kit.addresses import request_bases
 from compliance_api.kit.clock import utcnow
-from compliance_api.services import services_of
+from compliance_api.services import bases_of, services_of
 
 router = APIRouter(prefix="/v1", tags=["classify"])
 
@@ -110,9 +109,7 @@ async def dossier_response(request: Request, actor: Actor, classification_id: uu
     async with services.sessionmaker() as session:
         facts = await dossier_facts(session, actor, classification_id, Retention.of(settings), now)
     key = services.signing_keys.signing_key(actor.environment)
-    bases = request_bases(
-        request.scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
-    )
+    bases = bases_of(request)
     jwks = jwks_url(bases, actor.environment)
     dossier = build_dossier(facts, services.rulesets, kid=str(key.kid), jwks=jwks, issued_at=now)
     jws = sign(dossier, key)

@@ -82,7 +82,7 @@ def request_bases(scope: Scope, configured: str, sandbox_port: int | None, sandb
     base_url = request_base_url(scope, configured)
     server = scope.get("server")
     if configured or sandbox_port is None:
-        return _bases(base_url, configured, "", sandbox_hosts)
+        return Bases(base_url, sandbox_base_url(base_url, sandbox_hosts[0]) if sandbox_hosts else None)
     if server and server[1] == sandbox_port:
         return Bases(None, base_url)
     name = str(server[0]) if server else DEFAULT_HOST

@@ -13,9 +13,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from compliance_api.errors import ERROR_CATALOGUE, ApiError
-from compliance_api.kit.addresses import request_bases
 from compliance_api.openapi.contract import contract_servers, frozen_contract
-from compliance_api.services import settings_of
+from compliance_api.services import bases_of
 
 router = APIRouter(include_in_schema=False)
 DOCS_STATIC = "/static/docs"
@@ -38,11 +37,7 @@ async def dated_contract(version: str, request: Request) -> JSONResponse:
 
 def _as_served(schema: dict[str, Any], request: Request) -> dict[str, Any]:
     """The contract with this deployment's `servers`: its public base URL (or the address asked), and the sandbox."""
-    settings = settings_of(request)
-    bases = request_bases(
-        request.scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
-    )
-    return {**schema, "servers": contract_servers(bases)}
+    return {**schema, "servers": contract_servers(bases_of(request))}
 
 
 def _is_date(value: str) -> bool:
