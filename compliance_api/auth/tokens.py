@@ -25,8 +25,7 @@ TOKEN_LENGTH = PREFIX_LENGTH + BODY_LENGTH + CHECKSUM_LENGTH
 TOKEN_PATTERN = r"^sk_(live|test)_[0-9A-Za-z]{38}$"  # noqa: S105 (a format, not a secret)
 
 
-def base62(number: int, width: int) -> str:
-    """`number` as `width` base62 digits (the lowest ones)."""
+def _base62(number: int, width: int) -> str:
     digits = []
     for _ in range(width):
         number, rest = divmod(number, 62)
@@ -35,7 +34,7 @@ def base62(number: int, width: int) -> str:
 
 
 def checksum(prefix_and_body: str) -> str:
-    return base62(zlib.crc32(prefix_and_body.encode("ascii")), CHECKSUM_LENGTH)
+    return _base62(zlib.crc32(prefix_and_body.encode("ascii")), CHECKSUM_LENGTH)
 
 
 def generate(environment: Environment) -> str:
@@ -43,11 +42,16 @@ def generate(environment: Environment) -> str:
     return prefix_and_body + checksum(prefix_and_body)
 
 
-def derive(environment: Environment, key: bytes, message: bytes) -> str:
-    """A well-formed token that is HMAC-SHA256(key, message), for tokens that must be re-derivable rather than stored
-    (62**32 is below 2**256: reducing the digest modulo it skews no character measurably)."""
+def derived_body(key: bytes, message: bytes) -> str:
+    """32 base62 characters that are HMAC-SHA256(key, message), for tokens that must be re-derivable rather than
+    stored (62**32 is below 2**256: reducing the digest modulo it skews no character measurably)."""
     digest = hmac.new(key, message, hashlib.sha256).digest()
-    prefix_and_body = PREFIXES[environment] + base62(int.from_bytes(digest) % 62**BODY_LENGTH, BODY_LENGTH)
+    return _base62(int.from_bytes(digest) % 62**BODY_LENGTH, BODY_LENGTH)
+
+
+def derive(environment: Environment, key: bytes, message: bytes) -> str:
+    """A well-formed token whose body is `derived_body(key, message)`."""
+    prefix_and_body = PREFIXES[environment] + derived_body(key, message)
     return prefix_and_body + checksum(prefix_and_body)
 
 

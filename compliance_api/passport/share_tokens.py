@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import secrets
 
-from compliance_api.auth.tokens import BASE62, base62
+from compliance_api.auth.tokens import BASE62, derived_body
 
 PREFIX = "pst_"
 BODY_LENGTH = 32
@@ -23,8 +23,7 @@ def generate() -> str:
 
 def derive(key: bytes, message: bytes) -> str:
     """A share-token that is HMAC-SHA256(key, message), for share-tokens re-derived rather than stored (the demo's)."""
-    digest = hmac.new(key, message, hashlib.sha256).digest()
-    return PREFIX + base62(int.from_bytes(digest) % 62**BODY_LENGTH, BODY_LENGTH)
+    return PREFIX + derived_body(key, message)
 
 
 def hash_share_token(token: str, pepper: bytes) -> str:
