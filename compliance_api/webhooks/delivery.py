@@ -33,7 +33,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -48,6 +47,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.retry_after import read_retry_after
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import (
@@ -107,23 +107,6 @@ def next_delay(attempts: int, retry_after: timedelta | None, rng: random.Random)
     if retry_after is not None and retry_after > scheduled:
         return min(retry_after, scheduled + timedelta(hours=24))
     return scheduled
-
-
-MAX_RETRY_AFTER = timedelta(days=30)
-"""Where a receiver's `Retry-After` in seconds is cut before `next_delay` caps it (more would overflow a date)."""
-
-
-def _retry_after(value: str | None, now: datetime) -> timedelta | None:
-    """A receiver's `Retry-After`: seconds in ASCII digits ("²" is a digit to `str.isdigit`) or an HTTP date."""
-    if not value:
-        return None
-    seconds = value.strip()
-    if seconds.isascii() and seconds.isdigit():
-        return timedelta(seconds=min(int(seconds), int(MAX_RETRY_AFTER.total_seconds())))
-    try:
-        return parsedate_to_datetime(value) - now
-    except (TypeError, ValueError):
-        return None
 
 
 # ---- dispatch ------------------------------------------------------------------------------------------------
@@ -393,8 +376,8 @@ class Sender:
         except (ssrf.Unresolvable, httpx.HTTPError) as exc:
             return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS], None)
         error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
-        retry_after = _retry_after(response.headers.get("retry-after"), utcnow())
-        return Outcome(response.status_code, _ms(started), error, answer, retry_after)
+        asked = read_retry_after(response.headers.get("retry-after"), utcnow())
+        return Outcome(response.status_code, _ms(started), error, answer, asked)
 
 
 async def _read_capped(response: httpx.Response) -> str:

@@ -21,11 +21,13 @@ import httpx
 from compliance_api import __version__
 from compliance_api.cli.bulk.rows import Batch
 from compliance_api.cli.bulk.runner import Answer, SendFailed
+from compliance_api.idempotency.service import REPLAYED_HEADER
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.retry_after import read_retry_after
 
 TOKEN_ENV = "COMPLIANCE_API_TOKEN"  # noqa: S105 (a variable name, not a secret)
 RETRIED_STATUSES = frozenset({408, 500, 502, 503, 504})
 IN_PROGRESS = "idempotency_in_progress"
-REPLAYED_HEADER = "idempotent-replayed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +120,9 @@ def _problem(response: httpx.Response) -> tuple[str, str]:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    """`Retry-After` in seconds (the API sends whole seconds), if the answer has one."""
-    value = response.headers.get("retry-after", "")
-    return float(value) if value.isdigit() else None
+    """`Retry-After` in seconds (never below 0), if the answer has a readable one."""
+    asked = read_retry_after(response.headers.get("retry-after"), utcnow())
+    return None if asked is None else max(asked.total_seconds(), 0.0)
 
 
 def _answer(batch: Batch, response: httpx.Response) -> Answer:

@@ -21,8 +21,10 @@ Step = httpx.Response | Exception
 
 
 def _problem(status: int, code: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    """A problem answer; header values travel as Latin-1 bytes, as on the wire (so "²" can be sent)."""
     body = {"type": "about:blank", "title": code, "status": status, "code": code, "detail": f"{code} detail"}
-    return httpx.Response(status, json=body, headers={"Content-Type": "application/problem+json", **(headers or {})})
+    raw = [(name.encode(), value.encode("latin-1")) for name, value in (headers or {}).items()]
+    return httpx.Response(status, json=body, headers=[(b"Content-Type", b"application/problem+json"), *raw])
 
 
 class Script:
@@ -59,6 +61,17 @@ async def test_a_429_waits_its_retry_after_and_does_not_count_as_a_failure() -> 
     waits, told, answer = await _send(script, attempts=0)
     assert waits == [7, 7, 7]
     assert told[0] == "lines 2–3: 429 rate_limited; retrying in 7 s"
+    assert [item["id"] for item in answer.items] == ["1", "2"]
+
+
+@pytest.mark.parametrize("value", ["²", "soon", "-5", ""])
+async def test_a_429_whose_retry_after_cannot_be_read_backs_off_instead(value: str) -> None:
+    """A Retry-After that is not whole seconds or a date (a superscript digit is a digit to `str.isdigit`) is
+    treated as absent: the batch backs off and is sent again, instead of the run ending in a traceback."""
+    script = Script(_problem(429, "rate_limited", {"Retry-After": value}), httpx.Response(200, json=VERDICTS))
+    waits, _, answer = await _send(script, attempts=0)
+    assert len(waits) == 1
+    assert 0.5 <= waits[0] <= 1
     assert [item["id"] for item in answer.items] == ["1", "2"]
 
 
