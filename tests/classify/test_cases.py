@@ -1,9 +1,14 @@
 """Decided cases held against the service (tests/classify/cases/README.md): no verdict contradicts the court, and
-where the facts fill four or more inputs, at least 80 % of the verdicts are the court's answer."""
+where the facts fill four or more inputs, at least 80 % of the verdicts are the court's answer.
+
+The corpus has two parts, chosen by a hash of the case id, never by hand (`is_sealed`). Rules are changed and
+reviewed on the open part, which is reported case by case. The sealed part measures whether they generalise: its
+test asserts and prints totals only, never which sealed case failed."""
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +26,10 @@ COURTS_ANSWER = {"employment": "unsafe", "self_employment": "safe"}
 CONTRADICTION = {"employment": "safe", "self_employment": "unsafe"}
 DECIDED_SHARE = 0.8
 MIN_INPUTS = 4
+SEALED_FIFTHS = 2
+"""Two fifths of the corpus are sealed: a case is sealed when the first byte of the SHA-256 of its id, modulo 5, is
+below this."""
+MIN_SEALED_FILLED = 30
 
 
 class Mapped(BaseModel):
@@ -41,6 +50,7 @@ class Case(BaseModel):
     citation: str = Field(min_length=3)
     name: str | None = None
     source_url: HttpUrl
+    commentary_url: HttpUrl | None = None
     outcome: Literal["employment", "self_employment"]
     facts: str = Field(min_length=40)
     request: dict[str, Any]
@@ -52,11 +62,18 @@ class Case(BaseModel):
         return dict(self.request["engagement"] if self.country == "NL" else self.request["criteria"])
 
 
+def is_sealed(case_id: str) -> bool:
+    """Whether a case belongs to the sealed part: decided by the hash of its id, so no one picks which."""
+    return hashlib.sha256(case_id.encode()).digest()[0] % 5 < SEALED_FIFTHS
+
+
 def _load() -> list[Case]:
     return [Case.model_validate_json(path.read_bytes()) for path in sorted(CASES.rglob("*.json"))]
 
 
 ALL = _load()
+OPEN = [case for case in ALL if not is_sealed(case.id)]
+SEALED = [case for case in ALL if is_sealed(case.id)]
 
 
 def test_the_corpus_covers_every_country_and_both_outcomes() -> None:
@@ -93,13 +110,38 @@ async def _verdict(client: AsyncClient, account: Account, case: Case) -> str:
     return verdict
 
 
-async def test_no_verdict_contradicts_the_court_and_most_decide_as_it_did(
+@pytest.mark.parametrize("case", OPEN, ids=[case.id for case in OPEN])
+async def test_no_open_case_is_contradicted(client: AsyncClient, account: Account, case: Case) -> None:
+    assert await _verdict(client, account, case) != CONTRADICTION[case.outcome]
+
+
+async def test_most_open_cases_that_fill_four_inputs_get_the_courts_answer(
     client: AsyncClient, account: Account
 ) -> None:
-    verdicts = {case.id: await _verdict(client, account, case) for case in ALL}
-    contradictions = [case.id for case in ALL if verdicts[case.id] == CONTRADICTION[case.outcome]]
-    assert contradictions == []
-    filled = [case for case in ALL if len(case.answers) >= MIN_INPUTS]
-    decided = [case.id for case in filled if verdicts[case.id] == COURTS_ANSWER[case.outcome]]
-    assert len(filled) >= 15
-    assert len(decided) >= DECIDED_SHARE * len(filled), sorted(set(c.id for c in filled) - set(decided))
+    filled = [case for case in OPEN if len(case.answers) >= MIN_INPUTS]
+    undecided = [case.id for case in filled if await _verdict(client, account, case) != COURTS_ANSWER[case.outcome]]
+    assert len(undecided) <= (1 - DECIDED_SHARE) * len(filled), undecided
+
+
+async def _sealed_totals(client: AsyncClient, account: Account) -> tuple[int, int, int]:
+    """(contradictions, cases filling four inputs, those of them with the court's answer) over the sealed part."""
+    contradictions = filled = decided = 0
+    for case in SEALED:
+        verdict = await _verdict(client, account, case)
+        contradictions += verdict == CONTRADICTION[case.outcome]
+        if len(case.answers) >= MIN_INPUTS:
+            filled += 1
+            decided += verdict == COURTS_ANSWER[case.outcome]
+    return contradictions, filled, decided
+
+
+async def test_the_sealed_part_generalises(client: AsyncClient, account: Account) -> None:
+    """Totals only: a failure never names a sealed case, so no rule is fitted to one."""
+    contradictions, filled, decided = await _sealed_totals(client, account)
+    totals = (
+        f"sealed: {len(SEALED)} cases, {contradictions} contradicted, {decided} of {filled} filling four inputs decided"
+    )
+    print(totals)  # noqa: T201 (the totals are this test's report, shown with -s or on failure)
+    assert contradictions == 0, totals
+    assert filled >= MIN_SEALED_FILLED, totals
+    assert decided >= DECIDED_SHARE * filled, totals
