@@ -18,7 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7 import views as dac7_views
-from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
+from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant, GrantCreate
+from compliance_api.dac7.sealing import IdentityBox, identity_box
 from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
@@ -26,6 +27,7 @@ from compliance_api.dashboard.web import CheckedForm, CurrentAccount, api_proble
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.services import settings_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
@@ -40,17 +42,20 @@ REFUSALS = {
 class EnvironmentDac7:
     environment: Environment
     snapshot: Dac7SellerOut | None
+    identity: Dac7IdentityOut | None
     grants: list[Grant]
 
 
-async def _dac7_in(session: AsyncSession, account: User, environment: Environment) -> EnvironmentDac7:
+async def _dac7_in(session: AsyncSession, account: User, environment: Environment, box: IdentityBox) -> EnvironmentDac7:
     caller = Acting.of(account, environment)
     try:
-        snapshot = dac7_views.seller(await dac7_service.snapshot(session, caller, account.id, utcnow()))
+        found = await dac7_service.snapshot(session, caller, account.id, utcnow(), box)
     except ApiError:  # no seller record in this environment
-        snapshot = None
+        snapshot, identity = None, None
+    else:
+        snapshot, identity = dac7_views.seller(found), dac7_views.identity(found.seller, found.identity)
     grants = [dac7_views.grant(found) for found in await dac7_service.list_grants(session, caller)]
-    return EnvironmentDac7(environment, snapshot, list(reversed(grants)))
+    return EnvironmentDac7(environment, snapshot, identity, list(reversed(grants)))
 
 
 async def _page(
@@ -58,7 +63,8 @@ async def _page(
 ) -> HTMLResponse:
     entries: list[EnvironmentDac7] = []
     if account.kind is UserKind.freelancer:
-        entries = [await _dac7_in(session, account, environment) for environment in Environment]
+        box = identity_box(settings_of(request))
+        entries = [await _dac7_in(session, account, environment, box) for environment in Environment]
     return render(
         request,
         "dac7/page.html",
