@@ -215,7 +215,18 @@ def export(
     if as_json and out is None:
         typer.echo("error: --json needs --out (without it the XML itself goes to stdout)", err=True)
         raise typer.Exit(1)
-    target = out or Path(tempfile.mkdtemp()) / "dac7.xml"
+    with tempfile.TemporaryDirectory() as folder:  # stdout's file is written there first
+        target = out or Path(folder) / "dac7.xml"
+        made = _export(env, year, target)
+        if out is None:
+            if made.path is not None:
+                sys.stdout.buffer.write(made.path.read_bytes())
+            return
+    _summary(made, year, out, as_json=as_json)
+
+
+def _export(env: Environment, year: int, target: Path) -> dpi.Export:
+    """Write the message beside `target`, record what was sent, then put the file in place (nothing on failure)."""
     partial = target.with_name(target.name + ".partial")
 
     async def work() -> dpi.Export:
@@ -235,11 +246,10 @@ def export(
     made = run(work)
     for who, fields in made.lacking:
         typer.echo(f"left out (sandbox), lacking {', '.join(fields)}: {who}", err=True)
-    if out is None:
-        if made.path is not None:
-            sys.stdout.buffer.write(made.path.read_bytes())
-            made.path.unlink()
-        return
+    return made
+
+
+def _summary(made: dpi.Export, year: int, out: Path, *, as_json: bool) -> None:
     summary = {
         "path": None if made.path is None else str(out),
         "message_ref_id": made.message_ref_id,

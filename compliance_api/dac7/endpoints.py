@@ -78,7 +78,7 @@ async def get_identity(
     summary="Set a seller's DAC7 identity",
     operation_id="dac7-identity-put",
     response_model=Dac7IdentityOut,
-    responses={**IDENTITY_FORBIDDEN, 422: {"description": "`validation_failed`: the field at fault is named."}},
+    responses={**IDENTITY_FORBIDDEN, 400: {"description": "`validation_failed`: the field at fault is named."}},
 )
 async def put_identity(
     freelancer_id: FREELANCER_ID,
