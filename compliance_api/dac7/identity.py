@@ -17,7 +17,7 @@ import datetime as dt
 from typing import Literal
 
 from babel import Locale
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from stdnum import iban as stdnum_iban
 from stdnum.eu import vat as stdnum_vat
 from stdnum.exceptions import ValidationError as StdnumError
@@ -27,7 +27,13 @@ from compliance_api.dac7.tin import MEMBER_STATES, InvalidTin, check_tin
 SellerKind = Literal["individual", "entity"]
 ISO_COUNTRIES = frozenset(str(code) for code in Locale("en").territories if str(code).isalpha() and len(str(code)) == 2)
 EARLIEST_BIRTH = dt.date(1900, 1, 1)
-Text = Field(min_length=1, max_length=200)
+SEALED = {"sealed": True}
+"""Validation context of an identity read back from its seal: checked when written, so the python-stdnum checks
+(TINs, VAT numbers, IBANs) are not run again (an export opens every seller's identity)."""
+
+
+def _sealed(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("sealed"))
 
 
 def _country(value: str) -> str:
@@ -76,7 +82,9 @@ class Tin(IdentityPart):
     rule: str | None = Field(default=None, description="The check it passed (set by the service).")
 
     @model_validator(mode="after")
-    def _checked(self) -> Tin:
+    def _checked(self, info: ValidationInfo) -> Tin:
+        if _sealed(info):
+            return self
         try:
             checked = check_tin(self.tin, self.issued_by)
         except InvalidTin as exc:
@@ -91,7 +99,9 @@ class FinancialAccount(IdentityPart):
 
     @field_validator("iban")
     @classmethod
-    def _iban(cls, value: str) -> str:
+    def _iban(cls, value: str, info: ValidationInfo) -> str:
+        if _sealed(info):
+            return value
         try:
             return str(stdnum_iban.validate(value))
         except StdnumError as exc:
@@ -128,9 +138,9 @@ class SellerIdentity(IdentityPart):
 
     @field_validator("vat")
     @classmethod
-    def _vat(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
+    def _vat(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None or _sealed(info):
+            return value
         try:
             return str(stdnum_vat.validate(value))
         except StdnumError as exc:

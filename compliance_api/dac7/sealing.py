@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from compliance_api.config import Settings
-from compliance_api.dac7.identity import SellerIdentity
+from compliance_api.dac7.identity import SEALED, SellerIdentity
 
 NONCE_BYTES = 12
 
@@ -42,7 +42,7 @@ class IdentityBox:
         nonce, box = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
         for aead in (self._aead, *self._retired):
             try:
-                return SellerIdentity.model_validate_json(aead.decrypt(nonce, box, seller_id.bytes))
+                return SellerIdentity.model_validate_json(aead.decrypt(nonce, box, seller_id.bytes), context=SEALED)
             except InvalidTag:
                 continue
         raise InvalidTag
