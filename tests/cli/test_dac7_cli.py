@@ -167,7 +167,7 @@ def test_reseal_moves_identities_to_a_rotated_key(sara: tuple[dict[str, str], st
 
 
 async def test_demo_prints_an_authorised_and_an_unauthorised_sandbox_seller(
-    cli_env: dict[str, str], sandbox_client: AsyncClient, client: AsyncClient
+    cli_env: dict[str, str], sandbox_client: AsyncClient, client: AsyncClient, tmp_path: Path
 ) -> None:
     for _ in range(2):  # a second demo leaves the fixtures as they were
         code, out, _ = await asyncio.to_thread(invoke, cli_env, "demo", "--json")  # the CLI runs its own loop
@@ -186,7 +186,7 @@ async def test_demo_prints_an_authorised_and_an_unauthorised_sandbox_seller(
         f"/v1/dac7/seller/{sellers['authorised_seller']}", headers=bearer(document["tokens"]["live"])
     )
     assert live.status_code == 403, "the fixtures live in the sandbox only"
-    target = Path(cli_env["COMPLIANCE_VAR_DIR"]) / "sandbox.xml"
+    target = tmp_path / "sandbox.xml"
     year = str(utcnow().year)
     code, _, err = await asyncio.to_thread(
         invoke, cli_env, "dac7", "export", "--year", year, "--env", "test", "--out", str(target)
