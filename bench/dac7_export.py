@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.dac7.fixtures import DEMO_OPERATOR
-from compliance_api.dac7.identity import Address, FinancialAccount, SellerIdentity, Tin
+from compliance_api.dac7.identity import Dac7Address, Dac7FinancialAccount, Dac7Tin, SellerIdentity
 from compliance_api.dac7.models import ActivityType, Dac7Activity, Dac7Operator, Dac7Report, Dac7Seller
 from compliance_api.dac7.operator import set_operator
 from compliance_api.dac7.sealing import IdentityBox
@@ -46,9 +46,9 @@ IDENTITY = SellerIdentity(
     first_name="Jan",
     last_name="de Vries",
     date_of_birth=dt.date(1990, 4, 1),
-    address=Address(country="NL", street="Damrak", building="1", post_code="1012 LG", city="Amsterdam"),
-    tins=[Tin(tin="111222333", issued_by="NL")],
-    financial_account=FinancialAccount(iban="NL91ABNA0417164300", holder="J. de Vries"),
+    address=Dac7Address(country="NL", street="Damrak", building="1", post_code="1012 LG", city="Amsterdam"),
+    tins=[Dac7Tin(tin="111222333", issued_by="NL")],
+    financial_account=Dac7FinancialAccount(iban="NL91ABNA0417164300", holder="J. de Vries"),
 )
 
 

@@ -15,7 +15,7 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
 from compliance_api.config import Settings
 from compliance_api.dac7 import activity_file, dpi, identity_file, service, views
-from compliance_api.dac7.identity import Address
+from compliance_api.dac7.identity import Dac7Address
 from compliance_api.dac7.operator import Nexus, OperatorIdentity, set_operator
 from compliance_api.dac7.sealing import identity_box
 from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
@@ -109,7 +109,9 @@ def operator(
             country=country,
             nexus=nexus,
             vat=vat,
-            address=Address(country=address_country, street=street, building=building, post_code=post_code, city=city),
+            address=Dac7Address(
+                country=address_country, street=street, building=building, post_code=post_code, city=city
+            ),
         )
         async with transaction() as session:
             return await set_operator(session, env, identity, utcnow())

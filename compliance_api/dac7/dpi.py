@@ -41,7 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
 from compliance_api.dac7.figures import CHUNK, QUARTERS, Bucket, YearFigures, year_figures
-from compliance_api.dac7.identity import Address, SellerIdentity
+from compliance_api.dac7.identity import Dac7Address, SellerIdentity
 from compliance_api.dac7.models import ActivityType, Dac7Activity, Dac7Report, Dac7Seller
 from compliance_api.dac7.operator import OperatorIdentity, operator_of
 from compliance_api.dac7.sealing import IdentityBox
@@ -135,7 +135,7 @@ def _message_spec(operator: OperatorIdentity, ref: str, indicator: str, year: in
     return spec
 
 
-def _address(parent: ET._Element, address: Address) -> None:
+def _address(parent: ET._Element, address: Dac7Address) -> None:
     node = _dpi(parent, "Address")
     _dpi(node, "CountryCode", address.country)
     fixed = _dpi(node, "AddressFix")

@@ -17,7 +17,7 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.dac7 import service
 from compliance_api.dac7.activity_file import ActivityRow
-from compliance_api.dac7.identity import Address, BirthPlace, FinancialAccount, SellerIdentity, Tin
+from compliance_api.dac7.identity import Dac7Address, Dac7BirthPlace, Dac7FinancialAccount, Dac7Tin, SellerIdentity
 from compliance_api.dac7.models import ActivityType
 from compliance_api.dac7.operator import Nexus, OperatorIdentity, set_operator
 from compliance_api.dac7.sealing import IdentityBox
@@ -35,23 +35,23 @@ DEMO_OPERATOR = OperatorIdentity(
     country="NL",
     nexus=Nexus.RPONEX1,
     vat="NL862637223B01",
-    address=Address(country="NL", street="Damrak", building="1", post_code="1012 LG", city="Amsterdam"),
+    address=Dac7Address(country="NL", street="Damrak", building="1", post_code="1012 LG", city="Amsterdam"),
 )
 AUTHORISED_IDENTITY = SellerIdentity(
     first_name="Jan",
     last_name="de Vries",
     date_of_birth=dt.date(1990, 4, 1),
-    place_of_birth=BirthPlace(city="Utrecht", country="NL"),
-    address=Address(country="NL", street="Keizersgracht", building="100", post_code="1015 AA", city="Amsterdam"),
-    tins=[Tin(tin="111222333", issued_by="NL")],
-    financial_account=FinancialAccount(iban="NL91ABNA0417164300", holder="J. de Vries"),
+    place_of_birth=Dac7BirthPlace(city="Utrecht", country="NL"),
+    address=Dac7Address(country="NL", street="Keizersgracht", building="100", post_code="1015 AA", city="Amsterdam"),
+    tins=[Dac7Tin(tin="111222333", issued_by="NL")],
+    financial_account=Dac7FinancialAccount(iban="NL91ABNA0417164300", holder="J. de Vries"),
 )
 UNAUTHORISED_IDENTITY = SellerIdentity(
     first_name="Erika",
     last_name="Mustermann",
     date_of_birth=dt.date(1985, 8, 12),
-    address=Address(country="DE", street="Heidestraße", building="17", post_code="51147", city="Köln"),
-    tins=[Tin(tin="36574261809", issued_by="DE")],
+    address=Dac7Address(country="DE", street="Heidestraße", building="17", post_code="51147", city="Köln"),
+    tins=[Dac7Tin(tin="36574261809", issued_by="DE")],
 )
 
 

@@ -56,7 +56,7 @@ class IdentityPart(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
-class Address(IdentityPart):
+class Dac7Address(IdentityPart):
     """The primary address; `country` is ISO 3166-1 alpha-2."""
 
     country: str = Field(examples=["NL"])
@@ -69,20 +69,20 @@ class Address(IdentityPart):
     _clean = field_validator("street", "building", "post_code", "city")(_clean)
 
 
-class BirthPlace(IdentityPart):
+class Dac7BirthPlace(IdentityPart):
     city: str = Field(min_length=1, max_length=200, examples=["Utrecht"])
     country: str = Field(examples=["NL"])
 
     _country = field_validator("country")(_country)
 
 
-class Tin(IdentityPart):
+class Dac7Tin(IdentityPart):
     tin: str = Field(min_length=1, max_length=200, examples=["111222333"])
     issued_by: str = Field(description="The EU member state that issued it.", examples=["NL"])
     rule: str | None = Field(default=None, description="The check it passed (set by the service).")
 
     @model_validator(mode="after")
-    def _checked(self, info: ValidationInfo) -> Tin:
+    def _checked(self, info: ValidationInfo) -> Dac7Tin:
         if _sealed(info):
             return self
         try:
@@ -93,7 +93,7 @@ class Tin(IdentityPart):
         return self
 
 
-class FinancialAccount(IdentityPart):
+class Dac7FinancialAccount(IdentityPart):
     iban: str = Field(min_length=1, max_length=200, examples=["NL91ABNA0417164300"])
     holder: str | None = Field(default=None, max_length=200, examples=["J. de Vries"])
 
@@ -116,16 +116,16 @@ class SellerIdentity(IdentityPart):
     last_name: str | None = Field(default=None, max_length=200, examples=["de Vries"])
     legal_name: str | None = Field(default=None, max_length=200, description="Entities only.")
     date_of_birth: dt.date | None = Field(default=None, examples=["1990-04-01"])
-    place_of_birth: BirthPlace | None = None
-    address: Address | None = None
-    tins: list[Tin] = Field(default_factory=list, max_length=10)
+    place_of_birth: Dac7BirthPlace | None = None
+    address: Dac7Address | None = None
+    tins: list[Dac7Tin] = Field(default_factory=list, max_length=10)
     tin_not_issued: bool = Field(
         default=False, description="The seller's member state of residence issues it no TIN (documented absence)."
     )
     vat: str | None = Field(default=None, max_length=200, examples=["NL123456789B01"])
     business_registration_number: str | None = Field(default=None, max_length=200, description="Entities only.")
     permanent_establishments: list[str] = Field(default_factory=list, max_length=27, description="Entities only.")
-    financial_account: FinancialAccount | None = None
+    financial_account: Dac7FinancialAccount | None = None
 
     _clean = field_validator("first_name", "last_name", "legal_name", "business_registration_number")(_clean)
 

@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.dac7.identity import Address, IdentityPart
+from compliance_api.dac7.identity import Dac7Address, IdentityPart
 from compliance_api.dac7.models import Dac7Operator
 from compliance_api.dac7.tin import GENERIC_TIN, member_state
 from compliance_api.kit.environment import Environment, scoped
@@ -37,7 +37,7 @@ class OperatorIdentity(IdentityPart):
     country: str = Field(description="The member state the operator reports to.")
     nexus: Nexus
     vat: str | None = Field(default=None, max_length=200)
-    address: Address
+    address: Dac7Address
 
     _states = field_validator("tin_issued_by", "country")(member_state)
 
@@ -51,7 +51,7 @@ class OperatorIdentity(IdentityPart):
 
 
 def _identity(row: Dac7Operator) -> OperatorIdentity:
-    address = Address(
+    address = Dac7Address(
         country=row.address_country, street=row.street, building=row.building, post_code=row.post_code, city=row.city
     )
     return OperatorIdentity(

@@ -22,7 +22,7 @@ from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor
 from compliance_api.dac7.activity_file import ActivityFileError, ActivityRow
 from compliance_api.dac7.figures import CHUNK, YearFigures, year_figures
-from compliance_api.dac7.identity import SellerIdentity, Tin
+from compliance_api.dac7.identity import Dac7Tin, SellerIdentity
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
 from compliance_api.dac7.sealing import IdentityBox
 from compliance_api.dac7.tin import check_tin
@@ -72,7 +72,7 @@ async def record_seller(
     """Record (or replace) a freelancer's TIN, keeping the rest of its identity; an invalid TIN raises ValueError
     naming the rule (`dac7 seller`)."""
     check_tin(tin, member_state)  # raises InvalidTin naming the rule
-    checked = Tin(tin=tin, issued_by=member_state)
+    checked = Dac7Tin(tin=tin, issued_by=member_state)
     seller = await seller_of(session, user.id, environment)
     current = (
         SellerIdentity()

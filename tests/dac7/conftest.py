@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.accounts.models import User
 from compliance_api.dac7 import activity_file, service
 from compliance_api.dac7.fixtures import DEMO_OPERATOR
-from compliance_api.dac7.identity import Address, FinancialAccount, SellerIdentity, Tin
+from compliance_api.dac7.identity import Dac7Address, Dac7FinancialAccount, Dac7Tin, SellerIdentity
 from compliance_api.dac7.operator import set_operator
 from compliance_api.dac7.sealing import IdentityBox
 from compliance_api.kit.clock import utcnow
@@ -51,9 +51,9 @@ def complete_identity(tin: str = VALID_BSN, state: str = "NL", last_name: str = 
         first_name="Jan",
         last_name=last_name,
         date_of_birth=dt.date(1990, 4, 1),
-        address=Address(country=state, street="Damrak", building="1", post_code="1012 LG", city="Amsterdam"),
-        tins=[Tin(tin=tin, issued_by=state)],
-        financial_account=FinancialAccount(iban="NL91ABNA0417164300", holder="J. de Vries"),
+        address=Dac7Address(country=state, street="Damrak", building="1", post_code="1012 LG", city="Amsterdam"),
+        tins=[Dac7Tin(tin=tin, issued_by=state)],
+        financial_account=Dac7FinancialAccount(iban="NL91ABNA0417164300", holder="J. de Vries"),
     )
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.dac7 import dpi, service, views
-from compliance_api.dac7.identity import SellerIdentity, Tin
+from compliance_api.dac7.identity import Dac7Tin, SellerIdentity
 from compliance_api.dac7.models import Dac7Operator
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -254,7 +254,7 @@ async def test_entities_and_individuals_without_a_tin_validate(
         business_registration_number="12345678",
         vat="NL004495445B01",
         address=complete_identity().address,
-        tins=[Tin(tin="111222333", issued_by="NL")],
+        tins=[Dac7Tin(tin="111222333", issued_by="NL")],
         permanent_establishments=["BE", "DE"],
     )
     no_tin = SellerIdentity.model_validate(
@@ -285,7 +285,7 @@ async def test_entities_and_individuals_without_a_tin_validate(
 async def test_production_stops_on_sellers_lacking_data_and_the_sandbox_leaves_them_out(
     seller: Account, other_freelancer: Account, sessionmaker: async_sessionmaker[AsyncSession], tmp_path: Path
 ) -> None:
-    tin_only = SellerIdentity(tins=[Tin(tin="36574261809", issued_by="DE")])
+    tin_only = SellerIdentity(tins=[Dac7Tin(tin="36574261809", issued_by="DE")])
     for environment in Environment:
         await make_seller(sessionmaker, other_freelancer.user, environment, identity=tin_only)
         await make_seller(sessionmaker, seller.user, environment)

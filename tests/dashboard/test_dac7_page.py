@@ -8,7 +8,7 @@ from httpx import AsyncClient, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
-from compliance_api.dac7.identity import SellerIdentity, Tin
+from compliance_api.dac7.identity import Dac7Tin, SellerIdentity
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from tests.dac7.conftest import give_grant, import_rows, make_seller, row
@@ -130,7 +130,7 @@ async def test_the_seller_sees_what_is_held_about_it_and_what_a_report_lacks(
     user = await signed_up_user(browser, sessionmaker, "fay@example.com")
     await make_seller(sessionmaker, user)
     await make_seller(
-        sessionmaker, user, Environment.test, identity=SellerIdentity(tins=[Tin(tin="111222333", issued_by="NL")])
+        sessionmaker, user, Environment.test, identity=SellerIdentity(tins=[Dac7Tin(tin="111222333", issued_by="NL")])
     )
     page = (await browser.get("/freelancer/dac7")).text
     live = section(page, "dac7", Environment.live)

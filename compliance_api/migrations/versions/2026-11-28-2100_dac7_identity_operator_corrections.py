@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from compliance_api.config import Settings
-from compliance_api.dac7.identity import SellerIdentity, Tin
+from compliance_api.dac7.identity import Dac7Tin, SellerIdentity
 from compliance_api.dac7.sealing import identity_box
 
 revision: str = "0023"
@@ -77,7 +77,7 @@ def _seal_existing_tins() -> None:
         return
     box = identity_box(Settings())
     for seller_id, tin, member_state in rows:
-        identity = SellerIdentity(tins=[Tin(tin=tin, issued_by=member_state)])
+        identity = SellerIdentity(tins=[Dac7Tin(tin=tin, issued_by=member_state)])
         bind.execute(
             sellers.update().where(sellers.c.id == seller_id).values(identity_sealed=box.seal(identity, seller_id))
         )
