@@ -314,3 +314,19 @@ async def test_no_operator_no_export(sessionmaker: async_sessionmaker[AsyncSessi
         await session.execute(delete(Dac7Operator))
     with pytest.raises(dpi.NoOperator, match="dac7 operator"):
         await _try_export(sessionmaker, tmp_path / "x.xml", Environment.live)
+
+
+async def test_a_seller_no_longer_reportable_is_deleted_in_production(
+    seller: Account, sessionmaker: async_sessionmaker[AsyncSession], tmp_path: Path
+) -> None:
+    await import_rows(sessionmaker, [row("a", seller.user.id, dt.date(YEAR, 1, 5))])
+    first, _ = await _export(sessionmaker, tmp_path=tmp_path)
+    sent = first.findtext(".//dpi:ReportableSeller/dpi:DocSpec/stf:DocRefId", namespaces=NS)
+    await import_rows(sessionmaker, [row("a", seller.user.id, dt.date(YEAR, 1, 5), kind="sale_of_goods")])
+    deleted, made = await _export(sessionmaker, tmp_path=tmp_path)
+    assert _kinds(deleted) == ["OECD3"], "one sale of goods is an excluded seller"
+    assert deleted.findtext(".//dpi:ReportableSeller/dpi:DocSpec/stf:CorrDocRefId", namespaces=NS) == sent
+    assert made.message_type_indic == "DPI402"
+    await import_rows(sessionmaker, [row("a", seller.user.id, dt.date(YEAR, 1, 5))])
+    again, _ = await _export(sessionmaker, tmp_path=tmp_path)
+    assert _kinds(again) == ["OECD1"], "reportable again after its deletion: a new record"
