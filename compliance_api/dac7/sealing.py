@@ -22,6 +22,17 @@ from compliance_api.dac7.identity import SEALED, SellerIdentity
 NONCE_BYTES = 12
 
 
+class IdentityUnreadable(ValueError):
+    """No configured key opens a sealed identity: sealed under a secret that is neither `COMPLIANCE_SECRET_KEY` nor
+    `COMPLIANCE_SECRET_KEY_PREVIOUS` (a rotation finished before `dac7 reseal` ran), or copied from another row."""
+
+    def __init__(self, seller_id: uuid.UUID) -> None:
+        super().__init__(
+            f"the DAC7 identity of seller {seller_id} opens under no configured key: set the secret it was sealed "
+            "under as COMPLIANCE_SECRET_KEY_PREVIOUS and run `compliance-api dac7 reseal`"
+        )
+
+
 def _derive(server_secret: bytes, purpose: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(server_secret)
 
@@ -38,14 +49,14 @@ class IdentityBox:
         return nonce + self._aead.encrypt(nonce, identity.model_dump_json().encode(), seller_id.bytes)
 
     def open(self, sealed: bytes, seller_id: uuid.UUID) -> SellerIdentity:
-        """The identity; raises `InvalidTag` when no key in use or retired opens it (or it belongs to another row)."""
+        """The identity; raises `IdentityUnreadable` when no key in use or retired opens it (or it is another row's)."""
         nonce, box = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
         for aead in (self._aead, *self._retired):
             try:
                 return SellerIdentity.model_validate_json(aead.decrypt(nonce, box, seller_id.bytes), context=SEALED)
             except InvalidTag:
                 continue
-        raise InvalidTag
+        raise IdentityUnreadable(seller_id)
 
     def reseal(self, sealed: bytes, seller_id: uuid.UUID) -> bytes:
         return self.seal(self.open(sealed, seller_id), seller_id)
