@@ -14,10 +14,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7 import views as dac7_views
+from compliance_api.dac7.identity import SellerIdentity, refusals
 from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant, GrantCreate
 from compliance_api.dac7.sealing import IdentityBox, identity_box
 from compliance_api.dashboard.i18n import N_, text
@@ -101,6 +103,68 @@ async def create_grant(
             grantee_id=grantee_id,
         )
     return redirect("/dac7?done=grant_created")
+
+
+IDENTITY_FIELDS = (
+    "first_name",
+    "last_name",
+    "date_of_birth",
+    "birth_city",
+    "birth_country",
+    "street",
+    "building",
+    "post_code",
+    "city",
+    "country",
+    "tin",
+    "tin_issued_by",
+    "vat",
+    "iban",
+    "holder",
+)
+
+
+def _identity_body(form: FormData, current: SellerIdentity | None) -> dict[str, Any]:
+    """An individual's identity from the form; TINs beyond the first (which the form does not show) are kept."""
+    v = {name: field(form, name).strip() for name in IDENTITY_FIELDS}
+    other_tins = [t.model_dump(exclude={"rule"}) for t in current.tins[1:]] if current is not None else []
+    tins = [{"tin": v["tin"], "issued_by": v["tin_issued_by"]}] if v["tin"] else []
+    return {
+        "first_name": v["first_name"] or None,
+        "last_name": v["last_name"] or None,
+        "date_of_birth": v["date_of_birth"] or None,
+        "place_of_birth": {"city": v["birth_city"], "country": v["birth_country"]} if v["birth_city"] else None,
+        "address": {
+            "country": v["country"],
+            "street": v["street"] or None,
+            "building": v["building"] or None,
+            "post_code": v["post_code"] or None,
+            "city": v["city"],
+        },
+        "tins": [*tins, *other_tins],
+        "tin_not_issued": not tins and not other_tins,
+        "vat": v["vat"] or None,
+        "financial_account": {"iban": v["iban"], "holder": v["holder"] or None} if v["iban"] else None,
+    }
+
+
+@router.post("/dac7/{environment}/identity", include_in_schema=False)
+async def save_identity(
+    request: Request, environment: Environment, account: CurrentAccount, form: CheckedForm, session: DbSession
+) -> Response:
+    """The seller corrects its own identity: the same checks and rules as `PUT /v1/dac7/seller/{id}/identity`."""
+    box = identity_box(settings_of(request))
+    caller = Acting.of(account, environment)
+    try:
+        _, current = await dac7_service.read_identity(session, caller, account.id, box)
+        identity = SellerIdentity.model_validate(_identity_body(form, current))
+        await dac7_service.put_identity(session, caller, account.id, identity, box, utcnow())
+    except ValidationError as exc:
+        error = "; ".join(f"{name}: {message}" for name, message in refusals(exc))
+        return await _page(request, account, session, status_code=400, error=error)
+    except ApiError as exc:
+        return await _page(request, account, session, status_code=exc.status_code, error=str(exc.detail))
+    return redirect("/dac7?done=identity_saved")
 
 
 @router.get("/dac7/{environment}/grants/{grant_id}/revoke", include_in_schema=False)
