@@ -23,8 +23,14 @@ class Dac7SellerOut(ResponseSchema):
 
     freelancer_id: uuid.UUID
     reporting_year: int = Field(examples=[2026])
-    tin: str = Field(description="Tax identification number, in its member state's compact form.")
-    member_state: str = Field(description="ISO 3166-1 alpha-2 code of the EU member state that issued the TIN.")
+    tin: str = Field(
+        description="The first tax identification number recorded, in its member state's compact form; empty when "
+        "the seller has none (its member state issues none; `GET …/identity` says more)."
+    )
+    member_state: str = Field(
+        description="ISO 3166-1 alpha-2 code of the seller's EU member state of residence (the address's, else the "
+        "state that issued its TIN)."
+    )
     total_consideration_eur: EurAmount = Field(
         description="Consideration paid or credited this year, net of the platform's fees, commissions and the "
         "taxes it withheld (DAC7 Annex V).",
