@@ -376,7 +376,10 @@ async def _chunk(run: _Run, ids: list[uuid.UUID]) -> None:
 
 async def _emails(session: AsyncSession, lacking: list[tuple[uuid.UUID, list[str]]]) -> list[tuple[str, list[str]]]:
     users = [user_id for user_id, _ in lacking]
-    emails = {u: e for u, e in await session.execute(select(User.id, User.email).where(User.id.in_(users[:CHUNK])))}
+    emails: dict[uuid.UUID, str] = {}
+    for start in range(0, len(users), CHUNK):
+        statement = select(User.id, User.email).where(User.id.in_(users[start : start + CHUNK]))
+        emails.update({user_id: email for user_id, email in await session.execute(statement)})
     return [(emails.get(user_id, str(user_id)), fields) for user_id, fields in lacking]
 
 
