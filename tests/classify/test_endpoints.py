@@ -195,7 +195,7 @@ async def test_cross_border_verdict(client: AsyncClient, account: Account) -> No
     assert body["tariefgrens_min_eur"] == 30.0
     assert body["ruleset"]["id"] == "fr-subordination"
     assert "vigilance_docs_missing" in body["criteria_not_provided"]
-    assert "were the URSSAF certificate (attestation de vigilance) and proof of registration collected" in body["advice"]
+    assert "the URSSAF certificate (attestation de vigilance) and proof of registration collected" in body["advice"]
     assert "vigilance_docs_missing" not in body["advice"]
 
 
