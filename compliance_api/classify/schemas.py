@@ -382,9 +382,10 @@ class QuestionOut(ResponseSchema):
     explanation: str = Field(description="Why it matters, in plain language.")
     legal_basis: LegalBasis
     true_when: Literal["yes", "no"] = Field(
+        title="The answer for a true input",
         description="A boolean question's answer that sets `field` to true (the other sets it to false): `no` where "
         'the question asks the positive of a negatively named field (`not_registered_as_independent`: "Is the '
-        'freelancer registered…?").'
+        'freelancer registered…?").',
     )
 
 

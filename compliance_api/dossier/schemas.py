@@ -53,7 +53,9 @@ class DossierQuestion(ResponseSchema):
     answered: bool
     answer: Answer = Field(description="The answer as sent; null when not answered.")
     true_when: Literal["yes", "no"] = Field(
-        default="yes", description="The answer to `question` that a true value stands for (`no`: an inverted question)."
+        default="yes",
+        title="The answer for a true value",
+        description="The answer to `question` that a true value stands for (`no`: an inverted question).",
     )
 
 
