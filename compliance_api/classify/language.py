@@ -82,17 +82,20 @@ _LOCALES = ("en_GB", "nl_NL", "fr_FR", "de_DE")
 """The locale whose conventions each `Language` writes numbers and dates in."""
 
 
+@lru_cache(maxsize=4096)  # Babel formats in microseconds; the amounts and dates written are few
 def decimal(amount: Decimal, language: Language) -> str:
     """An amount with two decimals as written in `language` (Babel's locale data): `2,111.89` in English,
     `2.111,89` in Dutch and German, `2\u202f111,89` in French."""
     return format_decimal(amount, format="#,##0.00", locale=_LOCALES[language])
 
 
+@lru_cache(maxsize=4096)  # Babel formats in microseconds; the amounts and dates written are few
 def money(amount: Decimal, language: Language) -> str:
     """An amount in euros as written in `language`: `€38.00`, `€ 38,00`, `38,00 €`."""
     return format_currency(amount, "EUR", locale=_LOCALES[language])
 
 
+@lru_cache(maxsize=4096)  # Babel formats in microseconds; the amounts and dates written are few
 def day(value: dt.date, language: Language) -> str:
     """A date as written in running text in `language`: `1 January 2026`, `1 januari 2026`, `1 janvier 2026`,
     `1. Januar 2026`."""
