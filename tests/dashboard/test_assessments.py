@@ -188,7 +188,9 @@ async def test_a_decided_verdict_shows_the_rule_and_the_answers_that_decided_it(
     upcoming = page[page.index('id="next"') : page.index('id="answers"')]
     assert "the rules above decide the verdict" in upcoming
     detail = html.unescape((await browser.get(f"/freelancer/classifications/live/{made}")).text)
-    assert "<code>instructions_without_own_risk</code>" in detail, "the verdict page says what decided it too"
+    [rule] = [r for r in packaged_rulesets().dutch.decisive if r.id == "instructions_without_own_risk"]
+    assert rule.reason[Language.en] in detail, "the verdict page says what decided it too"
+    assert "instructions_without_own_risk" not in detail, "by its reason, not its id"
 
 
 async def test_answers_come_back_filled_in_and_a_change_is_a_new_verdict(
