@@ -32,7 +32,7 @@ import typst
 
 from compliance_api.classify.language import CODES, Language, day, decimal, money
 from compliance_api.classify.verdict import Verdict, word
-from compliance_api.dossier.schemas import Dossier, DossierQuestion, DossierRescore, DossierThreshold
+from compliance_api.dossier.schemas import Dossier, DossierChange, DossierQuestion, DossierRescore, DossierThreshold
 from compliance_api.dossier.texts import dossier_texts
 
 JWS_ATTACHMENT = "dossier.jws"
@@ -167,7 +167,23 @@ def _threshold(threshold: DossierThreshold | None, texts: dict[str, str], langua
     return {"head": head, "basis": threshold.basis, "url": threshold.source_url}
 
 
-def _rescore(rescore: DossierRescore, texts: dict[str, str], language: Language) -> dict[str, Any]:
+def _changed(
+    change: DossierChange, labels: dict[str, str], texts: dict[str, str], language: Language
+) -> dict[str, Any]:
+    """One change of a re-score as a reader reads it: what changed, named by its text (a criterion by its question or
+    description, a threshold by its name), and its values before and after (a threshold as an amount)."""
+    values = (change.previous, change.new)
+    if change.what == "threshold":
+        shown = [_change(v, texts, language) if v is None else money(Decimal(str(v)), language) for v in values]
+    else:
+        shown = [_change(v, texts, language) for v in values]
+    name = labels.get(change.name, change.name)
+    return {"what": texts[f"change_{change.what}"], "name": name, "before": shown[0], "after": shown[1]}
+
+
+def _rescore(
+    rescore: DossierRescore, labels: dict[str, str], texts: dict[str, str], language: Language
+) -> dict[str, Any]:
     return {
         "at": _moment(rescore.created_at),
         "before": _verdict(rescore.previous_verdict, language),
@@ -175,15 +191,7 @@ def _rescore(rescore: DossierRescore, texts: dict[str, str], language: Language)
         "as_of": str(rescore.as_of),
         "ruleset_id": rescore.ruleset.id,
         "ruleset_version": str(rescore.ruleset.version),
-        "changes": [
-            {
-                "what": change.what,
-                "name": change.name,
-                "before": _change(change.previous, texts, language),
-                "after": _change(change.new, texts, language),
-            }
-            for change in rescore.changes
-        ],
+        "changes": [_changed(change, labels, texts, language) for change in rescore.changes],
     }
 
 
@@ -205,6 +213,13 @@ def _asked(dossier: Dossier, texts: dict[str, str]) -> dict[str, Any]:
         "last4": last4,
         "request_id": asked.request_id,
     }
+
+
+def _labels(dossier: Dossier, texts: dict[str, str]) -> dict[str, str]:
+    """What a re-score's changes are named by: each criterion's text by its id, and the threshold by its name."""
+    labels = {c.name: c.label for c in dossier.criteria if c.label}
+    labels["tariefgrens"] = texts["tariefgrens" if dossier.test.kind.value == "zelfstandigenwet" else "rate_benchmark"]
+    return labels
 
 
 def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
@@ -272,7 +287,7 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
             "source_note": dossier.ruleset.source_note,
         },
         "threshold": _threshold(dossier.threshold, texts, language),
-        "history": [_rescore(rescore, texts, language) for rescore in dossier.history],
+        "history": [_rescore(rescore, _labels(dossier, texts), texts, language) for rescore in dossier.history],
         "verification": {
             "jwks_url": dossier.verification.jwks_url,
             "kid": dossier.verification.kid,

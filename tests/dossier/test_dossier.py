@@ -167,6 +167,8 @@ async def test_the_pdf_shows_the_verdict_answers_sources_and_history_and_carries
         "req-dossier-0002",
         account.user.email,
         "Re-score history",
+        "Threshold: Dutch hourly-rate threshold (tariefgrens)",
+        "€38.00",
         "under the law of 2026-09-01",
     ):
         assert expected in text, expected
