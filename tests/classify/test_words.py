@@ -132,3 +132,19 @@ async def test_every_prose_answer_passes_the_guard(client: AsyncClient, account:
             found += [f"{answer.url.path} {key}: {fault}" for fault in faults(text, language)]
     assert found == [], "\n".join(found)
     assert not any(name in answers[0].json()["advice"] for name in ENGAGEMENT_FIELDS)
+
+
+async def test_an_inverted_question_labels_its_answers_as_asked(client: AsyncClient, account: Account) -> None:
+    """`not_registered_as_independent` is asked as "Is the freelancer registered…?": the answer that sets it to true
+    is "no", in the questions catalogue and in the next questions of a verdict."""
+    headers = {**account.live, "Accept-Language": "fr"}
+    catalogue = (await client.get("/v1/classify/questions", params={"test": "FR"}, headers=headers)).json()
+    asked = {q["field"]: q for q in catalogue["questions"]}
+    assert asked["not_registered_as_independent"]["true_when"] == "no"
+    assert asked["not_registered_as_independent"]["question"].startswith("Le prestataire est-il immatriculé")
+    assert asked["client_gives_orders"]["true_when"] == "yes"
+    body = {"country": "FR", "criteria": {"client_gives_orders": True, "client_controls_execution": True}}
+    verdict = (await client.post("/v1/classify/cross-border", json=body, headers=headers)).json()
+    [question] = [q for q in verdict["next_questions"] if q["field"] == "not_registered_as_independent"]
+    assert question["question"] == asked["not_registered_as_independent"]["question"]
+    assert {answer["value"]: answer["answer"] for answer in question["answers"]} == {True: "non", False: "oui"}
