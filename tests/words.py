@@ -26,7 +26,7 @@ from lingua import LanguageDetector, LanguageDetectorBuilder
 from compliance_api.classify.language import Language
 from compliance_api.classify.verdict import Verdict
 
-WORK_NOTES = re.compile(r"\b(?:VERIFY|TODO|FIXME|XXX)\b|(?i:not checkable|searches made|not available to)")
+WORK_NOTES = re.compile(r"\b(?:VERIFY|TODO|FIXME|XXX)\b|(?i:not checkable|searches made|sources found)")
 CODE = re.compile(r"(?<![\w/.:-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/])")
 """A snake_case word: how every request field, criterion id and enum code of the API is spelt, and no prose is."""
 VERDICT_CODE = re.compile(r"\b(?:" + "|".join(verdict.value for verdict in Verdict) + r")\b")
