@@ -206,20 +206,21 @@ class Labels:
 
     asked: dict[str, str]
     described: dict[str, str]
+    criteria: dict[str, str]
+    """Each criterion by its id (Dutch test) or name (cross-border): the question it reads, or its description."""
 
 
 def _labels(record: ClassificationRecord, rulesets: Rulesets) -> Labels:
     language = CODES[record.language]
     if record.kind is ClassificationKind.zelfstandigenwet:
-        return Labels({q.input: q.text[language] for q in rulesets.dutch.questions}, {})
+        asked = {q.input: q.text[language] for q in rulesets.dutch.questions}
+        return Labels(asked, {}, {c.id: asked[c.input] for c in rulesets.dutch.criteria})
     result = record.result
     if not isinstance(result, CrossBorderVerdict):
-        return Labels({}, {})
+        return Labels({}, {}, {})
     ruleset = rulesets.cross_border[result.country]
-    return Labels(
-        {c.name: c.question[language] for c in ruleset.criteria},
-        {c.name: c.description[language] for c in ruleset.criteria},
-    )
+    described = {c.name: c.description[language] for c in ruleset.criteria}
+    return Labels({c.name: c.question[language] for c in ruleset.criteria}, described, described)
 
 
 @router.get(PATH + "/{environment}/{classification_id}/dossier.pdf", include_in_schema=False)
