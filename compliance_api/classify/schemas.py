@@ -174,8 +174,11 @@ class RulesetRef(ResponseSchema):
 
 
 class LegalBasis(ResponseSchema):
-    text: str
-    source_url: str
+    text: str = Field(description="The citation: statute and article, or court, date and ECLI or case number.")
+    source_url: str | None = Field(
+        description="The cited text on its official publisher; null where it is not published online (the citation "
+        "names it)."
+    )
 
 
 class DecidingRule(ResponseSchema):
@@ -230,7 +233,7 @@ class DutchTariefgrensOut(ResponseSchema):
     valid_from: dt.date
     legal_status: Literal["consultation_draft", "draft_bill", "bill", "adopted_not_in_force", "in_force"]
     basis: str
-    source_url: str
+    source_url: str | None
 
 
 class ZWVerdict(ResponseSchema):
@@ -267,7 +270,7 @@ class CrossBorderTariefgrensOut(ResponseSchema):
     min_wage_valid_from: dt.date
     valid_from: dt.date
     basis: str
-    source_url: str
+    source_url: str | None
 
 
 class CrossBorderCriterionOut(ResponseSchema):
@@ -378,6 +381,12 @@ class QuestionOut(ResponseSchema):
     question: str
     explanation: str = Field(description="Why it matters, in plain language.")
     legal_basis: LegalBasis
+    true_when: Literal["yes", "no"] = Field(
+        title="The answer for a true input",
+        description="A boolean question's answer that sets `field` to true (the other sets it to false): `no` where "
+        'the question asks the positive of a negatively named field (`not_registered_as_independent`: "Is the '
+        'freelancer registered…?").',
+    )
 
 
 class QuestionCatalogue(ResponseSchema):
