@@ -11,7 +11,7 @@ from httpx import AsyncClient
 from pydantic import BaseModel, HttpUrl
 
 from compliance_api.classify.language import CODES, Language
-from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
+from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, CrossBorderRuleset, DutchRuleset, packaged_rulesets
 from compliance_api.classify.verdict import WORDS, Country
 from tests.classify.conftest import Account
 from tests.words import citation_faults, faults, url_faults
@@ -74,6 +74,26 @@ def test_every_legal_basis_links_its_official_text_or_cites_it_alone() -> None:
     assert all(url is not None for url in linked), "every Dutch judgment and article cited is published online"
     for ruleset in (rulesets.dutch, *rulesets.cross_border.values()):
         assert ruleset.sources, ruleset.id
+
+
+def test_a_citation_linked_in_one_place_is_linked_everywhere() -> None:
+    rulesets = packaged_rulesets()
+    every: list[DutchRuleset | CrossBorderRuleset] = [rulesets.dutch, *rulesets.cross_border.values()]
+    for ruleset in every:
+        entries = (*ruleset.criteria, *ruleset.decisive, *getattr(ruleset, "questions", ()))
+        cited = [(entry.basis, entry.source_url) for entry in entries]
+        cited += [(source.title, source.url) for source in ruleset.sources]
+        linked = {text for text, url in cited if url is not None}
+        unlinked = sorted({text for text, url in cited if url is None} & linked)
+        assert unlinked == [], f"{ruleset.id}: cited without the link it has elsewhere: {unlinked}"
+
+
+@pytest.mark.parametrize("country", [Country.FR, Country.DE])
+def test_a_minimum_wage_benchmark_links_the_text_that_sets_the_minimum_wage(country: Country) -> None:
+    ruleset = packaged_rulesets().cross_border[country]
+    assert all(entry.source_url is not None for entry in ruleset.tariefgrens)
+    rate = next(c for c in ruleset.criteria if c.name == "rate_below_tariefgrens")
+    assert rate.source_url == ruleset.tariefgrens[0].source_url
 
 
 def test_every_question_is_a_question() -> None:
