@@ -495,7 +495,14 @@ class ItemProblem(ResponseSchema):
     status: int
     detail: str
     code: str
-    errors: list[dict[str, str]] = Field(default_factory=list, description="Each offending field, as `items.N.…`.")
+    errors: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="Each offending field, as `items.N.…`: the first 20 at most, and fewer when they would not fit "
+        "in 1 kB.",
+    )
+    error_count: int | None = Field(
+        default=None, description="How many fields were at fault, when more than `errors` lists.", ge=0
+    )
 
 
 class ZelfstandigenwetBatchResult(ResponseSchema):

@@ -21,10 +21,11 @@ from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import bases_of, services_of
 from compliance_api.sessions import transaction
 
-router = APIRouter(prefix="/v1", tags=["classify"])
+router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
 
 PDF, JSON = "application/pdf", "application/json"
 FORMATS = {"pdf": PDF, "json": JSON}
