@@ -50,6 +50,7 @@ ErrorCode = Literal[
     "method_not_allowed",
     "idempotency_mismatch",
     "idempotency_in_progress",
+    "secret_rotation_in_progress",
     "webhook_endpoint_limit",
     "request_timeout",
     "payload_too_large",
@@ -199,6 +200,13 @@ ERROR_CATALOGUE: dict[ErrorCode, ErrorSpec] = {
             409,
             "Idempotent request in progress",
             "A request with this Idempotency-Key is still being processed.",
+        ),
+        ErrorSpec(
+            "secret_rotation_in_progress",
+            409,
+            "Secret rotation in progress",
+            "The endpoint's secret was rotated less than 24 hours ago; the previous one still signs until "
+            "`previous_secret_expires_at`. Rotate again after that.",
         ),
         ErrorSpec(
             "webhook_endpoint_limit",

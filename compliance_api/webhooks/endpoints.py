@@ -193,14 +193,35 @@ async def remove(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSes
     summary="Rotate the signing secret",
     operation_id="webhook-endpoint-rotate-secret",
     response_model=EndpointWithSecret,
-    responses=NOT_FOUND,
+    responses={
+        **NOT_FOUND,
+        409: {
+            "description": "`secret_rotation_in_progress`: the endpoint was rotated less than 24 hours ago and its "
+            "previous secret still signs; `idempotency_mismatch`, `idempotency_in_progress`: as for any "
+            "Idempotency-Key."
+        },
+    },
 )
-async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession, request: Request) -> Any:
-    """A new `whsec_` secret, shown once; for 24 hours deliveries carry signatures with the old and the new one."""
-    row, secret = await service.rotate_secret(
-        session, service.Owner.of(caller), endpoint_id, box=services_of(request).webhook_secrets, now=utcnow()
+async def rotate_secret(
+    endpoint_id: ENDPOINT_ID,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """A new `whsec_` secret, shown once; for 24 hours deliveries carry signatures with the old and the new one. A
+    second rotation within those 24 hours is refused (409 `secret_rotation_in_progress`), so that the secret your
+    receiver still checks keeps signing; a retry with the same Idempotency-Key replays the first answer."""
+
+    async def run() -> EndpointWithSecret:
+        row, secret = await service.rotate_secret(
+            session, service.Owner.of(caller), endpoint_id, box=services_of(request).webhook_secrets, now=utcnow()
+        )
+        return _with_secret(row, secret)
+
+    return await services_of(request).idempotency.answer(
+        caller, session, idempotency_key, fingerprint("POST", request.url.path, None), run
     )
-    return _with_secret(row, secret)
 
 
 @router.post(
