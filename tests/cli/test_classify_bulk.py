@@ -178,7 +178,7 @@ async def test_a_run_stopped_part_way_resumes_without_classifying_any_row_twice(
     with cut_off(api, answered=4) as proxy:
         code, _, stderr = await _bulk(env, str(source), *options, "--base-url", proxy, "--retries", "0")
     assert code == 1
-    assert "of 12 batches were answered before the run stopped; run the same command" in stderr
+    assert "batches were answered before the run stopped; run the same command" in stderr
     assert not out.exists()
     first_run = await _classified(sessionmaker, user)
     assert 0 < len(first_run) < 238

@@ -4,6 +4,7 @@ answers is tested against a real server in tests/cli/test_classify_bulk.py); the
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 
 import httpx
@@ -14,7 +15,7 @@ from compliance_api.cli.bulk.rows import Batch, batches, read_rows
 from compliance_api.cli.bulk.runner import Answer, SendFailed
 
 TOKEN = "sk_live_" + "x" * 38
-BATCH: Batch = batches(read_rows(b"reference,own_tools\na,yes\nb,no\n", None)[1], 100, "")[0]
+BATCH: Batch = batches(read_rows(io.BytesIO(b"reference,own_tools\na,yes\nb,no\n"), None)[1], 100, "")[0]
 VERDICTS = {"data": [{"id": "1", "verdict": "risky", "score": 40}, {"id": "2", "verdict": "risky", "score": 50}]}
 
 Step = httpx.Response | Exception
