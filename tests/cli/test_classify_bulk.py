@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import csv
 import os
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -298,3 +302,64 @@ def test_results_for_a_folder_that_does_not_exist_are_refused_before_anything_is
     code, _, stderr = invoke(cli_env, "classify", "bulk", str(EXAMPLE), "--out", str(out), "--email", "a@example.com")
     assert code == 2
     assert f"error: --out: folder {out.parent} does not exist" in stderr
+
+
+@contextmanager
+def answers_one_batch_then_hangs() -> Iterator[tuple[str, threading.Event]]:
+    """A deployment that answers the first batch and holds the second open; the event is set when it arrives."""
+    holding, released = threading.Event(), threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            items = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))["items"]
+            if holding.is_set() or self.server.answered:  # type: ignore[attr-defined]
+                holding.set()
+                released.wait(30)
+                return
+            self.server.answered = True  # type: ignore[attr-defined]
+            body = orjson.dumps({"data": [{"id": f"v{n}", "verdict": "safe", "score": 1} for n in range(len(items))]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    class Listener(ThreadingHTTPServer):
+        answered = False
+
+        def handle_error(self, *_: object) -> None:
+            pass
+
+    listener = Listener(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.server_address[1]}", holding
+    finally:
+        released.set()
+        listener.shutdown()
+        listener.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_ctrl_c_and_sigterm_say_what_was_answered_and_how_to_resume(
+    cli_env: dict[str, str], tmp_path: Path, signum: signal.Signals, status: int
+) -> None:
+    source, out = tmp_path / "engagements.csv", tmp_path / "verdicts.csv"
+    source.write_text(f"{DUTCH}\na,80,12,5,0,yes,yes\nb,80,12,5,0,yes,yes\n", encoding="utf-8")
+    env = {**os.environ, **cli_env, "COMPLIANCE_API_TOKEN": "sk_live_" + "x" * 38}
+    with answers_one_batch_then_hangs() as (base_url, holding):
+        command = [sys.executable, "-m", "compliance_api", "classify", "bulk", str(source), "--out", str(out)]
+        options = ["--base-url", base_url, "--batch-size", "1", "--concurrency", "1"]
+        process = subprocess.Popen([*command, *options], env=env, stderr=subprocess.PIPE, text=True)
+        assert holding.wait(60), "the second batch never arrived"
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == status
+    assert f"stopped by {signum.name}: 1 batches were answered, no results written; run the same command" in stderr
+    assert not out.exists()
+    assert not (tmp_path / "verdicts.csv.partial").exists()

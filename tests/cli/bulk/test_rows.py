@@ -190,3 +190,25 @@ def test_results_keep_the_input_with_line_in_front_and_outcomes_after(tmp_path: 
         "line 3: field own_tools: 'maybe' is not a yes/no answer: true/false, yes/no or 1/0",
     ]
     assert not (tmp_path / "results.csv.partial").exists()
+
+
+def test_results_neutralise_cells_a_spreadsheet_would_run_as_formulas(tmp_path: Path) -> None:
+    text = 'reference,own_tools\n"=HYPERLINK(""http://x"",""y"")",yes\n+cmd|calc,yes\n@SUM(A1),no\n-2+3,yes\nplain,no\n'
+    header, read = read_rows(io.BytesIO(text.encode()), None)
+    rows = list(read)
+    outcomes = {row.line: Outcome(id="1", verdict="safe", score="1") for row in rows}
+    out = tmp_path / "results.csv"
+    with results_file(out, header) as write:
+        write(rows, outcomes)
+    with out.open(encoding="utf-8", newline="") as file:
+        references = [line[1] for line in list(csv.reader(file))[1:]]
+    assert references == ['\'=HYPERLINK("http://x","y")', "'+cmd|calc", "'@SUM(A1)", "'-2+3", "plain"]
+
+
+def test_rows_are_read_lazily() -> None:
+    """The rows of a large file come as they are read: getting the first reads a small part of the file."""
+    text = ("reference,own_tools\n" + "".join(f"r{n},yes\n" for n in range(200_000))).encode()
+    source = io.BytesIO(text)
+    _, rows = read_rows(source, None)
+    assert next(rows).cells["reference"] == "r0"
+    assert source.tell() < len(text) / 10
