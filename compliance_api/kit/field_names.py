@@ -52,6 +52,12 @@ def _step(annotation: Any, part: int | str) -> Any | None:
 
 
 @cache
+def known_names(model: type[BaseModel]) -> frozenset[str]:
+    """The names a body may use for `model`'s fields: each field's name and its alias."""
+    return frozenset(name for field, info in model.model_fields.items() for name in (field, info.alias) if name)
+
+
+@cache
 def _names_of(model: type[BaseModel]) -> tuple[str, ...]:
     return tuple(field.alias or name for name, field in model.model_fields.items())
 
