@@ -17,7 +17,14 @@ from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, VALIDATED_PER_ITEM, IsoDate, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import (
+    ACCEPT_WHOLE_FLOATS,
+    VALIDATED_PER_ITEM,
+    FewUnknownFields,
+    IsoDate,
+    RequestSchema,
+    ResponseSchema,
+)
 
 _RULESETS = packaged_rulesets()
 
@@ -462,7 +469,7 @@ def _items_of(model: type[BaseModel]) -> dict[str, Any]:
     return {"items": {"$ref": f"#/components/schemas/{model.__name__}"}, VALIDATED_PER_ITEM: True}
 
 
-class BatchRequest(BaseModel):
+class BatchRequest(FewUnknownFields):
     """A batch of classification requests, the items untyped. The batch operations take
     `ZelfstandigenwetBatchRequest` and `CrossBorderBatchRequest`, the same JSON with typed items; this one stays for
     code generated from earlier versions of the contract."""

@@ -47,22 +47,8 @@ def _may_hold_nul(data: dict[Any, Any]) -> bool:
         return True
 
 
-class RequestSchema(BaseModel):
-    """A request body: unknown fields are errors, nothing is coerced from another type, and no string holds NUL
-    (PostgreSQL cannot store it in text), and no number is NaN or infinite (JSON has neither)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _refuse_nul(cls, data: object) -> object:
-        """One serialisation of the raw body finds NUL; the error context names the field (errors.py adds it)."""
-        if isinstance(data, dict) and _may_hold_nul(data):
-            # The escape may also be a literal backslash before "u0000": only a real NUL is refused.
-            field = next((str(key) for key, value in data.items() if contains_nul(key) or contains_nul(value)), None)
-            if field is not None:
-                raise PydanticCustomError(NUL_ERROR, NUL_MESSAGE, {"field": field.replace(NUL, "")})
-        return data
+class FewUnknownFields(BaseModel):
+    """A body (or part of one) that refuses many unknown fields as one error (see `_refuse_many_unknown`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -79,6 +65,24 @@ class RequestSchema(BaseModel):
                     "{count} fields this object does not take, such as {named}",
                     {"count": count, "named": ", ".join(f"`{shown(name)}`" for name in first)},
                 )
+        return data
+
+
+class RequestSchema(FewUnknownFields):
+    """A request body: unknown fields are errors, nothing is coerced from another type, and no string holds NUL
+    (PostgreSQL cannot store it in text), and no number is NaN or infinite (JSON has neither)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_nul(cls, data: object) -> object:
+        """One serialisation of the raw body finds NUL; the error context names the field (errors.py adds it)."""
+        if isinstance(data, dict) and _may_hold_nul(data):
+            # The escape may also be a literal backslash before "u0000": only a real NUL is refused.
+            field = next((str(key) for key, value in data.items() if contains_nul(key) or contains_nul(value)), None)
+            if field is not None:
+                raise PydanticCustomError(NUL_ERROR, NUL_MESSAGE, {"field": field.replace(NUL, "")})
         return data
 
 
