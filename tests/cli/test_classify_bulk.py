@@ -236,6 +236,7 @@ async def test_a_refused_token_stops_the_run_without_showing_it(
     code, stdout, stderr = await _bulk(env, str(EXAMPLE), "--out", str(out), "--base-url", api)
     assert code == 1
     assert "the API answered 401" in stderr
+    assert "resume" not in stderr  # running again with the same token cannot help
     assert not out.exists()
     help_code, help_text, _ = await _bulk(env, "--help")
     assert help_code == 0
