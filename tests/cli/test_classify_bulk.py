@@ -364,3 +364,15 @@ def test_ctrl_c_and_sigterm_say_what_was_answered_and_how_to_resume(
     assert f"stopped by {signum.name}: 1 batches were answered, no results written; run the same command" in stderr
     assert not out.exists()
     assert not (tmp_path / "verdicts.csv.partial").exists()
+
+
+async def test_a_base_url_whose_host_does_not_resolve_fails_at_once(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """`.invalid` never resolves (RFC 6761): no retry, no minute of waiting, no advice to resume."""
+    env = {**cli_env, "COMPLIANCE_API_TOKEN": "sk_live_" + "x" * 38}
+    out = tmp_path / "verdicts.csv"
+    code, _, stderr = await _bulk(env, str(EXAMPLE), "--out", str(out), "--base-url", "http://compliance.invalid")
+    assert code == 1
+    assert "cannot resolve 'compliance.invalid', the host of --base-url" in stderr
+    assert "retrying" not in stderr
+    assert "resume" not in stderr
+    assert not out.exists()
