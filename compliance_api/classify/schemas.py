@@ -17,7 +17,14 @@ from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, VALIDATED_PER_ITEM, IsoDate, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import (
+    ACCEPT_WHOLE_FLOATS,
+    VALIDATED_PER_ITEM,
+    FewUnknownFields,
+    IsoDate,
+    RequestSchema,
+    ResponseSchema,
+)
 
 _RULESETS = packaged_rulesets()
 
@@ -471,7 +478,7 @@ def _items_of(model: type[BaseModel]) -> dict[str, Any]:
     return {"items": {"$ref": f"#/components/schemas/{model.__name__}"}, VALIDATED_PER_ITEM: True}
 
 
-class BatchRequest(BaseModel):
+class BatchRequest(FewUnknownFields):
     """A batch of classification requests, the items untyped. The batch operations take
     `ZelfstandigenwetBatchRequest` and `CrossBorderBatchRequest`, the same JSON with typed items; this one stays for
     code generated from earlier versions of the contract."""
@@ -504,7 +511,14 @@ class ItemProblem(ResponseSchema):
     status: int
     detail: str
     code: str
-    errors: list[dict[str, str]] = Field(default_factory=list, description="Each offending field, as `items.N.…`.")
+    errors: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="Each offending field, as `items.N.…`: the first 20 at most, and fewer when they would not fit "
+        "in 1 kB.",
+    )
+    error_count: int | None = Field(
+        default=None, description="How many fields were at fault, when more than `errors` lists.", ge=0
+    )
 
 
 class ZelfstandigenwetBatchResult(ResponseSchema):

@@ -20,11 +20,11 @@ from compliance_api.classify.rescore import causes
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, LaterVerdict
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.dashboard import query
+from compliance_api.dashboard import query, throttle
 from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of, translator_of
+from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of, throttled, translator_of
 from compliance_api.dossier.endpoints import PDF, dossier_response
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -225,11 +225,18 @@ def _labels(record: ClassificationRecord, rulesets: Rulesets) -> Labels:
 
 @router.get(PATH + "/{environment}/{classification_id}/dossier.pdf", include_in_schema=False)
 async def classification_dossier(
-    request: Request, environment: Environment, classification_id: uuid.UUID, account: CurrentAccount
+    request: Request,
+    environment: Environment,
+    classification_id: uuid.UUID,
+    account: CurrentAccount,
+    session: DbSession,
 ) -> Response:
-    """The verdict's signed dossier as a PDF, as `GET /v1/classifications/{id}/dossier` answers it."""
+    """The verdict's signed dossier as a PDF, as `GET /v1/classifications/{id}/dossier` answers it, read with the
+    request's session (the one that found the signed-in account). Rendering costs CPU: limited by its own bucket
+    on top of the page limit."""
+    await throttled(request, throttle.dossier_buckets(account.id))
     try:
-        return await dossier_response(request, Acting.of(account, environment), classification_id, PDF)
+        return await dossier_response(request, session, Acting.of(account, environment), classification_id, PDF)
     except ApiError:  # another user's, the other environment's, expired or unknown
         return not_found(request, account)
 
