@@ -48,6 +48,7 @@ from compliance_api.rates.cache import BenchmarkCache
 from compliance_api.requestlog.buffer import RequestLogBuffer
 from compliance_api.retention.jobs import run_daily
 from compliance_api.services import Services
+from compliance_api.sessions import OneConnectionPerTask
 from compliance_api.webhooks.catalogue import register_webhooks
 from compliance_api.webhooks.signing import secret_box
 from compliance_api.webhooks.worker import Worker
@@ -83,7 +84,7 @@ def build_services(settings: Settings) -> Services:
     )
     pepper = settings.secret_key_bytes()
     audit = GroupCommit(batch_writer_for(engine))
-    sessionmaker = create_sessionmaker(engine)
+    sessionmaker = create_sessionmaker(engine, OneConnectionPerTask)
     return Services(
         settings=settings,
         engine=engine,

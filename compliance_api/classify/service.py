@@ -22,14 +22,15 @@ from compliance_api.classify.models import (
     ClassificationVerdict,
     RecordWithHistory,
 )
-from compliance_api.classify.ruleset import RulesetHeader, Rulesets
+from compliance_api.classify.ruleset import CrossBorderRuleset, RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.config import Settings
-from compliance_api.errors import ApiError, FieldError
+from compliance_api.errors import MAX_LISTED_ERRORS, ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.field_names import nearest, shown
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 CLASSIFICATION_CREATED = EventName.CLASSIFICATION_CREATED
@@ -128,17 +129,26 @@ def score_cross_border(
     unknown = unknown_criteria(ruleset, body.criteria)
     if unknown:
         allowed = ", ".join(ruleset.criterion_names)
+        named = ", ".join(shown(name) for name in unknown[:MAX_LISTED_ERRORS])
+        more = f" and {len(unknown) - MAX_LISTED_ERRORS} more" if len(unknown) > MAX_LISTED_ERRORS else ""
         raise ApiError(
             "validation_failed",
-            f"Unknown criteria for {body.country}: {', '.join(unknown)}. Allowed: {allowed}.",
+            f"Unknown criteria for {body.country}: {named}{more}. Allowed: {allowed}.",
             errors=[
-                FieldError(f"criteria.{name}", f"not a {body.country} criterion; allowed: {allowed}")
-                for name in unknown
+                FieldError(f"criteria.{shown(name)}", _unknown_criterion(name, body.country.value, allowed, ruleset))
+                for name in unknown[:MAX_LISTED_ERRORS]
             ],
+            error_count=len(unknown),
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language)
     verdict = views.cross_border_verdict(assessment, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
     return Scored(ClassificationKind.cross_border, ruleset, body, verdict, language)
+
+
+def _unknown_criterion(name: str, country: str, allowed: str, ruleset: CrossBorderRuleset) -> str:
+    """The error of one unknown name, with the nearest criterion if one is close."""
+    likely = nearest(name, ruleset.criterion_names)
+    return f"not a {country} criterion; " + (f"did you mean `{likely}`? " if likely else "") + f"allowed: {allowed}"
 
 
 async def classify_engagement(

@@ -25,6 +25,7 @@ from compliance_api.classify.ruleset import (
     Fact,
     Phrases,
     RulesetHeader,
+    link,
 )
 from compliance_api.classify.schemas import (
     CatalogueCriterion,
@@ -42,7 +43,7 @@ from compliance_api.classify.schemas import (
     RulesetRef,
     Tracked,
 )
-from compliance_api.classify.verdict import Verdict
+from compliance_api.classify.verdict import Verdict, word
 from compliance_api.kit.pagination import Paged
 
 SourceT = TypeVar("SourceT")
@@ -89,7 +90,7 @@ def _dutch_criterion_json(criterion: DutchCriterion) -> dict[str, Any]:
         "group": criterion.group,
         "input": criterion.input,
         "weight": criterion.weight,
-        "legal_basis": {"text": criterion.basis, "source_url": str(criterion.source_url)},
+        "legal_basis": {"text": criterion.basis, "source_url": link(criterion.source_url)},
     }
 
 
@@ -109,7 +110,7 @@ def _dutch_tariefgrens_json(entry: DutchTariefgrens) -> tuple[dict[str, Any], ..
             "valid_from": entry.valid_from.isoformat(),
             "legal_status": entry.legal_status,
             "basis": entry.basis[language],
-            "source_url": str(entry.source_url),
+            "source_url": link(entry.source_url),
         }
         for language in Language
     )
@@ -124,7 +125,7 @@ def _rule_json(rule: DecisiveRule, language: Language) -> dict[str, Any]:
         "rule": rule.id,
         "verdict": rule.verdict.value,
         "reason": rule.reason[language],
-        "legal_basis": {"text": rule.basis, "source_url": str(rule.source_url)},
+        "legal_basis": {"text": rule.basis, "source_url": link(rule.source_url)},
     }
 
 
@@ -132,10 +133,11 @@ def _number(value: Decimal, money: bool, language: Language) -> str:
     return decimal(value, language) if money else str(int(value))
 
 
-def _answer_label(answer: Answer, kind: str, phrases: Phrases, language: Language) -> str:
-    """How an answer is written: yes or no, or the range of numbers it stands for."""
+def _answer_label(answer: Answer, kind: str, true_when: str, phrases: Phrases, language: Language) -> str:
+    """How an answer is written: yes or no (the answer that sets the input to this value), or the range of numbers
+    it stands for."""
     if kind == "boolean":
-        return (phrases.yes if answer.value else phrases.no)[language]
+        return (phrases.yes if answer.value == (true_when == "yes") else phrases.no)[language]
     money = kind == "number"
     low = None if answer.low is None else _number(answer.low, money, language)
     high = None if answer.high is None else _number(answer.high, money, language)
@@ -152,25 +154,26 @@ def next_question_json(
     question: NextQuestion,
     kind: str,
     text: str,
-    basis: tuple[str, str],
+    basis: tuple[str, str | None],
     current: Verdict,
     phrases: Phrases,
     language: Language,
+    true_when: str = "yes",
 ) -> dict[str, Any]:
     """One question of `next_questions`: where each answer leads, in `language`."""
     answers = [
         {
-            "answer": _answer_label(answer, kind, phrases, language),
+            "answer": _answer_label(answer, kind, true_when, phrases, language),
             "value": answer.value,
             "verdict": answer.verdict.value,
         }
         for answer in question.answers
     ]
     summary = "; ".join(
-        (phrases.stays if answer["verdict"] == current.value else phrases.leads_to)[language].format(
-            answer=answer["answer"], verdict=answer["verdict"]
+        (phrases.stays if found.verdict is current else phrases.leads_to)[language].format(
+            answer=shown["answer"], verdict=word(found.verdict, language)
         )
-        for answer in answers
+        for found, shown in zip(question.answers, answers, strict=True)
     )
     return {
         "field": question.input,
@@ -186,7 +189,7 @@ def _weighing_json(
     score: int,
     threshold: int,
     law: str,
-    source_url: str,
+    source_url: str | None,
     phrases: Phrases,
     language: Language,
 ) -> dict[str, Any]:
@@ -214,7 +217,7 @@ def _dutch_decided(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: 
         if assessment.presumption_of_employment
         else ruleset.scoring.unsafe_at_score
     )
-    source = str(ruleset.sources[0].url)
+    source = link(ruleset.sources[0].url)
     return [_weighing_json(assessment.verdict, assessment.score, threshold, ruleset.law, source, phrases, language)]
 
 
@@ -253,7 +256,7 @@ def _dutch_questions_now(assessment: DutchAssessment, ruleset: DutchRuleset, phr
             found,
             questions[found.input].kind,
             questions[found.input].text[language],
-            (questions[found.input].basis, str(questions[found.input].source_url)),
+            (questions[found.input].basis, link(questions[found.input].source_url)),
             assessment.verdict,
             phrases,
             language,
@@ -295,20 +298,21 @@ def dutch_verdict(
     }
 
 
-def cross_border_tariefgrens(entry: CrossBorderTariefgrens) -> CrossBorderTariefgrensOut:
+def cross_border_tariefgrens(entry: CrossBorderTariefgrens, language: Language) -> CrossBorderTariefgrensOut:
     return CrossBorderTariefgrensOut(
         value=float(entry.value),
         multiplier=float(entry.multiplier),
         min_wage_hourly=float(entry.min_wage_hourly),
         min_wage_valid_from=entry.min_wage_valid_from,
         valid_from=entry.valid_from,
-        basis=entry.basis,
-        source_url=str(entry.source_url),
+        basis=entry.basis[language],
+        source_url=link(entry.source_url),
     )
 
 
-def _cross_border_tariefgrens_json(entry: CrossBorderTariefgrens) -> dict[str, Any]:
-    return cross_border_tariefgrens(entry).model_dump(mode="json")
+def _cross_border_tariefgrens_json(entry: CrossBorderTariefgrens) -> tuple[dict[str, Any], ...]:
+    """The benchmark in each language, indexed by `Language` (its basis is translated)."""
+    return tuple(cross_border_tariefgrens(entry, language).model_dump(mode="json") for language in Language)
 
 
 def _cross_border_criterion_json(criterion: CrossBorderCriterion) -> dict[str, Any]:
@@ -316,7 +320,7 @@ def _cross_border_criterion_json(criterion: CrossBorderCriterion) -> dict[str, A
         "name": criterion.name,
         "group": criterion.group,
         "weight": criterion.weight,
-        "legal_basis": {"text": criterion.basis, "source_url": str(criterion.source_url)},
+        "legal_basis": {"text": criterion.basis, "source_url": link(criterion.source_url)},
     }
 
 
@@ -329,7 +333,7 @@ def _cross_border_decided(assessment: CrossBorderAssessment, phrases: Phrases) -
     unsafe_share = min(
         (r.share_at_least_percent or 100 for r in assessment.fired if r.verdict is Verdict.unsafe), default=50
     )
-    source = str(ruleset.sources[0].url)
+    source = link(ruleset.sources[0].url)
     return [_weighing_json(assessment.verdict, assessment.score, unsafe_share, ruleset.law, source, phrases, language)]
 
 
@@ -346,11 +350,12 @@ def _cross_border_questions_now(assessment: CrossBorderAssessment, phrases: Phra
         next_question_json(
             found,
             "boolean",
-            criteria[found.input].description[language],
-            (criteria[found.input].basis, str(criteria[found.input].source_url)),
+            criteria[found.input].question[language],
+            (criteria[found.input].basis, link(criteria[found.input].source_url)),
             assessment.verdict,
             phrases,
             language,
+            criteria[found.input].true_when,
         )
         for found in assessment.next_questions
     ]
@@ -378,7 +383,9 @@ def cross_border_verdict(
             for rule in assessment.decided_by
         ]
         + [{"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]} for rule in assessment.fired],
-        "tariefgrens": None if threshold is None else _fragment(_cross_border_tariefgrens_json, threshold),
+        "tariefgrens": None
+        if threshold is None
+        else _fragment(_cross_border_tariefgrens_json, threshold)[assessment.language],
         "as_of": assessment.as_of.isoformat(),
         "ruleset": _fragment(_ruleset_json, ruleset),
         "criteria": [
@@ -402,7 +409,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
     return CriteriaCatalogue(
         country=ruleset.country,
         law=ruleset.law,
-        source_note=ruleset.source_note,
+        source_note=ruleset.source_note[language],
         ruleset=ruleset_ref(ruleset),
         criteria=[
             CatalogueCriterion(
@@ -410,7 +417,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
                 group=criterion.group,
                 weight=criterion.weight,
                 description=criterion.description[language],
-                legal_basis=LegalBasis(text=criterion.basis, source_url=str(criterion.source_url)),
+                legal_basis=LegalBasis(text=criterion.basis, source_url=link(criterion.source_url)),
             )
             for criterion in ruleset.criteria
         ],
@@ -426,7 +433,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
             )
             for rule in ruleset.rules
         ],
-        tariefgrens=[cross_border_tariefgrens(entry) for entry in ruleset.tariefgrens],
+        tariefgrens=[cross_border_tariefgrens(entry, language) for entry in ruleset.tariefgrens],
     )
 
 
@@ -506,7 +513,7 @@ def decisive_rule(rule: DecisiveRule, language: Language) -> DecisiveRuleOut:
         at_least=rule.at_least,
         of=_facts(rule.of),
         unless=_facts(rule.unless),
-        legal_basis=LegalBasis(text=rule.basis, source_url=str(rule.source_url)),
+        legal_basis=LegalBasis(text=rule.basis, source_url=link(rule.source_url)),
     )
 
 
@@ -521,6 +528,7 @@ def question_catalogue(found: Questionnaire, language: Language) -> QuestionCata
                 question=question.text,
                 explanation=question.explanation,
                 legal_basis=LegalBasis(text=question.basis, source_url=question.source_url),
+                true_when=question.true_when,
             )
             for question in found.questions
         ],

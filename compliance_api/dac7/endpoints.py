@@ -15,11 +15,12 @@ from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant, G
 from compliance_api.dac7.sealing import identity_box
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
 
-router = APIRouter(tags=["dac7"])
+router = APIRouter(tags=["dac7"], route_class=StrictQueryRoute)
 
 UUID_EXAMPLE = "6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"
 FREELANCER_ID = Annotated[uuid.UUID, Path(description="The seller's user id.", examples=[UUID_EXAMPLE])]
@@ -130,7 +131,6 @@ async def create_grant(
     "/v1/dac7/grants",
     summary="Your DAC7 read grants",
     operation_id="dac7-grant-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=GrantList,
     responses=SELLER_ONLY,
 )

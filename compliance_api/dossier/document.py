@@ -78,20 +78,26 @@ def _cross_border_questions(
 ) -> list[DossierQuestion]:
     given: dict[str, Any] = record.request.get("criteria") or {}
     ruleset = rulesets.cross_border[result.country]
-    asked = [(c.name, c.description[language]) for c in ruleset.criteria]
-    known = {name for name, _ in asked}
-    asked += [(name, name) for name in given if name not in known]  # a criterion since removed from the ruleset
+    asked = [(c.name, c.question[language], c.true_when) for c in ruleset.criteria]
+    known = {name for name, _, _ in asked}
+    asked += [(name, name, "yes") for name in given if name not in known]  # a criterion since removed from the ruleset
     return [
-        DossierQuestion(name=name, question=text, answered=_answered(given.get(name)), answer=given.get(name))
-        for name, text in asked
+        DossierQuestion(
+            name=name, question=text, answered=_answered(given.get(name)), answer=given.get(name), true_when=true_when
+        )
+        for name, text, true_when in asked
     ]
 
 
-def _criteria(result: ZWVerdict | CrossBorderVerdict) -> list[DossierCriterion]:
+def _criteria(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets, language: Language) -> list[DossierCriterion]:
+    """The criteria of the verdict, each labelled in the dossier's language (by its id if the ruleset has since
+    dropped it)."""
     if isinstance(result, ZWVerdict):
+        asks = {q.input: q.text[language] for q in rulesets.dutch.questions}
         return [
             DossierCriterion(
                 name=c.id,
+                label=asks.get(c.input, c.id),
                 group=c.group,
                 input=c.input,
                 answered=c.answered,
@@ -101,9 +107,11 @@ def _criteria(result: ZWVerdict | CrossBorderVerdict) -> list[DossierCriterion]:
             )
             for c in result.criteria
         ]
+    describes = {c.name: c.description[language] for c in rulesets.cross_border[result.country].criteria}
     return [
         DossierCriterion(
             name=c.name,
+            label=describes.get(c.name, c.name),
             group=c.group,
             input=None,
             answered=c.provided,
@@ -145,7 +153,7 @@ def _threshold(result: ZWVerdict | CrossBorderVerdict) -> DossierThreshold | Non
     )
 
 
-def _ruleset(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets) -> DossierRuleset:
+def _ruleset(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets, language: Language) -> DossierRuleset:
     """The ruleset that answered; its law and source note from the packaged file when that is the same version."""
     ref = result.ruleset
     packaged = rulesets.dutch if isinstance(result, ZWVerdict) else rulesets.cross_border[result.country]
@@ -156,7 +164,7 @@ def _ruleset(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets) -> Doss
         version=ref.version,
         valid_from=ref.valid_from,
         law=law,
-        source_note=packaged.source_note if same else None,
+        source_note=packaged.source_note[language] if same else None,
     )
 
 
@@ -246,8 +254,8 @@ def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: st
             presumption_of_employment=result.presumption_of_employment if isinstance(result, ZWVerdict) else None,
             rules_applied=result.rules_applied if isinstance(result, CrossBorderVerdict) else [],
         ),
-        criteria=_criteria(result),
-        ruleset=_ruleset(result, rulesets),
+        criteria=_criteria(result, rulesets, language),
+        ruleset=_ruleset(result, rulesets, language),
         threshold=_threshold(result),
         history=_history(record),
         verification=DossierVerification(algorithm=ALGORITHM, kid=kid, jwks_url=jwks),

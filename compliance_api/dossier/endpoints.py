@@ -9,6 +9,8 @@ import anyio
 import mimeparse  # type: ignore[import-untyped]
 import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.types import Receive, Scope, Send
 
 from compliance_api.auth.caller import Actor, CurrentCaller
 from compliance_api.classify.service import Retention
@@ -19,9 +21,11 @@ from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import bases_of, services_of
+from compliance_api.sessions import transaction
 
-router = APIRouter(prefix="/v1", tags=["classify"])
+router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
 
 PDF, JSON = "application/pdf", "application/json"
 FORMATS = {"pdf": PDF, "json": JSON}
@@ -99,23 +103,42 @@ async def classification_dossier(
     against `/.well-known/jwks.json` of the same host. `Accept: application/pdf` (or `?format=pdf`) answers the PDF,
     in the classification's language, carrying the same JWS; otherwise JSON. Only the account that asked for it, in
     the same environment, while retention lasts; anyone else gets 404."""
-    return await dossier_response(request, caller, classification_id, _media_type(request, format))
+    media_type = _media_type(request, format)
+    async with transaction(request) as session:
+        return await dossier_response(request, session, caller, classification_id, media_type)
 
 
-async def dossier_response(request: Request, actor: Actor, classification_id: uuid.UUID, media_type: str) -> Response:
-    """The actor's dossier as `media_type` (PDF or JSON), signed now; ApiError `not_found` for anyone else's."""
+async def dossier_response(
+    request: Request, session: AsyncSession, actor: Actor, classification_id: uuid.UUID, media_type: str
+) -> Response:
+    """The actor's dossier as `media_type` (PDF or JSON), signed now, read with `session` (the request's own: a
+    second one would hold two connections at once); ApiError `not_found` for anyone else's. The PDF is rendered only
+    when the response is sent, after the request's session is closed, so no connection waits for the renderer."""
     services, now = services_of(request), utcnow()
-    settings = services.settings
-    async with services.sessionmaker() as session:
-        facts = await dossier_facts(session, actor, classification_id, Retention.of(settings), now)
+    facts = await dossier_facts(session, actor, classification_id, Retention.of(services.settings), now)
     key = services.signing_keys.signing_key(actor.environment)
-    bases = bases_of(request)
-    jwks = jwks_url(bases, actor.environment)
+    jwks = jwks_url(bases_of(request), actor.environment)
     dossier = build_dossier(facts, services.rulesets, kid=str(key.kid), jwks=jwks, issued_at=now)
     jws = sign(dossier, key)
     headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}
     if media_type == PDF:
         headers["Content-Disposition"] = f'attachment; filename="dossier-{classification_id}.pdf"'
-        return Response(await render_pdf(dossier, jws), media_type=PDF, headers=headers)
+        return RenderedPdf(dossier, jws, headers)
     body = {"dossier": dossier.model_dump(mode="json"), "jws": jws}
     return Response(orjson.dumps(body), media_type=JSON, headers=headers)
+
+
+class RenderedPdf(Response):
+    """A dossier's PDF, rendered when the response is sent (see `render_pdf`): by then the request's session has
+    committed and given its connection back."""
+
+    media_type = PDF
+
+    def __init__(self, dossier: Dossier, jws: str, headers: dict[str, str]) -> None:
+        super().__init__(headers=headers)
+        self.dossier, self.jws, self.given_headers = dossier, jws, headers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.body = await render_pdf(self.dossier, self.jws)
+        self.init_headers(self.given_headers)
+        await super().__call__(scope, receive, send)

@@ -30,9 +30,9 @@ import orjson
 import structlog
 import typst
 
-from compliance_api.classify.language import CODES, Language, decimal
-from compliance_api.classify.verdict import Verdict
-from compliance_api.dossier.schemas import Dossier, DossierRescore, DossierThreshold
+from compliance_api.classify.language import CODES, Language, day, decimal, money
+from compliance_api.classify.verdict import Verdict, word
+from compliance_api.dossier.schemas import Dossier, DossierChange, DossierQuestion, DossierRescore, DossierThreshold
 from compliance_api.dossier.texts import dossier_texts
 
 JWS_ATTACHMENT = "dossier.jws"
@@ -129,6 +129,13 @@ def _answer(value: object, texts: dict[str, str], language: Language) -> str:
     return str(int(value)) if isinstance(value, float) else str(value)
 
 
+def _as_asked(question: DossierQuestion) -> object:
+    """The answer to the question as it is asked: a yes/no question asked inverted shows the opposite of the value."""
+    if isinstance(question.answer, bool) and question.true_when == "no":
+        return not question.answer
+    return question.answer
+
+
 def _change(value: object, texts: dict[str, str], language: Language) -> str:
     return value if isinstance(value, str) else _answer(value, texts, language)
 
@@ -141,39 +148,50 @@ def _moment(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _verdict(value: Verdict, texts: dict[str, str]) -> dict[str, str]:
-    return {"code": value.value, "label": texts[f"verdict_{value.value}"], "colour": VERDICT_COLOURS[value]}
+def _verdict(value: Verdict, language: Language) -> dict[str, str]:
+    """A verdict as the page shows it: its word in the dossier's language (the API's and the dashboard's word)."""
+    return {"label": word(value, language), "colour": VERDICT_COLOURS[value]}
 
 
 def _threshold(threshold: DossierThreshold | None, texts: dict[str, str], language: Language) -> dict[str, Any] | None:
     if threshold is None:
         return None
-    amount, since = _amount(threshold.amount_eur, language), f"{texts['valid_from']} {threshold.valid_from}"
+    amount = money(Decimal(str(threshold.amount_eur)), language)
+    since = f"{texts['valid_from']} {day(threshold.valid_from, language)}"
     if threshold.name == "tariefgrens":
-        head = f"tariefgrens EUR {amount}, {since}"
+        head = f"{texts['tariefgrens']}: {amount}, {since}"
     else:
-        wage = f"{texts['times_min_wage']} EUR {_amount(threshold.min_wage_hourly or 0, language)}"
-        head = f"{texts['rate_benchmark']}: EUR {amount} ({threshold.multiplier} {wage}), {since}"
-    return {"head": head, "legal_status": threshold.legal_status, "basis": threshold.basis, "url": threshold.source_url}
+        multiplier = decimal(Decimal(str(threshold.multiplier or 0)), language).rstrip("0").rstrip(",.")
+        wage = f"{texts['times_min_wage']} {money(Decimal(str(threshold.min_wage_hourly or 0)), language)}"
+        head = f"{texts['rate_benchmark']}: {amount} ({multiplier} {wage}), {since}"
+    return {"head": head, "basis": threshold.basis, "url": threshold.source_url}
 
 
-def _rescore(rescore: DossierRescore, texts: dict[str, str], language: Language) -> dict[str, Any]:
+def _changed(
+    change: DossierChange, labels: dict[str, str], texts: dict[str, str], language: Language
+) -> dict[str, Any]:
+    """One change of a re-score as a reader reads it: what changed, named by its text (a criterion by its question or
+    description, a threshold by its name), and its values before and after (a threshold as an amount)."""
+    values = (change.previous, change.new)
+    if change.what == "threshold":
+        shown = [_change(v, texts, language) if v is None else money(Decimal(str(v)), language) for v in values]
+    else:
+        shown = [_change(v, texts, language) for v in values]
+    name = labels.get(change.name, change.name)
+    return {"what": texts[f"change_{change.what}"], "name": name, "before": shown[0], "after": shown[1]}
+
+
+def _rescore(
+    rescore: DossierRescore, labels: dict[str, str], texts: dict[str, str], language: Language
+) -> dict[str, Any]:
     return {
         "at": _moment(rescore.created_at),
-        "before": _verdict(rescore.previous_verdict, texts),
-        "after": _verdict(rescore.verdict, texts),
+        "before": _verdict(rescore.previous_verdict, language),
+        "after": _verdict(rescore.verdict, language),
         "as_of": str(rescore.as_of),
         "ruleset_id": rescore.ruleset.id,
         "ruleset_version": str(rescore.ruleset.version),
-        "changes": [
-            {
-                "what": change.what,
-                "name": change.name,
-                "before": _change(change.previous, texts, language),
-                "after": _change(change.new, texts, language),
-            }
-            for change in rescore.changes
-        ],
+        "changes": [_changed(change, labels, texts, language) for change in rescore.changes],
     }
 
 
@@ -197,6 +215,13 @@ def _asked(dossier: Dossier, texts: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _labels(dossier: Dossier, texts: dict[str, str]) -> dict[str, str]:
+    """What a re-score's changes are named by: each criterion's text by its id, and the threshold by its name."""
+    labels = {c.name: c.label for c in dossier.criteria if c.label}
+    labels["tariefgrens"] = texts["tariefgrens" if dossier.test.kind.value == "zelfstandigenwet" else "rate_benchmark"]
+    return labels
+
+
 def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
     """Every text the template shows, in the dossier's language: the `data` it is compiled with."""
     language = CODES[dossier.language]
@@ -207,7 +232,7 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
         "lang": dossier.language,
         "font": family,
         "document_title": f"{texts['title']} {dossier.reference or dossier.classification_id}",
-        "document_description": f"{dossier.test.name}: {dossier.verdict.current.value}",
+        "document_description": f"{dossier.test.name}: {word(dossier.verdict.current, language)}",
         "footer": f"{texts['title']} {dossier.classification_id}",
         "jws": jws,
         "jws_description": "Compact JWS of this dossier",
@@ -223,8 +248,8 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
         "monitored": texts["yes"] if dossier.monitor else texts["no"],
         "asked": _asked(dossier, texts),
         "verdict": {
-            "current": _verdict(dossier.verdict.current, texts),
-            "original": _verdict(dossier.verdict.original, texts),
+            "current": _verdict(dossier.verdict.current, language),
+            "original": _verdict(dossier.verdict.original, language),
             "score": str(dossier.verdict.score),
             "as_of": str(dossier.verdict.as_of),
             "advice": dossier.verdict.advice,
@@ -235,14 +260,14 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
                 "question": q.question,
                 "name": q.name,
                 "answered": q.answered,
-                "answer": _answer(q.answer, texts, language),
+                "answer": _answer(_as_asked(q), texts, language),
             }
             for q in dossier.questions
         ],
         "unanswered_note": bool(dossier.verdict.unanswered),
         "criteria": [
             {
-                "name": c.name,
+                "name": c.label or c.name,
                 "finding": texts[f"finding_{kind}_{str(c.finding).lower()}"] if c.answered else None,
                 "weight": str(c.weight),
                 "source": c.legal_basis.text,
@@ -251,7 +276,8 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
             for c in dossier.criteria
         ],
         "rules_applied": [
-            {"verdict": _verdict(rule.verdict, texts), "reason": rule.reason} for rule in dossier.verdict.rules_applied
+            {"verdict": _verdict(rule.verdict, language), "reason": rule.reason}
+            for rule in dossier.verdict.rules_applied
         ],
         "ruleset": {
             "id": dossier.ruleset.id,
@@ -261,7 +287,7 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
             "source_note": dossier.ruleset.source_note,
         },
         "threshold": _threshold(dossier.threshold, texts, language),
-        "history": [_rescore(rescore, texts, language) for rescore in dossier.history],
+        "history": [_rescore(rescore, _labels(dossier, texts), texts, language) for rescore in dossier.history],
         "verification": {
             "jwks_url": dossier.verification.jwks_url,
             "kid": dossier.verification.kid,

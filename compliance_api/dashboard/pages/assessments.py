@@ -231,7 +231,7 @@ async def assessment_page(
         facts=facts,
         presumption=_presumption(record.result, translator),
         next_questions=next_questions(record.result, questions),
-        values=answers_of(questionnaire, record.request, translator),
+        values=answers_of(questionnaire, questions, record.request, translator),
         reference=record.reference or "",
     )
 
