@@ -44,6 +44,7 @@ NOTICES = {
     "webhook_deleted": N_("The endpoint and its delivery log are deleted; nothing more is sent to it."),
     "grant_created": N_("The grant is active: that account may now read your DAC7 figures in this environment."),
     "grant_revoked": N_("The grant is revoked: the grantee's next read of your DAC7 figures is refused."),
+    "identity_saved": N_("Your DAC7 identity is saved: the next DAC7 file sends it, as a correction if it was sent."),
 }
 
 
