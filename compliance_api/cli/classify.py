@@ -13,23 +13,13 @@ from typing import Annotated
 import httpx
 import typer
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.auth.caller import Caller
-from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import MAX_BATCH_ITEMS
-from compliance_api.cli.bulk import over_http
-from compliance_api.cli.bulk.in_database import DatabaseSender
-from compliance_api.cli.bulk.over_http import TOKEN_ENV, HttpSender, Retries
-from compliance_api.cli.bulk.rows import Row, read_rows, write_results
-from compliance_api.cli.bulk.runner import Report, classify_rows
+from compliance_api.cli.bulk.over_http import TOKEN_ENV, Retries
+from compliance_api.cli.bulk.rows import Row
+from compliance_api.cli.bulk.runner import Report
 from compliance_api.cli.common import read_input, refuse_unsafe, run
 from compliance_api.config import Settings
-from compliance_api.db import create_engine, create_sessionmaker
-from compliance_api.idempotency.service import Idempotency
-from compliance_api.kit.batch_writer import batch_writer_for
-from compliance_api.kit.environment import Environment
-from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.ratelimit.tiers import tier_for
+from compliance_api.kit.environment_name import Environment
 
 app = typer.Typer(no_args_is_help=True, help="Classify engagements in bulk.")
 
@@ -42,6 +32,17 @@ SHOWN_ERRORS = 20
 async def _in_database(
     settings: Settings, email: str, env: Environment, rows: Sequence[Row], batch_size: int, run_id: str
 ) -> Report:
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.auth.caller import Caller
+    from compliance_api.classify.ruleset import packaged_rulesets
+    from compliance_api.cli.bulk.in_database import DatabaseSender
+    from compliance_api.cli.bulk.runner import classify_rows
+    from compliance_api.db import create_engine, create_sessionmaker
+    from compliance_api.idempotency.service import Idempotency
+    from compliance_api.kit.batch_writer import batch_writer_for
+    from compliance_api.kit.group_commit import GroupCommit
+    from compliance_api.ratelimit.tiers import tier_for
+
     engine = create_engine(settings.resolved_database_url)
     audit = GroupCommit(batch_writer_for(engine))
     try:
@@ -73,6 +74,9 @@ async def over_http_run(
     concurrency: int,
 ) -> Report:
     """The rows classified through the API that `http` talks to."""
+    from compliance_api.cli.bulk.over_http import HttpSender
+    from compliance_api.cli.bulk.runner import classify_rows
+
     async with http:
         sender = HttpSender(http, retries)
         return await classify_rows(rows, sender, batch_size=batch_size, run_id=run_id, concurrency=concurrency)
@@ -163,6 +167,9 @@ def bulk(
     from its rows and their lines: running the same command on the same file again, within 24 hours, resumes an
     interrupted run without classifying any row twice. Each verdict is kept as an audit record of the account. A row
     that cannot be classified gets its error (`line N: field F: message`) in the results and on stderr."""
+    from compliance_api.cli.bulk import over_http
+    from compliance_api.cli.bulk.rows import read_rows, write_results
+
     problem = _option_errors(out, base_url, token, email, env)
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)

@@ -10,13 +10,8 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
-from compliance_api.dac7 import activity_file, dpi, service, views
-from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
-from compliance_api.dac7.tin import member_state
-from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
+from compliance_api.kit.environment_name import Environment
 
 app = typer.Typer(no_args_is_help=True, help="DAC7: sellers' TINs, their activities, read grants and DPI reports.")
 
@@ -30,6 +25,9 @@ def seller(
     as_json: JsonOption = False,
 ) -> None:
     """Record a freelancer's TIN and member state (replacing earlier ones); the TIN is checked for that state."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.dac7 import service
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
         async with transaction() as session:
@@ -63,6 +61,9 @@ def import_activities(
     as_json: JsonOption = False,
 ) -> None:
     """Import relevant activities in one transaction; re-importing an activity id replaces that activity."""
+    from compliance_api.dac7 import activity_file, service
+    from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> service.ImportResult:
         content = read_input(path)
@@ -99,6 +100,9 @@ def grant(
     as_json: JsonOption = False,
 ) -> None:
     """Let GRANTEE_EMAIL read SELLER_EMAIL's DAC7 snapshot in one environment (until revoked)."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.dac7 import service, views
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
         async with transaction() as session:
@@ -116,6 +120,8 @@ def grant(
 @app.command("revoke-grant")
 def revoke_grant(grant_id: uuid.UUID, as_json: JsonOption = False) -> None:
     """Revoke a grant by its id, in whichever environment it lives."""
+    from compliance_api.dac7 import service, views
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
         async with transaction() as session:
@@ -141,6 +147,10 @@ def export(
     as_json: JsonOption = False,
 ) -> None:
     """Write the OECD DPI XML of every reportable seller of YEAR; each seller's first export sets `reported_at`."""
+    from compliance_api.dac7 import dpi
+    from compliance_api.dac7.tin import member_state
+    from compliance_api.kit.clock import utcnow
+
     if not 2023 <= year <= dt.date.today().year:
         typer.echo(f"error: --year must be from 2023 (DAC7's first period) to this year, not {year}", err=True)
         raise typer.Exit(1)

@@ -6,12 +6,9 @@ from typing import Annotated
 import typer
 
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, served_bases, transaction
-from compliance_api.cli.migrate import migrate_database
-from compliance_api.config import Settings
-from compliance_api.demo.fixtures import DEMO_BUSINESS_EMAIL, DemoResult, create_demo, create_production_demo
+from compliance_api.demo.fixtures import DemoResult
 from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, Bases
-from compliance_api.kit.environment import Environment
-from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL
+from compliance_api.kit.environment_name import Environment
 from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS
 from compliance_api.wtta.models import AdmissionStatus
 
@@ -40,6 +37,10 @@ def demo(
     """Create the demo users, tokens and sandbox fixtures (`--env live`: synthetic production data too), and print
     them with curl lines that work as printed; running it again keeps the tokens. Refused in a production deployment
     unless `--allow-production`."""
+    from compliance_api.cli.migrate import migrate_database
+    from compliance_api.config import Settings
+    from compliance_api.demo.fixtures import create_demo, create_production_demo
+
     settings = Settings()
     production = env is Environment.live
     if settings.is_production:
@@ -64,6 +65,8 @@ def demo(
 
 def _refuse_production(*, production: bool, allowed: bool) -> None:
     """In a production deployment: synthetic production data never; the demo users only with --allow-production."""
+    from compliance_api.demo.fixtures import DEMO_BUSINESS_EMAIL
+
     if production:
         typer.echo(
             "error: demo --env live writes synthetic data into production; refused in a production deployment", err=True
@@ -100,6 +103,8 @@ def _curl(token: str, base: str, path: str) -> str:
 
 
 def _report(result: DemoResult, bases: Bases) -> str:
+    from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL
+
     if result.rotated:
         kept = (
             "The previous demo tokens and share-tokens are revoked; these replace them (`--rotate` again for new ones)."

@@ -50,19 +50,38 @@ def test_help_imports_no_command() -> None:
     assert {name for name in modules if name.startswith("compliance_api")} == {"compliance_api", "compliance_api.cli"}
 
 
+LIGHT_COMMANDS = (
+    "serve",
+    "worker",
+    "migrate",
+    "check",
+    "purge-sandbox",
+    "users",
+    "tokens",
+    "keys",
+    "idempotency",
+    "rulesets",
+    "passport",
+    "dac7",
+    "classifications",
+    "webhooks",
+)
+"""Commands whose help imports nothing heavy (`demo`, `classify`, `wtta`, `rates` and `openapi` still do: their
+options are typed with the domain's own classes)."""
+
+
 @pytest.mark.parametrize(
     "args",
     [
+        *([name, "--help"] for name in LIGHT_COMMANDS),
         ["tokens"],
         ["tokens", "create", "--help"],
-        ["tokens", "revoke", "--help"],
         ["keys", "rotate", "--help"],
-        ["migrate", "--help"],
-        ["check", "--help"],
-        ["purge-sandbox", "--help"],
+        ["users", "create", "--help"],
+        ["webhooks", "add", "--help"],
         ["idempotency", "purge", "--help"],
-        ["rulesets", "--help"],
     ],
+    ids=" ".join,
 )
 def test_commands_that_do_no_work_import_nothing_heavy(args: list[str]) -> None:
     assert heavy(loaded_modules(*args)) == set()
