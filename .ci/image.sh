@@ -35,6 +35,7 @@ cleanup() {
     local rc=$?
     if [ "$rc" -ne 0 ] && [ -S "$work/podman.sock" ]; then compose logs --tail 40 >&2 2>&1 || true; fi
     if [ -S "$work/podman.sock" ]; then compose down -v >/dev/null 2>&1 || true; fi
+    podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true
     podman rm -f ci-cold-start >/dev/null 2>&1 || true
     for pid in "${background[@]}"; do kill "$pid" 2>/dev/null || true; done
     podman rmi -f "$IMAGE-trusting" "$IMAGE" localhost/ci-postgres localhost/ci-redis "$BASE" >/dev/null 2>&1 || true
@@ -106,6 +107,7 @@ export POSTGRES_PASSWORD COMPLIANCE_SECRET_KEY
 
 echo "compose up (compose.yaml + .ci/compose.ci.yaml, docker-compose $(docker-compose version --short))"
 started="$(date +%s.%N)"
+podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true  # one a stopped run left behind
 compose up -d >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
 healthy() { curl -fs "http://127.0.0.1:$1/livez" >/dev/null; }
 for _ in $(seq 1 180); do
