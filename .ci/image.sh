@@ -31,12 +31,17 @@ work="$(mktemp -d)"
 export DOCKER_HOST="unix://$work/podman.sock"
 compose() { docker-compose -p "$PROJECT" -f compose.yaml -f .ci/compose.ci.yaml "$@"; }
 background=()
+remove_leftovers() {
+    podman ps -a --filter "name=^${PROJECT}_" --format '{{.Names}}' | xargs -r podman rm -f >/dev/null 2>&1 || true
+    podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true
+    for volume in postgres redis keys; do podman volume rm -f "${PROJECT}_$volume" >/dev/null 2>&1 || true; done
+}
 cleanup() {
     local rc=$?
     if [ "$rc" -ne 0 ] && [ -S "$work/podman.sock" ]; then compose logs --tail 40 >&2 2>&1 || true; fi
+    podman rm -f ci-cold-start >/dev/null 2>&1 || true  # first: it holds compose's network and keys volume
     if [ -S "$work/podman.sock" ]; then compose down -v >/dev/null 2>&1 || true; fi
-    podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true
-    podman rm -f ci-cold-start >/dev/null 2>&1 || true
+    remove_leftovers
     for pid in "${background[@]}"; do kill "$pid" 2>/dev/null || true; done
     podman rmi -f "$IMAGE-trusting" "$IMAGE" localhost/ci-postgres localhost/ci-redis "$BASE" >/dev/null 2>&1 || true
     podman image prune -f >/dev/null 2>&1 || true
@@ -107,7 +112,7 @@ export POSTGRES_PASSWORD COMPLIANCE_SECRET_KEY
 
 echo "compose up (compose.yaml + .ci/compose.ci.yaml, docker-compose $(docker-compose version --short))"
 started="$(date +%s.%N)"
-podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true  # one a stopped run left behind
+remove_leftovers  # what a stopped run may have left: a PostgreSQL volume with another password, the network
 compose up -d >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
 healthy() { curl -fs "http://127.0.0.1:$1/livez" >/dev/null; }
 for _ in $(seq 1 180); do
