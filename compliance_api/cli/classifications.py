@@ -10,10 +10,6 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.classify import service
-from compliance_api.classify.rescore import RescoreReport, count_monitored, rescore
-from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.cli.common import (
     EnvOption,
     JsonOption,
@@ -25,13 +21,7 @@ from compliance_api.cli.common import (
     sessions,
     transaction,
 )
-from compliance_api.config import Deployment, Settings
-from compliance_api.dossier.document import jwks_url
-from compliance_api.dossier.export import ExportOptions, export_period
-from compliance_api.dossier.service import Period, count_period
-from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
-from compliance_api.passport.signing import SigningKeys
+from compliance_api.kit.environment_name import Environment
 
 app = typer.Typer(no_args_is_help=True, help="Manage the classification audit trail.")
 
@@ -40,6 +30,10 @@ app = typer.Typer(no_args_is_help=True, help="Manage the classification audit tr
 def purge(as_json: JsonOption = False) -> None:
     """Delete verdicts older than COMPLIANCE_CLASSIFICATION_RETENTION_YEARS (production) or
     COMPLIANCE_SANDBOX_RETENTION_DAYS (sandbox); run it daily, e.g. from cron."""
+    from compliance_api.classify import service
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+
     settings = Settings()
     refuse_unsafe(settings)
     retention = service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
@@ -73,6 +67,12 @@ def rescore_command(
     """Re-score every monitored classification of the environment under the rulesets and thresholds in force on
     the date; a changed verdict is stored as a new verdict and sent as `classification.verdict_changed`. The worker
     runs this daily."""
+    from compliance_api.classify import service
+    from compliance_api.classify.rescore import RescoreReport, count_monitored, rescore
+    from compliance_api.classify.ruleset import packaged_rulesets
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+
     settings = Settings()
     refuse_unsafe(settings)
     retention = service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
@@ -139,6 +139,16 @@ def export_command(
     """Write the dossier of every classification made in the period (PDF and signed JSON each, as
     `GET /v1/classifications/{id}/dossier` answers them) and an index.csv into one zip file. The file appears only
     when complete: a failure or Ctrl-C leaves no file behind. A progress bar shows on a terminal."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.classify import service
+    from compliance_api.classify.ruleset import packaged_rulesets
+    from compliance_api.config import Deployment, Settings
+    from compliance_api.dossier.document import jwks_url
+    from compliance_api.dossier.export import ExportOptions, export_period
+    from compliance_api.dossier.service import Period, count_period
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.passport.signing import SigningKeys
+
     if end < start:
         raise typer.BadParameter(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", param_hint="--to")
     target = _export_target(out, force)
