@@ -124,7 +124,7 @@ COMMANDS = {
     ),
     "dac7": Lazy(
         "dac7:app",
-        "DAC7: sellers' TINs, their activities, read grants and DPI reports.",
+        "DAC7: the operator, sellers' identities, their activities, read grants and DAC7 reports.",
     ),
     "webhooks": Lazy(
         "webhooks:app",

@@ -7,20 +7,17 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
-from compliance_api.config import Settings
-from compliance_api.dac7 import activity_file, dpi, identity_file, service, views
-from compliance_api.dac7.identity import Dac7Address
-from compliance_api.dac7.operator import Nexus, OperatorIdentity, set_operator
-from compliance_api.dac7.sealing import identity_box
-from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
-from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
+from compliance_api.dac7.nexus import Nexus
+from compliance_api.kit.environment_name import Environment
+
+if TYPE_CHECKING:
+    from compliance_api.dac7 import dpi, service
+    from compliance_api.dac7.operator import OperatorIdentity
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -37,6 +34,11 @@ def seller(
     as_json: JsonOption = False,
 ) -> None:
     """Record a freelancer's TIN for a member state (replacing that state's TIN, keeping the rest of the identity)."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.config import Settings
+    from compliance_api.dac7 import service
+    from compliance_api.dac7.sealing import identity_box
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
         async with transaction() as session:
@@ -66,6 +68,10 @@ def import_identities(
 ) -> None:
     """Set many sellers' identities in one transaction: every record is checked first; the first bad one aborts the
     import naming its record number and field, and nothing is written."""
+    from compliance_api.config import Settings
+    from compliance_api.dac7 import identity_file, service
+    from compliance_api.dac7.sealing import identity_box
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> int:
         records = identity_file.parse(read_input(path))
@@ -100,6 +106,9 @@ def operator(
     as_json: JsonOption = False,
 ) -> None:
     """Set (or replace) the environment's reporting platform operator: what every DPI file's PlatformOperator says."""
+    from compliance_api.dac7.identity import Dac7Address
+    from compliance_api.dac7.operator import OperatorIdentity, set_operator
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> OperatorIdentity:
         identity = OperatorIdentity(
@@ -136,6 +145,9 @@ def import_activities(
     as_json: JsonOption = False,
 ) -> None:
     """Import relevant activities in one transaction; re-importing an activity id replaces that activity."""
+    from compliance_api.dac7 import activity_file, service
+    from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> service.ImportResult:
         content = read_input(path)
@@ -172,6 +184,9 @@ def grant(
     as_json: JsonOption = False,
 ) -> None:
     """Let GRANTEE_EMAIL read SELLER_EMAIL's DAC7 snapshot in one environment (until revoked)."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.dac7 import service, views
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
         async with transaction() as session:
@@ -189,6 +204,8 @@ def grant(
 @app.command("revoke-grant")
 def revoke_grant(grant_id: uuid.UUID, as_json: JsonOption = False) -> None:
     """Revoke a grant by its id, in whichever environment it lives."""
+    from compliance_api.dac7 import service, views
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
         async with transaction() as session:
@@ -211,6 +228,7 @@ def export(
     """Write the DAC7 message for YEAR: new sellers, corrections and deletions since the last export (DPI401/402), or
     DPI403 when nobody was ever reportable; nothing when everything sent is still right. In production a seller
     lacking required data stops the export with a list of who lacks what, and no file is written."""
+
     if not 2023 <= year <= dt.date.today().year:
         typer.echo(f"error: --year must be from 2023 (DAC7's first period) to this year, not {year}", err=True)
         raise typer.Exit(1)
@@ -229,6 +247,11 @@ def export(
 
 def _export(env: Environment, year: int, target: Path) -> dpi.Export:
     """Write the message beside `target`, record what was sent, then put the file in place (nothing on failure)."""
+    from compliance_api.config import Settings
+    from compliance_api.dac7 import dpi
+    from compliance_api.dac7.sealing import identity_box
+    from compliance_api.kit.clock import utcnow
+
     partial = target.with_name(target.name + ".partial")
 
     async def work() -> dpi.Export:
@@ -277,6 +300,9 @@ def withdraw(
     env: EnvOption = Environment.live,
 ) -> None:
     """Withdraw a seller's record sent for YEAR: the next export sends its deletion (OECD3)."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.dac7 import service
+    from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
         async with transaction() as session:
@@ -291,6 +317,9 @@ def withdraw(
 def reseal(as_json: JsonOption = False) -> None:
     """Seal every seller identity under the current COMPLIANCE_SECRET_KEY (after a rotation, before removing
     COMPLIANCE_SECRET_KEY_PREVIOUS)."""
+    from compliance_api.config import Settings
+    from compliance_api.dac7 import service
+    from compliance_api.dac7.sealing import identity_box
 
     async def work() -> int:
         async with transaction() as session:

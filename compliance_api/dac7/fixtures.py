@@ -19,7 +19,8 @@ from compliance_api.dac7 import service
 from compliance_api.dac7.activity_file import ActivityRow
 from compliance_api.dac7.identity import Dac7Address, Dac7BirthPlace, Dac7FinancialAccount, Dac7Tin, SellerIdentity
 from compliance_api.dac7.models import ActivityType
-from compliance_api.dac7.operator import Nexus, OperatorIdentity, set_operator
+from compliance_api.dac7.nexus import Nexus
+from compliance_api.dac7.operator import OperatorIdentity, set_operator
 from compliance_api.dac7.sealing import IdentityBox
 from compliance_api.kit.clock import utcnow
 from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL, SANDBOX

@@ -8,7 +8,6 @@ operator) and its address; a VAT number when it has one.
 from __future__ import annotations
 
 import datetime as dt
-from enum import StrEnum
 
 from pydantic import Field, field_validator
 from sqlalchemy import select
@@ -16,18 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.dac7.identity import Dac7Address, IdentityPart
 from compliance_api.dac7.models import Dac7Operator
+from compliance_api.dac7.nexus import Nexus
 from compliance_api.dac7.tin import GENERIC_TIN, member_state
 from compliance_api.kit.environment import Environment, scoped
-
-
-class Nexus(StrEnum):
-    """DPI's `Nexus_EnumType` (Directive 2021/514, Annex V, Section I A(4))."""
-
-    RPONEX1 = "RPONEX1"  # resident for tax purposes in a member state
-    RPONEX2 = "RPONEX2"  # incorporated under the laws of a member state
-    RPONEX3 = "RPONEX3"  # place of management in a member state
-    RPONEX4 = "RPONEX4"  # permanent establishment in a member state
-    RPONEX5 = "RPONEX5"  # none of these: a non-Union platform operator
 
 
 class OperatorIdentity(IdentityPart):
