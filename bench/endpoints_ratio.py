@@ -18,9 +18,10 @@ order rotating between runs; `ratio = rps(endpoint) / rps(health)` of the same r
 median over `--runs` (5) runs: req/s, p50, p99 and the ratio; non-2xx answers are counted and flagged.
 
 `--profile DIR` then samples the server with py-spy (`.venv/bin/pip install py-spy`) for `--profile-seconds` under
-the same load, endpoint by endpoint, writes each endpoint's collapsed stacks to `DIR/<endpoint>.txt` (speedscope
-and `flamegraph.pl` read them) and prints where the event loop's time goes: the top self-time frames of the main
-thread, and the share of its samples inside writes and commits, validation, serialisation, logging and the like.
+the same load, endpoint by endpoint, writes each endpoint's samples to `DIR/<backend>-<endpoint>.speedscope.json`
+(open them in https://www.speedscope.app) and prints where the event loop's time goes: the top self-time frames of
+the main thread, and the share of its samples inside the database driver, validation, serialisation, logging, hand-offs
+to threads and the like (`CATEGORIES`). Proportions, not absolute times: they hold on a loaded machine too.
 
     .venv/bin/python bench/endpoints_ratio.py --backend sqlite [--runs 5] [--results] [--profile DIR]
     .venv/bin/python bench/endpoints_ratio.py --backend postgres --duration 3 --warmup 1 --runs 5
@@ -328,6 +329,8 @@ def bench_backend(backend: str, args: argparse.Namespace) -> Result:
 # Where a main-thread sample is, by the frames on its stack (the first match, in this order, wins): what runs
 # synchronously on the event loop. The patterns match py-spy's `function (file:line)` frames.
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("handing work to a thread (executor submit)", ("concurrent/futures", "run_in_executor", "to_thread")),
+    ("random bytes (uuid4, os.urandom)", ("randbytes", "uuid4", "urandom", "token_bytes", "token_hex")),
     ("access log / logging", ("structlog", "/logging/", "logging.py", "requestlog")),
     ("database driver (aiosqlite / asyncpg)", ("aiosqlite", "asyncpg")),
     ("SQLAlchemy (ORM, Core, session)", ("sqlalchemy",)),
@@ -342,8 +345,9 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 @dataclass
 class Profile:
-    samples: int  # main-thread samples (the event loop busy: py-spy leaves idle samples out)
-    other_threads: int  # samples of other threads (aiosqlite's connection threads, the SQLite work itself)
+    samples: int  # main-thread samples counted (the event loop busy; py-spy leaves idle ones out), stalls collapsed
+    stalled: int  # main-thread samples dropped as the repeats of a stall (see `read_profile`)
+    other_threads: int  # samples of other threads (aiosqlite's connection threads, the SQLite writer, executors)
     self_frames: list[tuple[str, int]]  # top self-time frames of the main thread
     categories: list[tuple[str, int]]  # samples per category (CATEGORIES), main thread
     app_frames: list[tuple[str, int]]  # top inclusive frames inside compliance_api, main thread
@@ -352,70 +356,60 @@ class Profile:
 
 def profile(server: harness.Server, endpoint: Endpoint, script: Path, args: argparse.Namespace) -> Profile:
     """py-spy samples the server (non-blocking: the server is not paused) while wrk runs the endpoint's load."""
-    out = args.profile / f"{args.backend}-{endpoint.name}.txt"
-    spy = subprocess.Popen(
-        [
-            str(harness.BIN / "py-spy"),
-            "record",
-            "--pid",
-            str(server.pid),
-            "--duration",
-            str(args.profile_seconds),
-            "--rate",
-            "200",
-            "--format",
-            "raw",
-            "--threads",
-            "--nonblocking",
-            "-o",
-            str(out),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    harness.wrk(
-        server.base_url + "/",
-        args.profile_seconds + 1,
-        cpu=args.client_cpu,
-        connections=args.connections,
-        token=None,
-        script=script,
-    )
+    out = args.profile / f"{args.backend}-{endpoint.name}.speedscope.json"
+    argv = [str(harness.BIN / "py-spy"), "record", "--pid", str(server.pid), "--duration", str(args.profile_seconds)]
+    argv += ["--rate", str(PROFILE_RATE), "--format", "speedscope", "--threads", "--nonblocking", "-o", str(out)]
+    spy = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = args.profile_seconds + 1
+    url = server.base_url + "/"
+    harness.wrk(url, seconds, cpu=args.client_cpu, connections=args.connections, token=None, script=script)
     _, errors = spy.communicate(timeout=args.profile_seconds + 60)
     if spy.returncode != 0:
         raise RuntimeError(f"py-spy failed ({spy.returncode}): {errors}")
     found = read_profile(out)
-    print(f"[{args.backend}] profiled {endpoint.label}: {found.samples} loop samples -> {out}", flush=True)
+    print(
+        f"[{args.backend}] profiled {endpoint.label}: {found.samples} loop samples ({found.stalled} stall repeats "
+        f"dropped) -> {out}",
+        flush=True,
+    )
     return found
 
 
+PROFILE_RATE = 200  # samples a second: 5 ms apart, several requests' worth of work at these rates
+
+
 def read_profile(path: Path) -> Profile:
-    """Collapsed stacks (`thread (tid): Name;frame;frame count`) summed: self time, categories, app frames."""
+    """Sum py-spy's speedscope samples: self time, categories and app frames of the main thread (the event loop).
+
+    py-spy counts a thread that is runnable but waiting for a CPU as busy, so on a loaded machine a descheduled
+    server repeats one stack sample after sample. Each run of identical consecutive main-thread stacks therefore
+    counts once (`stalled` says how many repeats were dropped): the server handles a request in about a millisecond,
+    so two samples 5 ms apart on the very same line of the very same stack mean it did not run in between."""
+    raw = json.loads(path.read_text())
+    names = [_short(f"{f['name']} ({f['file']}:{f['line']})") for f in raw["shared"]["frames"]]
     self_time: Counter[str] = Counter()
     categories: Counter[str] = Counter()
     app: Counter[str] = Counter()
-    main = other = 0
-    for line in path.read_text().splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        frames = stack.split(";")
-        count = int(count_text)
-        if not frames[0].endswith("MainThread") and not (len(frames) > 1 and frames[1] == "MainThread"):
-            other += count
+    main = stalled = other = 0
+    for thread in raw["profiles"]:
+        if not thread["name"].endswith('"MainThread"'):
+            other += len(thread["samples"])
             continue
-        main += count
-        self_time[_short(frames[-1])] += count
-        categories[_category(frames)] += count
-        for frame in {_short(f) for f in frames if "compliance_api" in f}:
-            app[frame] += count
-    return Profile(
-        main,
-        other,
-        self_time.most_common(8),
-        sorted(categories.items(), key=lambda item: -item[1]),
-        app.most_common(8),
-        path,
-    )
+        previous: list[int] | None = None
+        for sample in thread["samples"]:  # frame indices, outermost first
+            if sample == previous:
+                stalled += 1
+                continue
+            previous = sample
+            frames = [names[i] for i in sample] or ["(the loop itself, in C)"]
+            main += 1
+            self_time[frames[-1]] += 1
+            categories[_category(frames)] += 1
+            for frame in {f for f in frames if "(compliance_api/" in f and "(compliance_api/cli/" not in f}:
+                app[frame] += 1
+    self_frames, app_frames = self_time.most_common(8), app.most_common(10)
+    ordered = sorted(categories.items(), key=lambda item: -item[1])
+    return Profile(main, stalled, other, self_frames, ordered, app_frames, path)
 
 
 def _category(frames: list[str]) -> str:
@@ -429,12 +423,12 @@ def _category(frames: list[str]) -> str:
 def _short(frame: str) -> str:
     """`name (/long/path/site-packages/pkg/mod.py:12)` -> `name (pkg/mod.py:12)`."""
     name, _, where = frame.partition(" (")
-    for marker in ("site-packages/", "/lib/python3", "compliance_api/"):
+    for marker in ("site-packages/", "/lib/python3.11/", "compliance_api/"):
         if marker in where:
             head = "compliance_api/" if marker == "compliance_api/" else ""
-            where = head + where.split(marker, 1)[1].lstrip("/")
+            where = head + where.split(marker, 1)[1]
             break
-    return f"{name} ({where}" if where else name
+    return f"{name} ({where}"
 
 
 # --------------------------------------------------------------------------------------------- report
@@ -473,7 +467,8 @@ def profile_lines(result: Result) -> list[str]:
             continue
         out += [
             "",
-            f"`{endpoint.label}` ({found.samples} event-loop samples, {found.other_threads} in other threads; "
+            f"`{endpoint.label}` ({found.samples} event-loop samples, {found.stalled} stall repeats dropped, "
+            f"{found.other_threads} samples in other threads; "
             f"`{found.path.name}`):",
             "",
             "- on the loop, by kind: " + "; ".join(f"{name} {n / found.samples:.0%}" for name, n in found.categories),
