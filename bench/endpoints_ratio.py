@@ -326,20 +326,37 @@ def bench_backend(backend: str, args: argparse.Namespace) -> Result:
 
 # --------------------------------------------------------------------------------------------- profiling
 
-# Where a main-thread sample is, by the frames on its stack (the first match, in this order, wins): what runs
-# synchronously on the event loop. The patterns match py-spy's `function (file:line)` frames.
-CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("handing work to a thread (executor submit)", ("concurrent/futures", "run_in_executor", "to_thread")),
-    ("random bytes (uuid4, os.urandom)", ("randbytes", "uuid4", "urandom", "token_bytes", "token_hex")),
-    ("access log / logging", ("structlog", "/logging/", "logging.py", "requestlog")),
-    ("database driver (aiosqlite / asyncpg)", ("aiosqlite", "asyncpg")),
-    ("SQLAlchemy (ORM, Core, session)", ("sqlalchemy",)),
-    ("Redis client", ("redis/",)),
-    ("pydantic validation / serialisation", ("pydantic",)),
-    ("JSON (orjson / json)", ("orjson", "json/")),
-    ("hashing / signing (hmac, hashlib)", ("hmac", "hashlib", "signing", "sign (")),
-    ("FastAPI / Starlette routing", ("fastapi/", "starlette/")),
-    ("uvicorn / httptools / asyncio", ("uvicorn", "httptools", "asyncio/", "uvloop")),
+# What runs synchronously on the event loop: a main-thread sample counts for every kind whose pattern one of its
+# frames matches (so the shares overlap). The patterns match the `function (file:line)` names `_short` makes.
+KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("database (SQLAlchemy and driver, on the loop)", ("(sqlalchemy/", "(aiosqlite/", "(asyncpg/")),
+    ("hand-off to a thread (aiosqlite's queue, executor submit)", ("(aiosqlite/core.py:158)", "(concurrent/futures/")),
+    ("group commit (audit, view and event writes)", ("(compliance_api/kit/group_commit.py",)),
+    ("embedded webhook worker", ("(compliance_api/webhooks/worker.py",)),
+    ("token lookup in the database", ("resolve (compliance_api/auth/service.py",)),
+    ("rate limiter", ("(compliance_api/ratelimit/",)),
+    ("Redis client", ("(redis/",)),
+    ("access log (structlog, a write per request)", ("(structlog/",)),
+    ("request log buffer", ("(compliance_api/requestlog/",)),
+    ("pydantic (validation, serialisation)", ("(pydantic/", "(pydantic_core/")),
+    ("zstd (stored verdicts)", ("(compliance_api/classify/compression.py",)),
+    ("random bytes (request id, uuid4)", ("randbytes (", "uuid4 (")),
+    ("answer written to the socket (uvicorn send)", ("RequestResponseCycle.send (uvicorn/",)),
+)
+# Self time by where the innermost frame lives.
+PLACES: tuple[tuple[str, str], ...] = (
+    ("compliance_api", "(compliance_api/"),
+    ("SQLAlchemy", "(sqlalchemy/"),
+    ("aiosqlite", "(aiosqlite/"),
+    ("asyncpg", "(asyncpg/"),
+    ("redis", "(redis/"),
+    ("pydantic", "(pydantic"),
+    ("structlog", "(structlog/"),
+    ("FastAPI", "(fastapi/"),
+    ("Starlette", "(starlette/"),
+    ("uvicorn", "(uvicorn/"),
+    ("the loop itself, in C (uvloop, httptools)", "asyncio/runners.py"),
+    ("the loop itself, in C (uvloop, httptools)", "MainThread"),
 )
 
 
@@ -349,7 +366,8 @@ class Profile:
     stalled: int  # main-thread samples dropped as the repeats of a stall (see `read_profile`)
     other_threads: int  # samples of other threads (aiosqlite's connection threads, the SQLite writer, executors)
     self_frames: list[tuple[str, int]]  # top self-time frames of the main thread
-    categories: list[tuple[str, int]]  # samples per category (CATEGORIES), main thread
+    kinds: list[tuple[str, int]]  # samples per kind (KINDS), main thread; they overlap
+    places: list[tuple[str, int]]  # self samples per place (PLACES), main thread
     app_frames: list[tuple[str, int]]  # top inclusive frames inside compliance_api, main thread
     path: Path
 
@@ -388,7 +406,8 @@ def read_profile(path: Path) -> Profile:
     raw = json.loads(path.read_text())
     names = [_short(f"{f['name']} ({f['file']}:{f['line']})") for f in raw["shared"]["frames"]]
     self_time: Counter[str] = Counter()
-    categories: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    places: Counter[str] = Counter()
     app: Counter[str] = Counter()
     main = stalled = other = 0
     for thread in raw["profiles"]:
@@ -404,20 +423,18 @@ def read_profile(path: Path) -> Profile:
             frames = [names[i] for i in sample] or ["(the loop itself, in C)"]
             main += 1
             self_time[frames[-1]] += 1
-            categories[_category(frames)] += 1
+            places[_place(frames[-1])] += 1
+            for kind, patterns in KINDS:
+                if any(pattern in frame for frame in frames for pattern in patterns):
+                    kinds[kind] += 1
             for frame in {f for f in frames if "(compliance_api/" in f and "(compliance_api/cli/" not in f}:
                 app[frame] += 1
     self_frames, app_frames = self_time.most_common(8), app.most_common(10)
-    ordered = sorted(categories.items(), key=lambda item: -item[1])
-    return Profile(main, stalled, other, self_frames, ordered, app_frames, path)
+    return Profile(main, stalled, other, self_frames, kinds.most_common(), places.most_common(), app_frames, path)
 
 
-def _category(frames: list[str]) -> str:
-    for frame in reversed(frames):  # the innermost frame that names a category decides
-        for name, patterns in CATEGORIES:
-            if any(pattern in frame for pattern in patterns):
-                return name
-    return "other (application code, interpreter)"
+def _place(frame: str) -> str:
+    return next((place for place, pattern in PLACES if pattern in frame), "Python standard library, other")
 
 
 def _short(frame: str) -> str:
@@ -471,12 +488,28 @@ def profile_lines(result: Result) -> list[str]:
             f"{found.other_threads} samples in other threads; "
             f"`{found.path.name}`):",
             "",
-            "- on the loop, by kind: " + "; ".join(f"{name} {n / found.samples:.0%}" for name, n in found.categories),
+            "- on the loop, inclusive (overlapping): "
+            + "; ".join(f"{name} {n / found.samples:.0%}" for name, n in found.kinds),
+            "- self time by place: " + "; ".join(f"{name} {n / found.samples:.0%}" for name, n in found.places),
             "- top self time: " + "; ".join(f"`{frame}` {n / found.samples:.0%}" for frame, n in found.self_frames),
             "- inside the app (inclusive): "
             + "; ".join(f"`{frame}` {n / found.samples:.0%}" for frame, n in found.app_frames),
         ]
     return out
+
+
+def report_profiles(directory: Path, backend: str) -> int:
+    """Where the time goes, read again from the samples of an earlier `--profile` run (no server, no load)."""
+    result = Result(backend)
+    for endpoint in ENDPOINTS:
+        path = directory / f"{backend}-{endpoint.name}.speedscope.json"
+        if path.exists():
+            result.profiles[endpoint.name] = read_profile(path)
+    if not result.profiles:
+        print(f"error: no {backend}-*.speedscope.json in {directory}", file=sys.stderr)
+        return 2
+    print("\n".join(profile_lines(result)))
+    return 0
 
 
 def markdown(result: Result, args: argparse.Namespace, info: dict[str, str], command: str) -> str:
@@ -514,9 +547,14 @@ def main() -> int:
     parser.add_argument("--results", action="store_true", help="Also append the Markdown to bench/RESULTS.md.")
     parser.add_argument("--profile", type=Path, help="Then profile each endpoint with py-spy; stacks go here.")
     parser.add_argument("--profile-seconds", type=int, default=10, help="Seconds of sampling per endpoint (10).")
+    parser.add_argument(
+        "--report", type=Path, help="Only print where the time goes from the samples a `--profile DIR` run left here."
+    )
     parser.add_argument("--keep", action="store_true", help="Keep the temporary directory (server log, SQLite).")
     args = parser.parse_args()
 
+    if args.report:
+        return report_profiles(args.report, args.backend)
     missing = harness.preflight(args, ["wrk", "taskset"], "wrk util-linux")
     if missing is not None:
         return missing
