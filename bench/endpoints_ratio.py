@@ -476,8 +476,22 @@ def table_lines(result: Result) -> list[str]:
     return harness.table(header, "lrrrrlrr", rows)
 
 
+def kinds_table(result: Result) -> list[str]:
+    """Share of each endpoint's event-loop samples by kind (KINDS; a sample counts for each kind on its stack)."""
+    profiled = [endpoint for endpoint in ENDPOINTS if endpoint.name in result.profiles]
+    rows = []
+    for kind, _ in KINDS:
+        cells = []
+        for endpoint in profiled:
+            found = result.profiles[endpoint.name]
+            cells.append(f"{dict(found.kinds).get(kind, 0) / max(found.samples, 1):.0%}")
+        rows.append([kind, *cells])
+    header = ["on the event loop", *(f"`{endpoint.name}`" for endpoint in profiled)]
+    return harness.table(header, "l" + "r" * len(profiled), rows)
+
+
 def profile_lines(result: Result) -> list[str]:
-    out = []
+    out = ["", *kinds_table(result)]
     for endpoint in ENDPOINTS:
         found = result.profiles.get(endpoint.name)
         if found is None or not found.samples:
