@@ -95,7 +95,7 @@ DE_CRITERIA = {
 @dataclass(frozen=True)
 class Endpoint:
     name: str  # short, used for files and table rows
-    label: str  # method and route, as the tracker names it
+    label: str  # method and route, as the tables name it
     lua_path: str  # a Lua expression giving the request path (may draw a random number)
     kind: UserKind = UserKind.business
     body: dict[str, Any] | None = None
