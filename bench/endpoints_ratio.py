@@ -21,7 +21,7 @@ median over `--runs` (5) runs: req/s, p50, p99 and the ratio; non-2xx answers ar
 the same load, endpoint by endpoint, writes each endpoint's samples to `DIR/<backend>-<endpoint>.speedscope.json`
 (open them in https://www.speedscope.app) and prints where the event loop's time goes: the top self-time frames of
 the main thread, and the share of its samples inside the database driver, validation, serialisation, logging, hand-offs
-to threads and the like (`CATEGORIES`). Proportions, not absolute times: they hold on a loaded machine too.
+to threads and the like (`KINDS`). Proportions, not absolute times: they hold on a loaded machine too.
 
     .venv/bin/python bench/endpoints_ratio.py --backend sqlite [--runs 5] [--results] [--profile DIR]
     .venv/bin/python bench/endpoints_ratio.py --backend postgres --duration 3 --warmup 1 --runs 5
@@ -288,31 +288,10 @@ def bench_backend(backend: str, args: argparse.Namespace) -> Result:
         print(f"[{backend}] server pid {server.pid} on port {server.port}, files in {workdir}", flush=True)
         seed_lists(server.base_url, seeded.tokens["classification_list"])
         load_replica(server, seeded.tokens["wtta_lookup"][0], REGISTER_ROWS)
-        scripts = {}
+        scripts = {endpoint.name: workdir / f"{endpoint.name}.lua" for endpoint in ENDPOINTS}
         for endpoint in ENDPOINTS:
-            scripts[endpoint.name] = workdir / f"{endpoint.name}.lua"
             scripts[endpoint.name].write_text(lua_script(endpoint, seeded.tokens[endpoint.name], seeded.share))
-
-        def measure(endpoint: Endpoint, seconds: float) -> Run:
-            return harness.measured(
-                server,
-                server.base_url + "/",  # the path comes from the Lua script
-                seconds,
-                cpu=args.client_cpu,
-                connections=args.connections,
-                token=None,
-                script=scripts[endpoint.name],
-            )
-
-        result = Result(backend, {endpoint.name: [] for endpoint in ENDPOINTS})
-        for run_no in range(args.runs):
-            shift = run_no % len(ENDPOINTS)
-            for endpoint in ENDPOINTS[shift:] + ENDPOINTS[:shift]:
-                if args.warmup > 0:
-                    measure(endpoint, args.warmup)
-                run = measure(endpoint, args.duration)
-                result.runs[endpoint.name].append(run)
-                print(f"[{backend}] run {run_no + 1} {endpoint.label:36} {run.figures(p50_width=7)}", flush=True)
+        result = measure_all(server, scripts, args)
         if args.profile:
             for endpoint in ENDPOINTS:
                 result.profiles[endpoint.name] = profile(server, endpoint, scripts[endpoint.name], args)
@@ -322,6 +301,28 @@ def bench_backend(backend: str, args: argparse.Namespace) -> Result:
             server.stop()
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def measure_all(server: harness.Server, scripts: dict[str, Path], args: argparse.Namespace) -> Result:
+    """`--runs` runs, each measuring every endpoint once after its warm-up, the order rotating between runs."""
+
+    def measure(endpoint: Endpoint, seconds: float) -> Run:
+        url = server.base_url + "/"  # the path comes from the Lua script
+        script = scripts[endpoint.name]
+        return harness.measured(
+            server, url, seconds, cpu=args.client_cpu, connections=args.connections, token=None, script=script
+        )
+
+    result = Result(args.backend, {endpoint.name: [] for endpoint in ENDPOINTS})
+    for run_no in range(args.runs):
+        shift = run_no % len(ENDPOINTS)
+        for endpoint in ENDPOINTS[shift:] + ENDPOINTS[:shift]:
+            if args.warmup > 0:
+                measure(endpoint, args.warmup)
+            run = measure(endpoint, args.duration)
+            result.runs[endpoint.name].append(run)
+            print(f"[{args.backend}] run {run_no + 1} {endpoint.label:36} {run.figures(p50_width=7)}", flush=True)
+    return result
 
 
 # --------------------------------------------------------------------------------------------- profiling
@@ -397,7 +398,7 @@ PROFILE_RATE = 200  # samples a second: 5 ms apart, several requests' worth of w
 
 
 def read_profile(path: Path) -> Profile:
-    """Sum py-spy's speedscope samples: self time, categories and app frames of the main thread (the event loop).
+    """Sum py-spy's speedscope samples: self time, kinds, places and app frames of the main thread (the event loop).
 
     py-spy counts a thread that is runnable but waiting for a CPU as busy, so on a loaded machine a descheduled
     server repeats one stack sample after sample. Each run of identical consecutive main-thread stacks therefore
