@@ -14,9 +14,12 @@ app = typer.Typer(no_args_is_help=True, help="Manage the passport signing keys."
 
 @app.command("rotate")
 def rotate(env: EnvOption = Environment.live, as_json: JsonOption = False) -> None:
-    """Add a key that signs from now on; earlier keys stay in /.well-known/jwks.json so old signatures verify."""
-    root = Settings().resolved_signing_keys_dir
-    kid = add_key(root, env)
+    """Add a key that signs from now on, with the PDF signing key and certificate of dossiers (naming
+    COMPLIANCE_OPERATOR_NAME); earlier keys stay in /.well-known/jwks.json and earlier certificates in
+    /.well-known/dossier-certificates.pem, so old signatures verify."""
+    settings = Settings()
+    root = settings.resolved_signing_keys_dir
+    kid = add_key(root, env, settings.operator_name)
     published = [key.kid for key in SigningKeys(root, generate=False).keys(env)]
     if as_json:
         print_json({"environment": env.value, "kid": kid, "published": published})

@@ -42,13 +42,24 @@ from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import ALGORITHM, sign_with
 
 JWKS_PATH = "/.well-known/jwks.json"
+CERTIFICATES_PATH = "/.well-known/dossier-certificates.pem"
+
+
+def _base_url(bases: Bases, environment: Environment) -> str:
+    """An environment's own base URL (production's when it has none)."""
+    own = bases.sandbox if environment is Environment.test else bases.production
+    base_url = own if own is not None else bases.production or bases.sandbox or ""
+    return base_url.rstrip("/")
 
 
 def jwks_url(bases: Bases, environment: Environment) -> str:
-    """Where an environment's public keys are published: at its own base URL (production's when it has none)."""
-    own = bases.sandbox if environment is Environment.test else bases.production
-    base_url = own if own is not None else bases.production or bases.sandbox or ""
-    return base_url.rstrip("/") + JWKS_PATH
+    """Where an environment's public keys are published."""
+    return _base_url(bases, environment) + JWKS_PATH
+
+
+def certificates_url(bases: Bases, environment: Environment) -> str:
+    """Where an environment's PDF signing certificates are published, beside its keys."""
+    return _base_url(bases, environment) + CERTIFICATES_PATH
 
 
 def language_of(record: ClassificationRecord) -> Language:

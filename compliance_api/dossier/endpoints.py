@@ -19,6 +19,8 @@ from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.fair_limiter import FairLimiter
+from compliance_api.passport.certificates import PdfSigningKey
 from compliance_api.services import bases_of, services_of
 
 router = APIRouter(prefix="/v1", tags=["classify"])
@@ -26,10 +28,11 @@ router = APIRouter(prefix="/v1", tags=["classify"])
 PDF, JSON = "application/pdf", "application/json"
 FORMATS = {"pdf": PDF, "json": JSON}
 OFFERED = [PDF, JSON]  # on a tie (`*/*`, no Accept) the last one wins: JSON, like every other answer
-RENDERING = anyio.CapacityLimiter(1)
+RENDERING: FairLimiter[uuid.UUID] = FairLimiter(1)
 """One PDF at a time per process, in a worker thread: a render is CPU work (tens of milliseconds), and a burst of
 PDF requests must not take every CPU from the process's other requests. Typst compiles without holding the GIL, so
-the event loop keeps answering meanwhile; each thread has its own compiler (see `render.Typesetter`)."""
+the event loop keeps answering meanwhile; each thread has its own compiler (see `render.Typesetter`). The accounts
+waiting take turns: one account's burst holds another's PDF for at most one render (bench/dossier.py `fairness`)."""
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
@@ -70,9 +73,11 @@ def _media_type(request: Request, format: str | None) -> str:
     return chosen
 
 
-async def render_pdf(dossier: Dossier, jws: str) -> bytes:
-    """The dossier's PDF, rendered in a worker thread, one at a time (see `RENDERING`)."""
-    return await anyio.to_thread.run_sync(dossier_pdf, dossier, jws, limiter=RENDERING)
+async def render_pdf(dossier: Dossier, jws: str, key: PdfSigningKey, account: uuid.UUID) -> bytes:
+    """The dossier's PDF signed with `key`, rendered in a worker thread, one at a time, accounts in turn (see
+    `RENDERING`)."""
+    async with RENDERING.slot(account):
+        return await anyio.to_thread.run_sync(dossier_pdf, dossier, jws, key)
 
 
 @router.get(
@@ -116,6 +121,7 @@ async def dossier_response(request: Request, actor: Actor, classification_id: uu
     headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}
     if media_type == PDF:
         headers["Content-Disposition"] = f'attachment; filename="dossier-{classification_id}.pdf"'
-        return Response(await render_pdf(dossier, jws), media_type=PDF, headers=headers)
+        pdf = await render_pdf(dossier, jws, services.signing_keys.pdf_signer(actor.environment), actor.user_id)
+        return Response(pdf, media_type=PDF, headers=headers)
     body = {"dossier": dossier.model_dump(mode="json"), "jws": jws}
     return Response(orjson.dumps(body), media_type=JSON, headers=headers)

@@ -3,7 +3,8 @@
 Python writes every text of the page (in the dossier's language, answers and amounts as that language writes them)
 into one JSON document; the template places each as text, never as markup, and attaches the JWS as `dossier.jws`.
 So nothing a client sent (reference, metadata, answers) can do more than appear as written. The template reads no
-file but itself and no package.
+file but itself and no package. The compiled PDF is then signed as a whole (`pdf_signature.py`): the signature binds
+the pages to the attached JWS.
 
 Fonts are found once per process: DejaVu Sans where the system has it (Debian's `fonts-dejavu-core`), else the fonts
 Typst carries inside the package (Libertinus Serif, and DejaVu Sans Mono for code in either case). A Typst compiler
@@ -32,8 +33,10 @@ import typst
 
 from compliance_api.classify.language import CODES, Language, decimal
 from compliance_api.classify.verdict import Verdict
+from compliance_api.dossier.pdf_signature import sign_pdf
 from compliance_api.dossier.schemas import Dossier, DossierRescore, DossierThreshold
 from compliance_api.dossier.texts import dossier_texts
+from compliance_api.passport.certificates import PdfSigningKey
 
 JWS_ATTACHMENT = "dossier.jws"
 TEMPLATE = Path(__file__).parent / "templates" / "dossier.typ"
@@ -109,12 +112,12 @@ def typesetter() -> Typesetter:
     return Typesetter()
 
 
-def dossier_pdf(dossier: Dossier, jws: str) -> bytes:
-    """The dossier as a PDF, the JWS attached as `dossier.jws`."""
+def dossier_pdf(dossier: Dossier, jws: str, key: PdfSigningKey) -> bytes:
+    """The dossier as a PDF, the JWS attached as `dossier.jws`, signed as a whole with `key` (PAdES)."""
     done = typesetter().typeset(dossier, jws)
     for warning in done.warnings:
         log.warning("dossier_typst_warning", warning=warning, classification_id=str(dossier.classification_id))
-    return done.pdf
+    return sign_pdf(done.pdf, key, reason=f"Classification dossier {dossier.classification_id}")
 
 
 def _answer(value: object, texts: dict[str, str], language: Language) -> str:

@@ -32,6 +32,17 @@ from tests.dossier.conftest import pdf_text
 from tests.factories import create_user
 
 DAY = dt.datetime(2026, 3, 10, 9, tzinfo=dt.UTC)
+AUDITOR_FILES = (
+    "index.csv",
+    "index.jws",
+    "jwks.json",
+    "signing-certificate.pem",
+    "verify.py",
+    "VERIFY-en.txt",
+    "VERIFY-nl.txt",
+    "VERIFY-fr.txt",
+    "VERIFY-de.txt",
+)
 
 
 async def _classify(
@@ -96,7 +107,8 @@ async def test_the_export_holds_each_dossier_of_the_period_as_pdf_and_signed_jso
         assert jwt.decode(body["jws"], key=jwks.keys[-1], algorithms=["EdDSA"]) == body["dossier"]
         assert body["dossier"]["classification_id"] == row["classification_id"]
         assert row["classification_id"] in pdf_text(pdf)
-    assert sorted(archive.namelist()) == sorted(["index.csv", *(r["pdf"] for r in rows), *(r["json"] for r in rows)])
+    dossier_files = [*(r["pdf"] for r in rows), *(r["json"] for r in rows)]
+    assert sorted(archive.namelist()) == sorted([*AUDITOR_FILES, *dossier_files])
 
     mine = tmp_path / "owner.zip"  # with the default number of workers (one per CPU)
     code, _, stderr = await asyncio.to_thread(

@@ -86,8 +86,12 @@ def _pdf_a_part(pdf: bytes) -> tuple[str, str] | None:
     metadata = PdfReader(io.BytesIO(pdf)).xmp_metadata
     assert metadata is not None
     xmp = metadata.stream.get_data().decode()
-    part = re.search(r"<pdfaid:part>(\d)</pdfaid:part><pdfaid:conformance>(\w)</pdfaid:conformance>", xmp)
-    return (part[1], part[2]) if part else None
+    # Typst writes them as elements; pyHanko, signing, rewrites them as attributes (RDF allows either)
+    part = re.search(r"<pdfaid:part>(\d)</pdfaid:part>|pdfaid:part=\"(\d)\"", xmp)
+    conformance = re.search(r"<pdfaid:conformance>(\w)</pdfaid:conformance>|pdfaid:conformance=\"(\w)\"", xmp)
+    if part is None or conformance is None:
+        return None
+    return part[1] or part[2], conformance[1] or conformance[2]
 
 
 def _attached_file(pdf: bytes) -> DictionaryObject:
