@@ -13,11 +13,17 @@ through the classify service in one day (three Dutch for every FR cross-border o
 `compliance-api classifications export` of that day as a child process. Prints the wall time, the dossiers per
 second, the export process's resident memory sampled every half second (at 10%, 50% and 100% of the run, and its
 peak) with the load average at those moments, the peak of the largest PDF worker, and the CPU time per dossier (the
-export's and its workers'), from which the time on otherwise idle CPUs follows. Target: 10,000 in <= 10 minutes,
-memory flat.
+export's and its workers'), from which the time on otherwise idle CPUs follows, and each dossier's size in the zip
+(PDF and JSON together, deflated; median and p90). Targets: 10,000 in <= 10 minutes, memory flat (at most 200 MiB per
+process), at most 100 kB per dossier in the zip at the median.
+
+`fairness`: the same app with a second account; that account's PDF alone (one render time), then while the first
+account's burst of `--burst` PDF requests waits for the renderer: with accounts taking turns (the service's) and with
+one line for all (as before), alternated `--rounds` times. Target: the other PDF waits at most one render.
 
     .venv/bin/python bench/dossier.py pdf [--rounds 40]
     .venv/bin/python bench/dossier.py standards [--rounds 25]
+    .venv/bin/python bench/dossier.py fairness [--burst 60] [--rounds 3]
     .venv/bin/python bench/dossier.py export --database-url postgresql://postgres@127.0.0.1:5432/NAME --count 1000
 """
 
@@ -37,6 +43,7 @@ import sys
 import tempfile
 import time
 import uuid
+import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -59,8 +66,9 @@ from compliance_api.classify.schemas import CrossBorderRequest, Zelfstandigenwet
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.dossier import endpoints
-from compliance_api.dossier.render import TEMPLATE, Typesetter, page_data
+from compliance_api.dossier.render import page_data
 from compliance_api.dossier.schemas import Dossier
+from compliance_api.dossier.typeset import TEMPLATE, Typesetter
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
@@ -219,7 +227,7 @@ async def fairness(burst: int, rounds: int) -> dict[str, Any]:
     }
 
 
-# What the PDF could also be: (PDF standards, tagged). The service writes PDF/A-3u untagged (dossier/render.py).
+# What the PDF could also be: (PDF standards, tagged). The service writes PDF/A-3u untagged (dossier/typeset.py).
 STANDARDS: dict[str, tuple[list[typst.PDFStandard], bool]] = {
     "plain": ([], False),
     "plain, tagged": ([], True),
@@ -244,7 +252,8 @@ async def standards(rounds: int) -> dict[str, Any]:
         cpus, size = [], 0
         for index in range(rounds):
             issued = dossier.model_copy(update={"issued_at": dossier.issued_at + dt.timedelta(seconds=index + 1)})
-            data = orjson.dumps(page_data(issued, jws[:-8] + f"{index:08d}", setter.family)).decode()
+            page = {**page_data(issued, jws[:-8] + f"{index:08d}"), "font": setter.family}
+            data = orjson.dumps(page).decode()
             cpu = time.process_time()
             made = compiler.compile(sys_inputs={"data": data}, pdf_standards=wanted, pdf_tags=tagged)
             cpus.append((time.process_time() - cpu) * 1000)
@@ -315,6 +324,22 @@ def _rss_kib(pid: int) -> int | None:
     return None
 
 
+def _sizes_per_dossier(out: Path) -> dict[str, list[int]]:
+    """Each dossier's PDF and JSON together as the zip holds them (compressed) and as they unzip, and its PDF."""
+    zipped: dict[str, int] = {}
+    unzipped: dict[str, int] = {}
+    pdf: list[int] = []
+    with zipfile.ZipFile(out) as archive:
+        for info in archive.infolist():
+            if info.filename.startswith("dossiers/"):
+                stem = info.filename.rsplit(".", 1)[0]
+                zipped[stem] = zipped.get(stem, 0) + info.compress_size
+                unzipped[stem] = unzipped.get(stem, 0) + info.file_size
+                if info.filename.endswith(".pdf"):
+                    pdf.append(info.file_size)
+    return {"zipped": list(zipped.values()), "unzipped": list(unzipped.values()), "pdf": pdf}
+
+
 def export(url: str, count: int) -> dict[str, Any]:
     asyncio.run(_seed(url, count))
     with tempfile.TemporaryDirectory() as folder:
@@ -341,6 +366,7 @@ def export(url: str, count: int) -> dict[str, Any]:
         written = json.loads(stdout)["dossiers"]
         peaks = json.loads(stderr.strip().splitlines()[-1])
         size = out.stat().st_size
+        per_dossier = _sizes_per_dossier(out)
 
     def at(share: float) -> tuple[int, float]:
         return next(((rss, load) for moment, rss, load in samples if moment >= share * seconds), samples[-1][1:])
@@ -355,6 +381,10 @@ def export(url: str, count: int) -> dict[str, Any]:
         "peak_mib": round(peaks["peak_kib"] / 1024),
         "worker_peak_mib": round(peaks["worker_peak_kib"] / 1024),
         "zip_mib": round(size / 2**20, 1),
+        "per_dossier_in_zip_kb_median": round(statistics.median(per_dossier["zipped"]) / 1000, 1),
+        "per_dossier_in_zip_kb_p90": round(statistics.quantiles(per_dossier["zipped"], n=10)[-1] / 1000, 1),
+        "per_dossier_unzipped_kb_median": round(statistics.median(per_dossier["unzipped"]) / 1000, 1),
+        "pdf_kb_median": round(statistics.median(per_dossier["pdf"]) / 1000, 1),
         "workers": os.cpu_count(),
         # CPU time does not depend on what else the machine runs: with every CPU to itself, the export takes about
         # (own + workers' CPU seconds) / CPUs.

@@ -10,8 +10,9 @@ hand). Removing a dossier breaks the index's hashes; removing its index line too
 The file is written whole or not at all: into a temporary file beside the target, renamed over it only once complete;
 any failure, or Ctrl-C, removes the temporary file, and a second export to the same target while one runs fails
 (the temporary file has a fixed name and is locked). Memory stays flat: classifications come from a server-side
-cursor one page at a time, PDFs are rendered by a process pool with a bounded number in flight, each dossier is
-written to the zip as soon as its PDF is back, and the index is spooled to a temporary file until the end. Every
+cursor one page at a time, PDFs are typeset by a process pool with a bounded number in flight (a worker imports
+Typst and little else: `typeset.py`), each dossier is signed and written to the zip as soon as its PDF is back, and
+the index is spooled to a temporary file until the end. Every
 member is deflated (the PDFs too: their signature's reserved room is zeros).
 """
 
@@ -43,9 +44,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.dossier.document import build_dossier, sign
-from compliance_api.dossier.render import dossier_pdf
+from compliance_api.dossier.render import page_data, signed_pdf
 from compliance_api.dossier.schemas import Dossier
 from compliance_api.dossier.service import DossierFacts, Period, stream_period
+from compliance_api.dossier.typeset import Typeset, typeset_page
 from compliance_api.passport.certificates import PdfSigningKey
 from compliance_api.passport.signing import ALGORITHM, sign_with
 
@@ -87,19 +89,13 @@ def _cell(text: str | None) -> str:
     return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
-def render_signed(dossier_json: bytes, jws: str, key: PdfSigningKey) -> bytes:
-    """The signed PDF of a dossier given as JSON: what a pool process runs (its arguments cross the process
-    boundary)."""
-    return dossier_pdf(Dossier.model_validate_json(dossier_json), jws, key)
-
-
 @dataclass(frozen=True, slots=True)
 class Signed:
-    """A dossier, signed, waiting for its PDF."""
+    """A dossier, signed, waiting for its PDF (typeset by a worker, signed here)."""
 
     dossier: Dossier
     jws: str
-    pdf: Future[bytes]
+    pdf: Future[Typeset]
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +234,7 @@ def _signed(facts: DossierFacts, options: ExportOptions, pool: ProcessPoolExecut
         facts, options.rulesets, kid=str(options.key.kid), jwks=options.jwks, issued_at=options.issued_at
     )
     jws = sign(dossier, options.key)
-    return Signed(dossier, jws, pool.submit(render_signed, dossier.model_dump_json().encode(), jws, options.pdf_key))
+    return Signed(dossier, jws, pool.submit(typeset_page, orjson.dumps(page_data(dossier, jws)), dossier.issued_at))
 
 
 async def _write_all(
@@ -257,17 +253,22 @@ async def _write_all(
             async for facts in stream_period(session, period, since):
                 pending.append(_signed(facts, options, pool))
                 if len(pending) >= 2 * options.workers:  # enough to keep every worker busy, no more
-                    await _write_oldest(pending, archive, progress)
+                    await _write_oldest(pending, archive, options, progress)
             while pending:
-                await _write_oldest(pending, archive, progress)
+                await _write_oldest(pending, archive, options, progress)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
 
 
-async def _write_oldest(pending: deque[Signed], archive: _Archive, progress: Callable[[int], None] | None) -> None:
+async def _write_oldest(
+    pending: deque[Signed], archive: _Archive, options: ExportOptions, progress: Callable[[int], None] | None
+) -> None:
     oldest = pending.popleft()
-    archive.add(oldest.dossier, oldest.jws, await asyncio.wrap_future(oldest.pdf))
+    done = await asyncio.wrap_future(oldest.pdf)
+    # pyHanko signs through an event loop of its own (asyncio.run): in a thread, not on this one
+    pdf = await asyncio.to_thread(signed_pdf, oldest.dossier, done, options.pdf_key)
+    archive.add(oldest.dossier, oldest.jws, pdf)
     if progress is not None:
         progress(1)
 

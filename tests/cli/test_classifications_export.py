@@ -96,7 +96,7 @@ async def test_the_export_holds_each_dossier_of_the_period_as_pdf_and_signed_jso
         cli_env, "--env", "live", "--from", "2026-03-01", "--to", "2026-03-31", "--out", str(out), "--json"
     )
 
-    assert code == 0, stderr
+    assert code == 0, stderr + stdout
     assert json.loads(stdout)["dossiers"] == 3
     rows, archive = _members(out)
     assert list(rows[0]) == list(INDEX_COLUMNS)
