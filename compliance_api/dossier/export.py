@@ -24,10 +24,12 @@ import csv
 import datetime as dt
 import fcntl
 import hashlib
+import importlib.util
 import io
 import multiprocessing
 import os
 import string
+import sys
 import tempfile
 import zipfile
 from collections import deque
@@ -237,6 +239,23 @@ def _signed(facts: DossierFacts, options: ExportOptions, pool: ProcessPoolExecut
     return Signed(dossier, jws, pool.submit(typeset_page, orjson.dumps(page_data(dossier, jws)), dossier.issued_at))
 
 
+@contextlib.contextmanager
+def _workers_skip_main() -> Iterator[None]:
+    """A spawned worker runs the parent's `__main__` again unless it was started as a package's `__main__` module:
+    the `compliance-api` script would import the whole CLI into every worker (about 100 MiB each). While the pool
+    runs, the script is named as `compliance_api.__main__`, which a spawned child skips, so a worker imports only
+    what it unpickles (`typeset.py`)."""
+    main = sys.modules["__main__"]
+    if getattr(main, "__spec__", None) is not None:  # `python -m …`: spawn already knows what to skip
+        yield
+        return
+    main.__spec__ = importlib.util.find_spec("compliance_api.__main__")
+    try:
+        yield
+    finally:
+        main.__spec__ = None
+
+
 async def _write_all(
     session: AsyncSession,
     period: Period,
@@ -247,7 +266,7 @@ async def _write_all(
 ) -> None:
     # spawn, not fork: the parent holds an event loop and database connections a forked child must not share.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=options.workers, mp_context=context) as pool:
+    with _workers_skip_main(), ProcessPoolExecutor(max_workers=options.workers, mp_context=context) as pool:
         pending: deque[Signed] = deque()
         try:
             async for facts in stream_period(session, period, since):
