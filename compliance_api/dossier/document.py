@@ -8,6 +8,7 @@ shows it as not answered.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -226,8 +227,18 @@ def _test(record: ClassificationRecord, language: Language, texts: DossierTexts)
     return DossierTest(kind=record.kind, country=None, name=texts[language, "test_zelfstandigenwet"])
 
 
-def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: str, issued_at: dt.datetime) -> Dossier:
-    """The dossier of one classification, as of `issued_at`, to be signed with the key `kid`."""
+@dataclass(frozen=True, slots=True)
+class Signers:
+    """Who signs a dossier and where an auditor finds them: the JWS key and the PDF signature's certificate."""
+
+    kid: str
+    jwks_url: str
+    certificates_url: str
+    certificate_sha256: str
+
+
+def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, signers: Signers, issued_at: dt.datetime) -> Dossier:
+    """The dossier of one classification, as of `issued_at`, to be signed by `signers`."""
     record, texts = classification_record(facts.found), dossier_texts()
     language, result = language_of(record), record.result
     if record.kind is ClassificationKind.zelfstandigenwet:
@@ -261,7 +272,13 @@ def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: st
         ruleset=_ruleset(result, rulesets),
         threshold=_threshold(result),
         history=_history(record),
-        verification=DossierVerification(algorithm=ALGORITHM, kid=kid, jwks_url=jwks),
+        verification=DossierVerification(
+            algorithm=ALGORITHM,
+            kid=signers.kid,
+            jwks_url=signers.jwks_url,
+            pdf_certificates_url=signers.certificates_url,
+            pdf_certificate_sha256=signers.certificate_sha256,
+        ),
     )
 
 

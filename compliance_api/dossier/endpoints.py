@@ -13,7 +13,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from compliance_api.auth.caller import Actor, CurrentCaller
 from compliance_api.classify.service import Retention
 from compliance_api.dossier import examples
-from compliance_api.dossier.document import build_dossier, jwks_url, sign
+from compliance_api.dossier.document import Signers, build_dossier, certificates_url, jwks_url, sign
 from compliance_api.dossier.render import dossier_pdf
 from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
@@ -114,14 +114,20 @@ async def dossier_response(request: Request, actor: Actor, classification_id: uu
     async with services.sessionmaker() as session:
         facts = await dossier_facts(session, actor, classification_id, Retention.of(settings), now)
     key = services.signing_keys.signing_key(actor.environment)
+    pdf_key = services.signing_keys.pdf_signer(actor.environment)
     bases = bases_of(request)
-    jwks = jwks_url(bases, actor.environment)
-    dossier = build_dossier(facts, services.rulesets, kid=str(key.kid), jwks=jwks, issued_at=now)
+    signers = Signers(
+        kid=str(key.kid),
+        jwks_url=jwks_url(bases, actor.environment),
+        certificates_url=certificates_url(bases, actor.environment),
+        certificate_sha256=pdf_key.fingerprint,
+    )
+    dossier = build_dossier(facts, services.rulesets, signers=signers, issued_at=now)
     jws = sign(dossier, key)
     headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}
     if media_type == PDF:
         headers["Content-Disposition"] = f'attachment; filename="dossier-{classification_id}.pdf"'
-        pdf = await render_pdf(dossier, jws, services.signing_keys.pdf_signer(actor.environment), actor.user_id)
+        pdf = await render_pdf(dossier, jws, pdf_key, actor.user_id)
         return Response(pdf, media_type=PDF, headers=headers)
     body = {"dossier": dossier.model_dump(mode="json"), "jws": jws}
     return Response(orjson.dumps(body), media_type=JSON, headers=headers)

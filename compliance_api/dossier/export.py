@@ -45,7 +45,7 @@ from joserfc.jwk import OKPKey
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.classify.ruleset import Rulesets
-from compliance_api.dossier.document import build_dossier, sign
+from compliance_api.dossier.document import Signers, build_dossier, sign
 from compliance_api.dossier.render import page_data, signed_pdf
 from compliance_api.dossier.schemas import Dossier
 from compliance_api.dossier.service import DossierFacts, Period, stream_period
@@ -232,9 +232,13 @@ def _index_row(dossier: Dossier, stem: str, pdf: bytes, signed: bytes) -> list[s
 
 
 def _signed(facts: DossierFacts, options: ExportOptions, pool: ProcessPoolExecutor) -> Signed:
-    dossier = build_dossier(
-        facts, options.rulesets, kid=str(options.key.kid), jwks=options.jwks, issued_at=options.issued_at
+    signers = Signers(
+        kid=str(options.key.kid),
+        jwks_url=options.jwks,
+        certificates_url=options.certificates,
+        certificate_sha256=options.pdf_key.fingerprint,
     )
+    dossier = build_dossier(facts, options.rulesets, signers=signers, issued_at=options.issued_at)
     jws = sign(dossier, options.key)
     return Signed(dossier, jws, pool.submit(typeset_page, orjson.dumps(page_data(dossier, jws)), dossier.issued_at))
 

@@ -68,7 +68,11 @@ async def test_the_pdf_is_signed_whole_by_the_published_certificate_and_keeps_pd
     xmp = reader.xmp_metadata
     assert xmp is not None
     assert 'pdfaid:part="3"' in xmp.stream.get_data().decode(), "still PDF/A-3 after signing"
-    assert (await verify_jws(client, attached_jws(pdf)))["reference"] == "signed as a PDF"
+    signed = await verify_jws(client, attached_jws(pdf))
+    assert signed["reference"] == "signed as a PDF"
+    fingerprint = x509.load_der_x509_certificate(status.signing_cert.dump()).fingerprint(hashes.SHA256()).hex()
+    assert signed["verification"]["pdf_certificate_sha256"] == fingerprint, "the signed facts name the PDF's signer"
+    assert signed["verification"]["pdf_certificates_url"] == "http://api.test" + CERTIFICATES
 
     unknown = await _status(pdf, [])
     assert (unknown.intact, unknown.valid, unknown.trusted) == (True, True, False), "self-issued: validity unknown"
