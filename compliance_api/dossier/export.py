@@ -46,7 +46,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.dossier.document import Signers, build_dossier, sign
-from compliance_api.dossier.render import page_data, signed_pdf
+from compliance_api.dossier.pdf_signature import sign_pdf_on_loop
+from compliance_api.dossier.render import log_warnings, page_data, signature_reason
 from compliance_api.dossier.schemas import Dossier
 from compliance_api.dossier.service import DossierFacts, Period, stream_period
 from compliance_api.dossier.typeset import Typeset, typeset_page
@@ -289,8 +290,8 @@ async def _write_oldest(
 ) -> None:
     oldest = pending.popleft()
     done = await asyncio.wrap_future(oldest.pdf)
-    # pyHanko signs through an event loop of its own (asyncio.run): in a thread, not on this one
-    pdf = await asyncio.to_thread(signed_pdf, oldest.dossier, done, options.pdf_key)
+    log_warnings(oldest.dossier, done)
+    pdf = await sign_pdf_on_loop(done.pdf, options.pdf_key, signature_reason(oldest.dossier))
     archive.add(oldest.dossier, oldest.jws, pdf)
     if progress is not None:
         progress(1)

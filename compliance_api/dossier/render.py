@@ -43,16 +43,22 @@ def typeset(dossier: Dossier, jws: str, setter: Typesetter | None = None) -> Typ
     return (setter or typesetter()).typeset(page_data(dossier, jws), dossier.issued_at)
 
 
-def signed_pdf(dossier: Dossier, done: Typeset, key: PdfSigningKey) -> bytes:
-    """The typeset PDF signed as a whole with `key` (PAdES); what Typst warned about is logged."""
+def log_warnings(dossier: Dossier, done: Typeset) -> None:
+    """What Typst warned about (nothing, for a sound template)."""
     for warning in done.warnings:
         log.warning("dossier_typst_warning", warning=warning, classification_id=str(dossier.classification_id))
-    return sign_pdf(done.pdf, key, reason=f"Classification dossier {dossier.classification_id}")
+
+
+def signature_reason(dossier: Dossier) -> str:
+    """What a PDF reader shows as the reason of the dossier's signature."""
+    return f"Classification dossier {dossier.classification_id}"
 
 
 def dossier_pdf(dossier: Dossier, jws: str, key: PdfSigningKey) -> bytes:
     """The dossier as a PDF, the JWS attached as `dossier.jws`, signed as a whole with `key` (PAdES)."""
-    return signed_pdf(dossier, typeset(dossier, jws), key)
+    done = typeset(dossier, jws)
+    log_warnings(dossier, done)
+    return sign_pdf(done.pdf, key, signature_reason(dossier))
 
 
 def _answer(value: object, texts: dict[str, str], language: Language) -> str:
