@@ -19,6 +19,7 @@ member is deflated (the PDFs too: their signature's reserved room is zeros).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import csv
 import datetime as dt
@@ -28,6 +29,7 @@ import importlib.util
 import io
 import multiprocessing
 import os
+import shutil
 import string
 import sys
 import tempfile
@@ -41,6 +43,7 @@ from pathlib import Path
 from typing import IO
 
 import orjson
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from joserfc.jwk import OKPKey
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -52,7 +55,7 @@ from compliance_api.dossier.schemas import Dossier
 from compliance_api.dossier.service import DossierFacts, Period, stream_period
 from compliance_api.dossier.typeset import Typeset, typeset_page
 from compliance_api.passport.certificates import PdfSigningKey
-from compliance_api.passport.signing import ALGORITHM, sign_with
+from compliance_api.passport.signing import ALGORITHM
 
 INDEX_NAME = "index.csv"
 INDEX_COLUMNS = (
@@ -135,10 +138,7 @@ class _Archive:
 
     def _member(self, name: str, moment: dt.datetime, content: bytes) -> None:
         """A deflated member (ZipInfo would otherwise store it: `writestr` ignores the zip's compression)."""
-        info = zipfile.ZipInfo(name, _stamp(moment))
-        info.compress_type = zipfile.ZIP_DEFLATED
-        info.external_attr = MEMBER_MODE << 16
-        self.zip.writestr(info, content)
+        self.zip.writestr(_info(name, moment), content)
 
     def add(self, dossier: Dossier, jws: str, pdf: bytes) -> None:
         stem = f"dossiers/{dossier.asked.asked_at:%Y-%m-%d}/{dossier.classification_id}"
@@ -153,9 +153,14 @@ class _Archive:
         moment = options.issued_at
         self.text.flush()
         self.index.seek(0)
-        index = self.index.read()  # about 400 bytes a dossier: signed whole, as a compact JWS must be
-        self._member(INDEX_NAME, moment, index)
-        self._member(INDEX_JWS_NAME, moment, sign_with(options.key, index).encode())
+        with self.zip.open(_info(INDEX_NAME, moment), "w") as member:
+            shutil.copyfileobj(self.index, member)
+        self.index.seek(0)
+        signing_input = _signing_input(options.key, self.index.read())  # about 700 bytes a dossier
+        signature = _base64url(_ed25519(options.key).sign(signing_input))
+        with self.zip.open(_info(INDEX_JWS_NAME, moment), "w") as member:
+            member.write(signing_input)
+            member.write(b"." + signature)
         jwks = {"keys": [options.key.as_dict(private=False, kid=options.key.kid, alg=ALGORITHM)]}
         self._member(JWKS_NAME, moment, orjson.dumps(jwks, option=orjson.OPT_INDENT_2))
         self._member(CERTIFICATE_NAME, moment, options.pdf_key.certificate_pem)
@@ -196,6 +201,33 @@ def verification_texts(options: ExportOptions, scope: Scope, count: int) -> dict
         )
         for language in VERIFY_LANGUAGES
     }
+
+
+def _info(name: str, moment: dt.datetime) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, _stamp(moment))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = MEMBER_MODE << 16
+    return info
+
+
+def _base64url(data: bytes) -> bytes:
+    return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+
+def _ed25519(key: OKPKey) -> Ed25519PrivateKey:
+    private = key.private_key
+    assert isinstance(private, Ed25519PrivateKey), "passport keys are Ed25519 (passport/signing.py)"
+    return private
+
+
+def _signing_input(key: OKPKey, payload: bytes) -> bytes:
+    """A compact JWS's signed part (RFC 7515: header and payload, base64url, joined by a dot) over `payload`.
+
+    Hand-written for the index only: a JOSE library holds the payload in four copies while it serializes (about
+    30 MB for 10,000 dossiers, the export's largest moment); this holds two. joserfc and PyJWT verify the result in
+    the tests; every other signature is joserfc's (`passport.signing.sign_with`)."""
+    header = _base64url(orjson.dumps({"alg": ALGORITHM, "kid": key.kid}))
+    return header + b"." + _base64url(payload)
 
 
 def _stamp(moment: dt.datetime) -> tuple[int, int, int, int, int, int]:
