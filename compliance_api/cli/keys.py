@@ -20,8 +20,13 @@ def rotate(env: EnvOption = Environment.live, as_json: JsonOption = False) -> No
     settings = Settings()
     root = settings.resolved_signing_keys_dir
     kid = add_key(root, env, settings.operator_name)
-    published = [key.kid for key in SigningKeys(root, generate=False).keys(env)]
+    keys = SigningKeys(root, generate=False)
+    published = [key.kid for key in keys.keys(env)]
+    fingerprint = keys.pdf_signer(env).fingerprint
     if as_json:
-        print_json({"environment": env.value, "kid": kid, "published": published})
+        print_json(
+            {"environment": env.value, "kid": kid, "published": published, "pdf_certificate_sha256": fingerprint}
+        )
     else:
         typer.echo(f"{env.label} now signs with {kid}; {len(published)} public key(s) published", err=True)
+        typer.echo(f"dossier PDFs are signed with the certificate of SHA-256 fingerprint {fingerprint}", err=True)
