@@ -126,7 +126,11 @@ def build_services(settings: Settings) -> Services:
 
 def _signing_keys(settings: Settings) -> SigningKeys:
     """Embedded mode makes its first keys on demand; production must have them and refuses to start without."""
-    keys = SigningKeys(settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded)
+    keys = SigningKeys(
+        settings.resolved_signing_keys_dir,
+        generate=settings.deployment is Deployment.embedded,
+        operator=settings.operator_name,
+    )
     if settings.deployment is Deployment.production:
         for environment in Environment:
             keys.keys(environment)

@@ -101,6 +101,10 @@ class Settings(BaseSettings):
         default=10, ge=5, le=10, validation_alias=AliasChoices("COMPLIANCE_DAC7_RETENTION_YEARS")
     )
     signing_keys_dir: Path | None = Field(default=None, validation_alias=AliasChoices("COMPLIANCE_SIGNING_KEYS_DIR"))
+    # Who signs the dossier PDFs: the name in each new PDF signing certificate (made with every passport key).
+    operator_name: str = Field(
+        default="compliance-api", min_length=1, max_length=64, validation_alias=AliasChoices("COMPLIANCE_OPERATOR_NAME")
+    )
     sandbox_retention_days: int = Field(
         default=30, ge=1, le=30, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_RETENTION_DAYS")
     )

@@ -8,6 +8,7 @@ shows it as not answered.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -42,13 +43,24 @@ from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import ALGORITHM, sign_with
 
 JWKS_PATH = "/.well-known/jwks.json"
+CERTIFICATES_PATH = "/.well-known/dossier-certificates.pem"
+
+
+def _base_url(bases: Bases, environment: Environment) -> str:
+    """An environment's own base URL (production's when it has none)."""
+    own = bases.sandbox if environment is Environment.test else bases.production
+    base_url = own if own is not None else bases.production or bases.sandbox or ""
+    return base_url.rstrip("/")
 
 
 def jwks_url(bases: Bases, environment: Environment) -> str:
-    """Where an environment's public keys are published: at its own base URL (production's when it has none)."""
-    own = bases.sandbox if environment is Environment.test else bases.production
-    base_url = own if own is not None else bases.production or bases.sandbox or ""
-    return base_url.rstrip("/") + JWKS_PATH
+    """Where an environment's public keys are published."""
+    return _base_url(bases, environment) + JWKS_PATH
+
+
+def certificates_url(bases: Bases, environment: Environment) -> str:
+    """Where an environment's PDF signing certificates are published, beside its keys."""
+    return _base_url(bases, environment) + CERTIFICATES_PATH
 
 
 def language_of(record: ClassificationRecord) -> Language:
@@ -223,8 +235,18 @@ def _test(record: ClassificationRecord, language: Language, texts: DossierTexts)
     return DossierTest(kind=record.kind, country=None, name=texts[language, "test_zelfstandigenwet"])
 
 
-def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: str, issued_at: dt.datetime) -> Dossier:
-    """The dossier of one classification, as of `issued_at`, to be signed with the key `kid`."""
+@dataclass(frozen=True, slots=True)
+class Signers:
+    """Who signs a dossier and where an auditor finds them: the JWS key and the PDF signature's certificate."""
+
+    kid: str
+    jwks_url: str
+    certificates_url: str
+    certificate_sha256: str
+
+
+def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, signers: Signers, issued_at: dt.datetime) -> Dossier:
+    """The dossier of one classification, as of `issued_at`, to be signed by `signers`."""
     record, texts = classification_record(facts.found), dossier_texts()
     language, result = language_of(record), record.result
     if record.kind is ClassificationKind.zelfstandigenwet:
@@ -258,7 +280,13 @@ def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: st
         ruleset=_ruleset(result, rulesets, language),
         threshold=_threshold(result),
         history=_history(record),
-        verification=DossierVerification(algorithm=ALGORITHM, kid=kid, jwks_url=jwks),
+        verification=DossierVerification(
+            algorithm=ALGORITHM,
+            kid=signers.kid,
+            jwks_url=signers.jwks_url,
+            pdf_certificates_url=signers.certificates_url,
+            pdf_certificate_sha256=signers.certificate_sha256,
+        ),
     )
 
 

@@ -3,44 +3,27 @@
 Python writes every text of the page (in the dossier's language, answers and amounts as that language writes them)
 into one JSON document; the template places each as text, never as markup, and attaches the JWS as `dossier.jws`.
 So nothing a client sent (reference, metadata, answers) can do more than appear as written. The template reads no
-file but itself and no package.
-
-Fonts are found once per process: DejaVu Sans where the system has it (Debian's `fonts-dejavu-core`), else the fonts
-Typst carries inside the package (Libertinus Serif, and DejaVu Sans Mono for code in either case). A Typst compiler
-takes itself for the length of a compilation and cannot be shared by threads compiling at once ("Already borrowed"),
-so each thread makes its own, over the fonts scanned once.
-
-The PDF is PDF/A-3u (archival; PDF/A-3 allows the attached JWS). PDF/A forbids showing a character no font has, so a
-dossier whose client text holds one (an emoji, Chinese, a control character) is written as a plain PDF 1.7 instead,
-its text still extractable as sent.
+file but itself and no package. Typst compiles it (`typeset.py`); the compiled PDF is then signed as a whole
+(`pdf_signature.py`): the signature binds the pages to the attached JWS.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import orjson
 import structlog
-import typst
 
 from compliance_api.classify.language import CODES, Language, day, decimal, money
 from compliance_api.classify.verdict import Verdict, word
+from compliance_api.dossier.pdf_signature import sign_pdf
 from compliance_api.dossier.schemas import Dossier, DossierChange, DossierQuestion, DossierRescore, DossierThreshold
 from compliance_api.dossier.texts import dossier_texts
+from compliance_api.dossier.typeset import Typeset, Typesetter, typesetter
+from compliance_api.passport.certificates import PdfSigningKey
 
 JWS_ATTACHMENT = "dossier.jws"
-TEMPLATE = Path(__file__).parent / "templates" / "dossier.typ"
-FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"))  # Debian; Fedora, Alpine
-SYSTEM_FAMILY = "DejaVu Sans"
-BUNDLED_FAMILY = "Libertinus Serif"
-ARCHIVAL: typst.PDFStandard = "a-3u"
 VERDICT_COLOURS = {Verdict.safe: "#0a6a2a", Verdict.risky: "#8a5a00", Verdict.unsafe: "#a00000"}
 
 log = structlog.get_logger(__name__)
@@ -55,66 +38,27 @@ def verify_command(jwks: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Typeset:
-    """A compiled dossier, the PDF standard it meets (None: plain PDF), and what Typst warned about (nothing, for a
-    sound template)."""
-
-    pdf: bytes
-    standard: typst.PDFStandard | None
-    warnings: list[str]
+def typeset(dossier: Dossier, jws: str, setter: Typesetter | None = None) -> Typeset:
+    """The dossier's PDF as Typst writes it (unsigned), the JWS attached, dated when the dossier was issued."""
+    return (setter or typesetter()).typeset(page_data(dossier, jws), dossier.issued_at)
 
 
-class Typesetter:
-    """Compiles the dossier template with the fonts found in `font_dirs` (and those Typst bundles); one compiler
-    per thread that uses it."""
-
-    def __init__(self, font_dirs: Sequence[Path] = FONT_DIRS) -> None:
-        found = [str(folder) for folder in font_dirs if folder.is_dir()]
-        self.fonts = typst.Fonts(include_system_fonts=False, include_embedded_fonts=True, font_paths=found)
-        self.family = SYSTEM_FAMILY if SYSTEM_FAMILY in self.fonts.families() else BUNDLED_FAMILY
-        self._local = threading.local()
-
-    def _compiler(self) -> typst.Compiler:
-        compiler: typst.Compiler | None = getattr(self._local, "compiler", None)
-        if compiler is None:
-            compiler = typst.Compiler(str(TEMPLATE), font_paths=self.fonts, ignore_system_fonts=True)
-            self._local.compiler = compiler
-        return compiler
-
-    def typeset(self, dossier: Dossier, jws: str) -> Typeset:
-        """The dossier's PDF, dated when the dossier was issued (the same dossier gives the same bytes)."""
-        data = orjson.dumps(page_data(dossier, jws, self.family)).decode()
-        issued_at = dossier.issued_at.astimezone(dt.UTC).replace(microsecond=0)
-        try:
-            return self._compile(data, issued_at, ARCHIVAL)
-        except typst.TypstError as error:
-            if not error.message.startswith("PDF/A"):  # only a character PDF/A cannot show makes it a plain PDF
-                raise
-            return self._compile(data, issued_at, None)
-
-    def _compile(self, data: str, issued_at: dt.datetime, standard: typst.PDFStandard | None) -> Typeset:
-        pdf, warnings = self._compiler().compile_with_warnings(
-            sys_inputs={"data": data},
-            pdf_standards=standard,
-            pdf_tags=False,  # tags would add half again to every PDF (bench/RESULTS.md)
-            timestamp=issued_at,
-        )
-        assert isinstance(pdf, bytes)
-        return Typeset(pdf, standard, [warning.message for warning in warnings])
-
-
-@cache
-def typesetter() -> Typesetter:
-    return Typesetter()
-
-
-def dossier_pdf(dossier: Dossier, jws: str) -> bytes:
-    """The dossier as a PDF, the JWS attached as `dossier.jws`."""
-    done = typesetter().typeset(dossier, jws)
+def log_warnings(dossier: Dossier, done: Typeset) -> None:
+    """What Typst warned about (nothing, for a sound template)."""
     for warning in done.warnings:
         log.warning("dossier_typst_warning", warning=warning, classification_id=str(dossier.classification_id))
-    return done.pdf
+
+
+def signature_reason(dossier: Dossier) -> str:
+    """What a PDF reader shows as the reason of the dossier's signature."""
+    return f"Classification dossier {dossier.classification_id}"
+
+
+def dossier_pdf(dossier: Dossier, jws: str, key: PdfSigningKey) -> bytes:
+    """The dossier as a PDF, the JWS attached as `dossier.jws`, signed as a whole with `key` (PAdES)."""
+    done = typeset(dossier, jws)
+    log_warnings(dossier, done)
+    return sign_pdf(done.pdf, key, signature_reason(dossier))
 
 
 def _answer(value: object, texts: dict[str, str], language: Language) -> str:
@@ -222,15 +166,15 @@ def _labels(dossier: Dossier, texts: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
-    """Every text the template shows, in the dossier's language: the `data` it is compiled with."""
+def page_data(dossier: Dossier, jws: str) -> dict[str, Any]:
+    """Every text the template shows, in the dossier's language: the `data` it is compiled with (the typesetter adds
+    the font it has)."""
     language = CODES[dossier.language]
     texts = dossier_texts().of(language)
     kind = dossier.test.kind.value
     return {
         "t": texts,
         "lang": dossier.language,
-        "font": family,
         "document_title": f"{texts['title']} {dossier.reference or dossier.classification_id}",
         "document_description": f"{dossier.test.name}: {word(dossier.verdict.current, language)}",
         "footer": f"{texts['title']} {dossier.classification_id}",

@@ -124,6 +124,12 @@ class DossierVerification(ResponseSchema):
     algorithm: Literal["EdDSA"]
     kid: str = Field(description="The signing key's id (RFC 7638 thumbprint).")
     jwks_url: str = Field(description="The public keys of the environment that signed.")
+    pdf_certificates_url: str = Field(
+        description="The certificates of the environment's PDF signatures (PEM), published beside the keys."
+    )
+    pdf_certificate_sha256: str = Field(
+        description="SHA-256 fingerprint (hex) of the certificate that signs this dossier's PDF as a PDF."
+    )
 
 
 class Dossier(ResponseSchema):

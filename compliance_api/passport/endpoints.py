@@ -13,7 +13,7 @@ from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.passport import service, views
+from compliance_api.passport import certificates, service, views
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.hot_path import HotPath
 from compliance_api.passport.schemas import (
@@ -208,3 +208,12 @@ async def jwks(request: Request) -> JSONResponse:
     return JSONResponse(
         document, media_type="application/jwk-set+json", headers={"Cache-Control": "public, max-age=300"}
     )
+
+
+@jwks_router.get("/.well-known/dossier-certificates.pem")
+async def dossier_certificates(request: Request) -> Response:
+    """The certificates that sign this host's environment's dossier PDFs, old ones included, oldest first: PEM, each
+    after a line naming it and its SHA-256 fingerprint (text a PEM reader skips)."""
+    environment = request.scope["state"]["environment"]
+    body = certificates.published_pem(_keys(request).pdf_certificates(environment))
+    return Response(body, media_type="application/x-pem-file", headers={"Cache-Control": "public, max-age=300"})
