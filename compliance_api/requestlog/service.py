@@ -16,7 +16,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from compliance_api.auth.models import ApiToken
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, paginate
 from compliance_api.kit.schemas import NamedEnum
 from compliance_api.requestlog.models import ApiRequest
 
@@ -54,8 +54,9 @@ class Filters:
     request_id: str | None = None
 
     @property
-    def scope(self) -> str:
-        return f"{self.status_class or ''}|{self.path or ''}|{self.request_id or ''}"
+    def by_name(self) -> ListFilters:
+        """The filters by the query parameter that sets each, for the cursors they issue."""
+        return {"status_class": self.status_class, "path": self.path, "request_id": self.request_id}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +114,9 @@ async def list_requests(
         limit=limit,
         cursor=cursor,
         cursors=cursors,
-        scope=f"requests:{owner.user_id}:{owner.environment.value}:{filters.scope}",
+        scope=f"requests:{owner.user_id}:{owner.environment.value}",
         key_of=created_key,
+        filters=filters.by_name,
     )
     tokens = await _tokens(session, list({row.token_id for row in page.rows}))
     named = [LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None) for row in page.rows]
