@@ -16,10 +16,11 @@ from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.service import Scored, audit_rows
 from compliance_api.errors import ERROR_CATALOGUE, ApiError, ErrorCode, FieldError, validation_errors
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
-Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language], Scored]
+Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language, Environment], Scored]
 
 PATHS = frozenset({"/v1/classify/zelfstandigenwet/batch", "/v1/classify/cross-border/batch"})
 """The batch operations, whose 413 says what to do about a body over the limit."""
@@ -86,7 +87,7 @@ async def classify_batch(
     rows: list[TableRow] = []
     for index, item in enumerate(items):
         try:
-            scored = score(model.model_validate_json(_as_json(item)), rulesets, now, language)
+            scored = score(model.model_validate_json(_as_json(item)), rulesets, now, language, caller.environment)
         except ValidationError as exc:
             data.append(invalid_item(index, exc, base_url))
             continue

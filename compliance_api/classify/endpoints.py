@@ -39,6 +39,7 @@ from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.errors import ApiError
 from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, key_of
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
@@ -257,7 +258,8 @@ async def cross_border_criteria(
     descriptions and rule reasons in the language negotiated from `Accept-Language`."""
     language = _language_of(request)
     _in_language(response, language)
-    return views.criteria_catalogue(_rulesets(request).cross_border[country], language)
+    livemode = caller_of(request).environment is Environment.live
+    return views.criteria_catalogue(_rulesets(request).cross_border[country], language, livemode=livemode)
 
 
 @router.get(
@@ -279,7 +281,8 @@ async def questions(
     `safe`. Questions and reasons in the language negotiated from `Accept-Language`."""
     language = _language_of(request)
     _in_language(response, language)
-    return views.question_catalogue(questionnaire(_rulesets(request), test, language), language)
+    livemode = caller_of(request).environment is Environment.live
+    return views.question_catalogue(questionnaire(_rulesets(request), test, language), language, livemode=livemode)
 
 
 @router.get(

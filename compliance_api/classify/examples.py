@@ -125,6 +125,7 @@ def _examples() -> tuple[dict[str, Any], ...]:
             id=_ID,
             created_at=_CREATED_AT,
             tracked=dutch_tracked,
+            livemode=True,
         )
         for language in Language
     }
@@ -135,15 +136,20 @@ def _examples() -> tuple[dict[str, Any], ...]:
             id=_ID,
             created_at=_CREATED_AT,
             tracked=cross_border_tracked,
+            livemode=True,
         )
         for language in Language
     }
     catalogues = {
-        language: views.criteria_catalogue(rulesets.cross_border[Country.BE], language).model_dump(mode="json")
+        language: views.criteria_catalogue(rulesets.cross_border[Country.BE], language, livemode=True).model_dump(
+            mode="json"
+        )
         for language in Language
     }
     question_catalogues = {
-        language: views.question_catalogue(questionnaire(rulesets, Test.NL, language), language).model_dump(mode="json")
+        language: views.question_catalogue(
+            questionnaire(rulesets, Test.NL, language), language, livemode=True
+        ).model_dump(mode="json")
         for language in Language
     }
     dutch = dutch_verdicts[Language.nl]
@@ -160,6 +166,7 @@ def _examples() -> tuple[dict[str, Any], ...]:
         "ruleset": dutch["ruleset"],
         "request": dutch_request,
         "result": dutch,
+        "livemode": True,
     }
     return (
         _operation(
@@ -190,6 +197,7 @@ def _examples() -> tuple[dict[str, Any], ...]:
                         "metadata": dutch["metadata"],
                         "monitor": True,
                         "created_at": dutch["created_at"],
+                        "livemode": True,
                     }
                 ],
                 "has_more": False,

@@ -17,7 +17,14 @@ from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, VALIDATED_PER_ITEM, IsoDate, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import (
+    ACCEPT_WHOLE_FLOATS,
+    VALIDATED_PER_ITEM,
+    IsoDate,
+    Livemode,
+    RequestSchema,
+    ResponseSchema,
+)
 
 _RULESETS = packaged_rulesets()
 
@@ -258,6 +265,7 @@ class ZWVerdict(ResponseSchema):
     metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
+    livemode: Livemode
 
 
 class CrossBorderTariefgrensOut(ResponseSchema):
@@ -312,6 +320,7 @@ class CrossBorderVerdict(ResponseSchema):
     metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
+    livemode: Livemode
 
 
 class ClassificationSummary(ResponseSchema):
@@ -325,6 +334,7 @@ class ClassificationSummary(ResponseSchema):
     metadata: dict[str, str]
     monitor: bool
     created_at: dt.datetime
+    livemode: Livemode
 
 
 class ClassificationList(Page[ClassificationSummary]):
@@ -387,6 +397,7 @@ class QuestionCatalogue(ResponseSchema):
     ruleset: RulesetRef
     questions: list[QuestionOut]
     decisive: list[DecisiveRuleOut]
+    livemode: Livemode
 
 
 class CatalogueRule(ResponseSchema):
@@ -407,6 +418,7 @@ class CriteriaCatalogue(ResponseSchema):
     rules: list[CatalogueRule] = Field(description="The weighing rules, applied when no decisive rule holds.")
     decisive: list[DecisiveRuleOut] = Field(description="The facts that are enough for `unsafe` or `safe`, first.")
     tariefgrens: list[CrossBorderTariefgrensOut]
+    livemode: Livemode
 
 
 class LaterVerdict(ResponseSchema):
@@ -438,6 +450,7 @@ class ClassificationRecord(ResponseSchema):
     ruleset: RulesetRef
     request: dict[str, Any] = Field(description="The request body as received.")
     result: ZWVerdict | CrossBorderVerdict
+    livemode: Livemode
 
 
 MAX_BATCH_ITEMS = 1000

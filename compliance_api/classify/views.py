@@ -43,6 +43,7 @@ from compliance_api.classify.schemas import (
     Tracked,
 )
 from compliance_api.classify.verdict import Verdict
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import Paged
 
 SourceT = TypeVar("SourceT")
@@ -270,6 +271,7 @@ def dutch_verdict(
     id: uuid.UUID,
     created_at: dt.datetime,
     tracked: Tracked,
+    livemode: bool,
 ) -> dict[str, Any]:
     """The ZWVerdict body, as JSON-ready data."""
     return {
@@ -292,6 +294,7 @@ def dutch_verdict(
         "next_questions": _dutch_questions(assessment, ruleset, phrases),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
+        "livemode": livemode,
     }
 
 
@@ -357,7 +360,13 @@ def _cross_border_questions_now(assessment: CrossBorderAssessment, phrases: Phra
 
 
 def cross_border_verdict(
-    assessment: CrossBorderAssessment, phrases: Phrases, *, id: uuid.UUID, created_at: dt.datetime, tracked: Tracked
+    assessment: CrossBorderAssessment,
+    phrases: Phrases,
+    *,
+    id: uuid.UUID,
+    created_at: dt.datetime,
+    tracked: Tracked,
+    livemode: bool,
 ) -> dict[str, Any]:
     """The CrossBorderVerdict body, as JSON-ready data."""
     ruleset = assessment.ruleset
@@ -394,10 +403,11 @@ def cross_border_verdict(
         "next_questions": _cross_border_questions(assessment, phrases),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
+        "livemode": livemode,
     }
 
 
-def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> CriteriaCatalogue:
+def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language, *, livemode: bool) -> CriteriaCatalogue:
     """The catalogue with its descriptions and rule reasons in `language`."""
     return CriteriaCatalogue(
         country=ruleset.country,
@@ -427,6 +437,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
             for rule in ruleset.rules
         ],
         tariefgrens=[cross_border_tariefgrens(entry) for entry in ruleset.tariefgrens],
+        livemode=livemode,
     )
 
 
@@ -442,6 +453,7 @@ def classification_summary(record: Classification) -> ClassificationSummary:
         metadata=record.client_metadata or {},
         monitor=record.monitor,
         created_at=record.created_at,
+        livemode=record.environment is Environment.live,
     )
 
 
@@ -454,6 +466,7 @@ def classification_list(page: Paged[Classification]) -> ClassificationList:
 
 def classification_record(found: RecordWithHistory) -> ClassificationRecord:
     record, history = found.record, found.history
+    livemode = record.environment is Environment.live
     return ClassificationRecord.model_validate(
         {
             "id": record.id,
@@ -473,15 +486,21 @@ def classification_record(found: RecordWithHistory) -> ClassificationRecord:
                     "as_of": later.as_of,
                     "ruleset": later.result["ruleset"],
                     "created_at": later.created_at,
-                    "result": later.result,
+                    "result": _with_livemode(later.result, livemode),
                 }
                 for later in history
             ],
             "ruleset": record.result["ruleset"],
             "request": record.request,
-            "result": record.result,
+            "result": _with_livemode(record.result, livemode),
+            "livemode": livemode,
         }
     )
+
+
+def _with_livemode(verdict: dict[str, Any], livemode: bool) -> dict[str, Any]:
+    """A stored verdict as answered; one kept before verdicts said `livemode` gets it from its record."""
+    return verdict if "livemode" in verdict else {**verdict, "livemode": livemode}
 
 
 def _facts(facts: tuple[Fact, ...]) -> list[FactOut]:
@@ -510,7 +529,7 @@ def decisive_rule(rule: DecisiveRule, language: Language) -> DecisiveRuleOut:
     )
 
 
-def question_catalogue(found: Questionnaire, language: Language) -> QuestionCatalogue:
+def question_catalogue(found: Questionnaire, language: Language, *, livemode: bool) -> QuestionCatalogue:
     return QuestionCatalogue(
         test=found.test.value,
         ruleset=ruleset_ref(found.ruleset),
@@ -525,4 +544,5 @@ def question_catalogue(found: Questionnaire, language: Language) -> QuestionCata
             for question in found.questions
         ],
         decisive=[decisive_rule(rule, language) for rule in found.decisive],
+        livemode=livemode,
     )

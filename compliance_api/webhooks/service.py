@@ -206,12 +206,13 @@ async def rotate_secret(
 def envelope(
     event_id: uuid.UUID, type: str, created_at: datetime, environment: Environment, data: dict[str, Any]
 ) -> dict[str, Any]:
-    """The delivered body: `{"id", "type", "created_at", "environment", "data"}`."""
+    """The delivered body: `{"id", "type", "created_at", "environment", "livemode", "data"}`."""
     return {
         "id": str(event_id),
         "type": type,
         "created_at": created_at.isoformat(),
         "environment": environment.value,
+        "livemode": environment is Environment.live,
         "data": data,
     }
 

@@ -13,6 +13,7 @@ GRANT: dict[str, Any] = {
     "created_at": "2026-07-09T12:00:00Z",
     "revoked_at": None,
     "status": "active",
+    "livemode": False,
 }
 
 EXAMPLES: dict[str, dict[str, Any]] = {
