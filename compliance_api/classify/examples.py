@@ -251,6 +251,26 @@ CROSS_BORDER_BATCH = _batch_of(
     "Two engagements, the second with a criterion that is not a boolean",
 )
 
+
+def _dry_run_of(kept: dict[str, Any]) -> dict[str, Any]:
+    """A dry-run operation's examples from its kept operation's: the same requests, each verdict's `id` null."""
+
+    def without_id(answer: dict[str, Any]) -> dict[str, Any]:
+        if "data" in answer:
+            return {"data": [item if "index" in item else {**item, "id": None} for item in answer["data"]]}
+        return {**answer, "id": None}
+
+    answers = kept["responses"]["200"]["content"]["application/json"]["examples"]
+    dry = {code: {**example, "value": without_id(example["value"])} for code, example in answers.items()}
+    ok = kept["responses"]["200"]
+    return {**kept, "responses": {"200": {**ok, "content": {"application/json": {"examples": dry}}}}}
+
+
+ZELFSTANDIGENWET_DRY_RUN = _dry_run_of(ZELFSTANDIGENWET)
+CROSS_BORDER_DRY_RUN = _dry_run_of(CROSS_BORDER)
+ZELFSTANDIGENWET_BATCH_DRY_RUN = _dry_run_of(ZELFSTANDIGENWET_BATCH)
+CROSS_BORDER_BATCH_DRY_RUN = _dry_run_of(CROSS_BORDER_BATCH)
+
 MAX_BODY_BYTES: int = Settings.model_fields["max_body_bytes"].default
 BATCH_TOO_LARGE: dict[int | str, dict[str, Any]] = {
     413: {

@@ -323,6 +323,25 @@ class CrossBorderVerdict(ResponseSchema):
     livemode: Livemode
 
 
+DRY_RUN_ID_DESCRIPTION = "Always null: a dry run keeps no audit record, so there is nothing to fetch by id."
+
+
+class ZWDryRunVerdict(ZWVerdict):
+    """The answer of `POST /v1/classify/zelfstandigenwet?dry_run=true`: the verdict the same request would get, with
+    no audit record, event or dossier behind it (`id` null)."""
+
+    # A dry run's answer differs from a kept verdict's in this one field: a shape of its own, so that a client
+    # generated from the contract keeps `ZWVerdict.id` a UUID.
+    id: None = Field(description=DRY_RUN_ID_DESCRIPTION)  # type: ignore[assignment]
+
+
+class CrossBorderDryRunVerdict(CrossBorderVerdict):
+    """The answer of `POST /v1/classify/cross-border?dry_run=true`: the verdict the same request would get, with no
+    audit record, event or dossier behind it (`id` null)."""
+
+    id: None = Field(description=DRY_RUN_ID_DESCRIPTION)  # type: ignore[assignment]
+
+
 class ClassificationSummary(ResponseSchema):
     id: uuid.UUID
     kind: ClassificationKind
@@ -517,3 +536,15 @@ class ZelfstandigenwetBatchResult(ResponseSchema):
 
 class CrossBorderBatchResult(ResponseSchema):
     data: list[CrossBorderVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")
+
+
+class ZelfstandigenwetBatchDryRun(ResponseSchema):
+    """The answer of a Dutch batch with `dry_run=true`: each item's verdict, none of them kept."""
+
+    data: list[ZWDryRunVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")
+
+
+class CrossBorderBatchDryRun(ResponseSchema):
+    """The answer of a cross-border batch with `dry_run=true`: each item's verdict, none of them kept."""
+
+    data: list[CrossBorderDryRunVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")

@@ -110,6 +110,12 @@ def audit_rows(
     return (Classification, classification), (OutboxEvent, event)
 
 
+def dry_run(scored: Scored) -> dict[str, Any]:
+    """A dry run's answer: the verdict as it would be kept, with a null `id`, for nothing is kept (no audit record,
+    no event, no dossier)."""
+    return {**scored.verdict, "id": None}
+
+
 def score_engagement(
     body: ZelfstandigenwetRequest,
     rulesets: Rulesets,

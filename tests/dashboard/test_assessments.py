@@ -57,12 +57,19 @@ async def _submit(
     questionnaire: str = "zelfstandigenwet",
     environment: str = "live",
     headers: dict[str, str] | None = None,
+    action: str = "save",
 ) -> Response:
     form = await browser.get(
         f"{START}/new", params={"questionnaire": questionnaire, "environment": environment}, headers=headers
     )
     assert form.status_code == 200, form.text
-    data = {"questionnaire": questionnaire, "environment": environment, "csrf_token": csrf_of(form), **answers}
+    data = {
+        "questionnaire": questionnaire,
+        "environment": environment,
+        "csrf_token": csrf_of(form),
+        "action": action,
+        **answers,
+    }
     return await browser.post(START, data=data, headers=headers)
 
 
@@ -220,7 +227,13 @@ async def test_answers_come_back_filled_in_and_a_change_is_a_new_verdict(
     changed = {**values, "hourly_rate_eur": "95", "other_clients_count": "6", "profit_risk": "yes"}
     again = await browser.post(
         START,
-        data={"questionnaire": "zelfstandigenwet", "environment": "live", "csrf_token": csrf_of(page), **changed},
+        data={
+            "questionnaire": "zelfstandigenwet",
+            "environment": "live",
+            "csrf_token": csrf_of(page),
+            "action": "save",
+            **changed,
+        },
     )
     _, second = _made(again)
     assert second != first
@@ -397,3 +410,41 @@ async def test_a_nul_character_is_refused_and_not_echoed(browser: AsyncClient, s
     assert "\x00" not in refused.text
     assert 'value="reference"' in refused.text
     assert await _count(sessionmaker) == 0
+
+
+async def test_a_check_shows_the_verdict_and_keeps_nothing_until_the_person_saves(
+    app: FastAPI, browser: AsyncClient, client: AsyncClient, sessionmaker: Maker, pepper: bytes
+) -> None:
+    """Each check is the API's dry run: the verdict, what decided it and what to answer next, on the form itself,
+    with no classification kept; it is drawn from the rate-limit bucket all the same. Saving keeps it."""
+    app.state.services.limiter = MemoryLimiter(clock=lambda: FROZEN_CLOCK_US)  # no refill while the test runs
+    user = await _business(browser, sessionmaker)
+    _, token = await create_token(sessionmaker, pepper, user=user)
+    before = await client.get("/v1/health", headers=bearer(token))
+    checked = await _submit(browser, {**DUTCH_ANSWERS, "reference": "contract-9"}, action="check")
+    after = await client.get("/v1/health", headers=bearer(token))
+    assert int(after.headers["x-ratelimit-remaining"]) == int(before.headers["x-ratelimit-remaining"]) - 2
+    assert checked.status_code == 200, checked.text
+    assert 'data-field="dry-run"' in checked.text
+    assert re.search(r'data-field="verdict">\w+</span>', checked.text)
+    assert "dossier.pdf" not in checked.text
+    assert await _count(sessionmaker) == 0
+    values = _values(checked.text)
+    assert values["hourly_rate_eur"] == "30,50", "the answers come back as typed"
+    assert values["reference"] == "contract-9"
+    unlabelled = await browser.post(
+        START,
+        data={"questionnaire": "zelfstandigenwet", "environment": "live", "csrf_token": csrf_of(checked), **values},
+    )
+    assert unlabelled.status_code == 200, "only the save button keeps a verdict"
+    assert await _count(sessionmaker) == 0
+    data = {
+        "questionnaire": "zelfstandigenwet",
+        "environment": "live",
+        "csrf_token": csrf_of(checked),
+        "action": "save",
+        **values,
+    }
+    _, saved = _made(await browser.post(START, data=data))
+    assert (await _stored(sessionmaker, saved)).reference == "contract-9"
+    assert await _count(sessionmaker) == 1
