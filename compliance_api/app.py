@@ -29,6 +29,7 @@ from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import Problems, install_error_handlers
 from compliance_api.health.endpoints import probes
 from compliance_api.health.probe import HealthProbe
+from compliance_api.hints import install_hints
 from compliance_api.idempotency.service import Idempotency
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.environment import Environment
@@ -204,6 +205,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.services = services
     install_error_handlers(app, services.problems)
+    install_hints(app, services.problems)
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(probes)

@@ -30,6 +30,7 @@ ErrorCode = Literal[
     "invalid_token",
     "revoked_token",
     "wrong_environment",
+    "in_other_environment",
     "forbidden",
     "freelancer_only",
     "seller_only",
@@ -104,6 +105,14 @@ ERROR_CATALOGUE: dict[ErrorCode, ErrorSpec] = {
             401,
             "Wrong environment",
             "`sk_live_` tokens work only on the production host, `sk_test_` tokens only on the sandbox host.",
+        ),
+        ErrorSpec(
+            "in_other_environment",
+            404,
+            "In the other environment",
+            "The id or share-token is yours in the other environment (a sandbox one sent to production, or the "
+            "reverse): `environment` and `base_url` say where to send the request. Anyone else's answers the same "
+            "404 as an unknown one.",
         ),
         ErrorSpec("forbidden", 403, "Forbidden", "The caller is not authorised for this resource."),
         ErrorSpec(
@@ -264,11 +273,14 @@ class ApiError(StarletteHTTPException):
         *,
         errors: Sequence[FieldError] = (),
         headers: Mapping[str, str] | None = None,
+        extensions: Mapping[str, str] | None = None,
     ) -> None:
         spec = ERROR_CATALOGUE[code]
         super().__init__(spec.status, detail or spec.description, dict(headers) if headers else None)
         self.code = code
         self.errors = tuple(errors)
+        self.extensions = dict(extensions or {})
+        """RFC 9457 extension members of the problem (`in_other_environment`: `environment`, `base_url`)."""
 
 
 def problem_body(
@@ -278,9 +290,11 @@ def problem_body(
     base_url: str,
     detail: str | None = None,
     errors: Sequence[FieldError] = (),
+    extensions: Mapping[str, str] | None = None,
 ) -> bytes:
     spec = ERROR_CATALOGUE[code]
     body: dict[str, Any] = {
+        **(extensions or {}),
         "type": f"{base_url}/errors/{code}",
         "title": spec.title,
         "status": spec.status,
@@ -301,9 +315,12 @@ def problem_response(
     detail: str | None = None,
     errors: Sequence[FieldError] = (),
     headers: Mapping[str, str] | None = None,
+    extensions: Mapping[str, str] | None = None,
 ) -> Response:
     return Response(
-        problem_body(code, request_id=request_id, base_url=base_url, detail=detail, errors=errors),
+        problem_body(
+            code, request_id=request_id, base_url=base_url, detail=detail, errors=errors, extensions=extensions
+        ),
         status_code=ERROR_CATALOGUE[code].status,
         media_type=PROBLEM_JSON,
         headers=dict(headers) if headers else None,
@@ -329,6 +346,7 @@ class Problems:
         detail: str | None = None,
         errors: Sequence[FieldError] = (),
         headers: Mapping[str, str] | None = None,
+        extensions: Mapping[str, str] | None = None,
     ) -> Response:
         return problem_response(
             code,
@@ -337,6 +355,7 @@ class Problems:
             detail=detail,
             errors=errors,
             headers=headers,
+            extensions=extensions,
         )
 
     async def send(
@@ -444,7 +463,12 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
         return problems.response(
-            request.scope, exc.code, detail=str(exc.detail), errors=exc.errors, headers=exc.headers
+            request.scope,
+            exc.code,
+            detail=str(exc.detail),
+            errors=exc.errors,
+            headers=exc.headers,
+            extensions=exc.extensions,
         )
 
     async def http_exception(request: Request, exc: Exception) -> Response:

@@ -128,8 +128,9 @@ async def test_token_on_the_other_environments_host_is_wrong_environment(
     response = await client.get("/v1/health", headers={**bearer(token), "Host": host})
     assert_401(response.status_code, response.json(), dict(response.headers), "wrong_environment")
     label = token_environment.label
+    base_url = "http://api.test" if token_environment is Environment.live else "http://sandbox.localhost"
     assert response.json()["detail"] == (
-        f"A {token[:8]} token works only in the {label}: send it to the {label}'s base URL."
+        f"A {token[:8]} token works only in the {label}: send it to the {label}'s base URL, {base_url}."
     )
 
 
