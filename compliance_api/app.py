@@ -40,6 +40,7 @@ from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
 from compliance_api.openapi.endpoints import mount_docs_assets, mount_guide
 from compliance_api.openapi.endpoints import router as openapi_router
+from compliance_api.openapi.feed import router as feed_router
 from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.hot_path import new_hot_path
 from compliance_api.passport.signing import SigningKeys
@@ -210,6 +211,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     app.include_router(probes)
     app.include_router(openapi_router)
+    app.include_router(feed_router)
     app.include_router(jwks_router)
     register_webhooks(app)
     mount_docs_assets(app)
