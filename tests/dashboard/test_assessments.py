@@ -115,7 +115,9 @@ async def test_the_dutch_questionnaire_asks_each_question_with_why_and_its_legal
         assert f'id="{question.input}-why"' in block
         assert question.explanation[Language.en] in block
         assert question.basis in block
-        assert str(question.source_url) in block
+        part = page[page.index(f'id="q-{question.input}"') :]
+        sources = part[part.index('<details class="sources">') : part.index("</details>")]
+        assert html.escape(str(question.source_url)) in sources, "linked after its part's answers"
     booleans = [q for q in dutch.questions if q.kind == "boolean"]
     assert page.count('value="unknown" checked') == len(booleans) == 12, "every yes/no question starts at don't know"
     assert "<script" not in page
