@@ -450,3 +450,31 @@ async def test_a_check_shows_the_verdict_and_keeps_nothing_until_the_person_save
     _, saved = _made(await browser.post(START, data=data))
     assert (await _stored(sessionmaker, saved)).reference == "contract-9"
     assert await _count(sessionmaker) == 1
+
+
+async def test_checks_and_saves_show_in_usage_and_the_request_log_and_the_verdicts_say_where_they_came_from(
+    app: FastAPI, browser: AsyncClient, client: AsyncClient, sessionmaker: Maker, pepper: bytes
+) -> None:
+    """What the page says is counted is what usage and the log show: a check as the dry run it is, a save as the
+    classification; the API's request log lists token requests only; the verdicts page names who asked."""
+    user = await _business(browser, sessionmaker)
+    _, token = await create_token(sessionmaker, pepper, user=user)
+    assert (await _submit(browser, DUTCH_ANSWERS, action="check")).status_code == 200
+    _, saved = _made(await _submit(browser, DUTCH_ANSWERS))
+    by_api = await client.post("/v1/classify/zelfstandigenwet", json={"engagement": {}}, headers=bearer(token))
+    await app.state.services.request_log.flush()
+
+    log = (await browser.get("/freelancer/logs")).text
+    assert log.count("/v1/classify/zelfstandigenwet/dry-run") == 1
+    assert log.count('data-field="dry-run"') == 1
+    assert log.count("<td>Dashboard") == 2
+    usage = (await browser.get("/freelancer/usage")).text
+    assert "Dashboard assessments (checks and saves)" in usage
+    listed = (await client.get("/v1/requests", headers=bearer(token))).json()["data"]
+    assert [entry["path"] for entry in listed] == ["/v1/classify/zelfstandigenwet"], "token requests only"
+
+    verdicts = (await browser.get("/freelancer/classifications")).text
+    rows = dict(
+        re.findall(r'data-classification-id="([0-9a-f-]{36})".*?data-field="asked-by">([^<]+)<', verdicts, re.S)
+    )
+    assert rows == {saved: "the dashboard", by_api.json()["id"]: "an API token"}

@@ -9,12 +9,14 @@ as one made with a token."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
+from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.classify import service as classify_service
@@ -29,6 +31,7 @@ from compliance_api.dashboard.questionnaire import (
     Fact,
     Question,
     Questionnaire,
+    Submission,
     answers_of,
     deciding_facts,
     next_questions,
@@ -51,7 +54,9 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.middleware import request_id_of
+from compliance_api.ratelimit.gcra import Decision
 from compliance_api.ratelimit.tiers import Tier, tier_for, user_bucket
+from compliance_api.requestlog.buffer import Recorded
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
@@ -159,7 +164,57 @@ async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -
     answered = submission(questionnaire, questions, form, translator)
     kept: dict[str, Any] = {"values": answered.values, "reference": answered.reference}
     tier = tier_for(account.plan, environment)
+    started = time.perf_counter()
     decision = await services.limiter.consume(user_bucket(account.id, environment), tier)
+    response = await _assessed(request, account, questionnaire, environment, form, answered, kept, decision)
+    _log_request(request, Acting.of(account, environment), questionnaire, form, response, decision, started)
+    return response
+
+
+def _log_request(
+    request: Request,
+    asking: Acting,
+    questionnaire: Questionnaire,
+    form: FormData,
+    response: Response,
+    decision: Decision,
+    started: float,
+) -> None:
+    """Into the request log as the API operation it stands for (a check as its dry run, a save as the kept one),
+    with no token: so that usage and the log show what the page says counts against the limits."""
+    test = "zelfstandigenwet" if questionnaire is Questionnaire.zelfstandigenwet else "cross-border"
+    path = f"/v1/classify/{test}" + ("" if field(form, "action") == SAVE else "/dry-run")
+    status = 200 if response.status_code == 303 else response.status_code  # a save answers with its verdict's page
+    services_of(request).request_log.record(
+        Recorded(
+            finished_at=time.time(),
+            caller=asking,
+            method="POST",
+            route=path,
+            raw_path=path,
+            status=status,
+            elapsed=time.perf_counter() - started,
+            request_id=request_id_of(request),
+            rate_limit_remaining=decision.remaining,
+            problem=None,
+        )
+    )
+
+
+async def _assessed(
+    request: Request,
+    account: User,
+    questionnaire: Questionnaire,
+    environment: Environment,
+    form: FormData,
+    answered: Submission,
+    kept: dict[str, Any],
+    decision: Decision,
+) -> Response:
+    """The page for answers the limiter has counted: the 429, the answers to correct, the check or the saved verdict."""
+    services, translator = services_of(request), translator_of(request)
+    questions = questions_for(questionnaire, services.rulesets, translator)
+    tier = tier_for(account.plan, environment)
     if not decision.allowed:
         wait = decision.retry_after_seconds
         log.info("dashboard_assessment_rate_limited", user_id=str(account.id), environment=environment.value)
