@@ -25,6 +25,7 @@ from compliance_api.accounts import service as accounts
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.auth.caller import Caller
 from compliance_api.classify import listing, views
+from compliance_api.classify.language import DEFAULT_LANGUAGE
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ZelfstandigenwetRequest
 from compliance_api.classify.service import score_engagement
@@ -64,7 +65,9 @@ async def _fill(rows: int) -> Caller:
     connection = await asyncpg.connect(f"{SERVER}/{DATABASE}")
     try:
         body = ZelfstandigenwetRequest.model_validate_json(b'{"engagement": {"hourly_rate_eur": 95}}')
-        result = orjson.dumps(score_engagement(body, packaged_rulesets(), utcnow()).verdict).decode()
+        result = orjson.dumps(
+            score_engagement(body, packaged_rulesets(), utcnow(), DEFAULT_LANGUAGE, Environment.live).verdict
+        ).decode()
         await connection.execute(FILL, user.id, uuid.uuid4(), result, rows)
         await connection.execute("ANALYZE classification")
     finally:

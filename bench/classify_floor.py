@@ -64,7 +64,7 @@ def serve(port: int) -> None:
     def verdict(body: ZelfstandigenwetRequest, now: dt.datetime) -> dict[str, object]:
         assessment = assess_engagement(rulesets.dutch, body.engagement.model_dump(), body.as_of or now.date())
         return views.dutch_verdict(
-            assessment, rulesets.dutch, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body
+            assessment, rulesets.dutch, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body, livemode=True
         )
 
     sample = ZelfstandigenwetRequest.model_validate({"engagement": {"hourly_rate_eur": 95, "months_duration": 12}})

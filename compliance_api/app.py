@@ -29,6 +29,7 @@ from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.errors import Problems, install_error_handlers
 from compliance_api.health.endpoints import probes
 from compliance_api.health.probe import HealthProbe
+from compliance_api.hints import install_hints
 from compliance_api.idempotency.service import Idempotency
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.environment import Environment
@@ -39,6 +40,7 @@ from compliance_api.middleware import RequestContext
 from compliance_api.openapi.contract import build_contract
 from compliance_api.openapi.endpoints import mount_docs_assets, mount_guide
 from compliance_api.openapi.endpoints import router as openapi_router
+from compliance_api.openapi.feed import router as feed_router
 from compliance_api.passport.endpoints import jwks_router
 from compliance_api.passport.hot_path import new_hot_path
 from compliance_api.passport.signing import SigningKeys
@@ -209,10 +211,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.services = services
     install_error_handlers(app, services.problems)
+    install_hints(app, services.problems)
     for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(probes)
     app.include_router(openapi_router)
+    app.include_router(feed_router)
     app.include_router(jwks_router)
     register_webhooks(app)
     mount_docs_assets(app)

@@ -162,8 +162,11 @@ class Settings(BaseSettings):
         default=30, ge=5, le=1440, validation_alias=AliasChoices("COMPLIANCE_PASSWORD_RESET_MINUTES")
     )
 
-    webhooks_allow_private_targets: bool = Field(
-        default=False, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS")
+    # Unset: only the embedded deployment's sandbox (what `make run` serves) takes private targets, so local webhooks
+    # need no restart; `false` refuses them there too; `true` also allows them in the embedded deployment's
+    # production and in a production deployment's sandbox (which `check` calls unsafe).
+    webhooks_allow_private_targets: bool | None = Field(
+        default=None, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS")
     )
     webhooks_embedded_worker: bool = Field(
         default=False, validation_alias=AliasChoices("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER")

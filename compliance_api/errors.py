@@ -32,6 +32,7 @@ ErrorCode = Literal[
     "invalid_token",
     "revoked_token",
     "wrong_environment",
+    "in_other_environment",
     "forbidden",
     "freelancer_only",
     "seller_only",
@@ -107,6 +108,14 @@ ERROR_CATALOGUE: dict[ErrorCode, ErrorSpec] = {
             401,
             "Wrong environment",
             "`sk_live_` tokens work only on the production host, `sk_test_` tokens only on the sandbox host.",
+        ),
+        ErrorSpec(
+            "in_other_environment",
+            404,
+            "In the other environment",
+            "The id or share-token is yours in the other environment (a sandbox one sent to production, or the "
+            "reverse): `environment` and `base_url` say where to send the request. Anyone else's answers the same "
+            "404 as an unknown one.",
         ),
         ErrorSpec("forbidden", 403, "Forbidden", "The caller is not authorised for this resource."),
         ErrorSpec(
@@ -289,6 +298,7 @@ class ApiError(StarletteHTTPException):
         errors: Sequence[FieldError] = (),
         headers: Mapping[str, str] | None = None,
         error_count: int | None = None,
+        extensions: Mapping[str, str] | None = None,
     ) -> None:
         """`errors`: at most the first `MAX_LISTED_ERRORS` are kept; `error_count` says how many there were when
         `errors` holds only the first ones."""
@@ -297,6 +307,8 @@ class ApiError(StarletteHTTPException):
         self.code = code
         self.errors = tuple(errors[:MAX_LISTED_ERRORS])
         self.error_count = len(errors) if error_count is None else error_count
+        self.extensions = dict(extensions or {})
+        """RFC 9457 extension members of the problem (`in_other_environment`: `environment`, `base_url`)."""
 
 
 def problem_body(
@@ -307,11 +319,13 @@ def problem_body(
     detail: str | None = None,
     errors: Sequence[FieldError] = (),
     error_count: int | None = None,
+    extensions: Mapping[str, str] | None = None,
 ) -> bytes:
     """The problem's JSON; at most `MAX_LISTED_ERRORS` of `errors`, and `error_count` (default: how many `errors`
     holds) when that is more than were listed."""
     spec = ERROR_CATALOGUE[code]
     body: dict[str, Any] = {
+        **(extensions or {}),
         "type": f"{base_url}/errors/{code}",
         "title": spec.title,
         "status": spec.status,
@@ -337,10 +351,17 @@ def problem_response(
     errors: Sequence[FieldError] = (),
     error_count: int | None = None,
     headers: Mapping[str, str] | None = None,
+    extensions: Mapping[str, str] | None = None,
 ) -> Response:
     return Response(
         problem_body(
-            code, request_id=request_id, base_url=base_url, detail=detail, errors=errors, error_count=error_count
+            code,
+            request_id=request_id,
+            base_url=base_url,
+            detail=detail,
+            errors=errors,
+            error_count=error_count,
+            extensions=extensions,
         ),
         status_code=ERROR_CATALOGUE[code].status,
         media_type=PROBLEM_JSON,
@@ -368,6 +389,7 @@ class Problems:
         errors: Sequence[FieldError] = (),
         error_count: int | None = None,
         headers: Mapping[str, str] | None = None,
+        extensions: Mapping[str, str] | None = None,
     ) -> Response:
         return problem_response(
             code,
@@ -377,6 +399,7 @@ class Problems:
             errors=errors,
             error_count=error_count,
             headers=headers,
+            extensions=extensions,
         )
 
     async def send(
@@ -506,6 +529,7 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
             errors=exc.errors,
             error_count=exc.error_count,
             headers=exc.headers,
+            extensions=exc.extensions,
         )
 
     async def http_exception(request: Request, exc: Exception) -> Response:

@@ -239,3 +239,39 @@ def test_every_v1_route_refuses_unknown_query_parameters() -> None:
     assert len(routes) >= 30
     for route in routes:
         assert isinstance(route, StrictQueryRoute), route.path
+
+
+async def test_a_cursor_keeps_the_filters_that_issued_it_and_names_the_one_that_differs(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    path = await _classifications(client, owner, sessionmaker, pepper)
+    verdict = (await client.get(path, headers=owner.live)).json()["data"][0]["verdict"]
+    other = "safe" if verdict != "safe" else "unsafe"
+    first = (await client.get(path, params={"verdict": verdict, "limit": 1}, headers=owner.live)).json()
+    cursor = first["next_cursor"]
+    same = await client.get(path, params={"verdict": verdict, "cursor": cursor}, headers=owner.live)
+    assert same.status_code == 200
+    assert {item["verdict"] for item in same.json()["data"]} == {verdict}
+    for params in ({"verdict": other}, {}, {"verdict": verdict, "reference": "rate-30"}):
+        answer = await client.get(path, params={**params, "cursor": cursor}, headers=owner.live)
+        assert answer.status_code == 400, params
+        problem = answer.json()
+        assert problem["code"] == "validation_failed"
+        named = "reference" if "reference" in params else "verdict"
+        assert [e["field"] for e in problem["errors"]] == [f"query.{named}"]
+        assert problem["detail"].startswith(f"`{named}` differs from the `{named}` the cursor was issued with")
+
+
+async def test_an_event_cursor_keeps_its_types_in_any_order(
+    client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    await _events(client, owner, sessionmaker, pepper)
+    both = [("type", "api_token.created"), ("type", "passport.updated")]
+    cursor = (await client.get("/v1/events", params=[*both, ("limit", "1")], headers=owner.live)).json()["next_cursor"]
+    reordered = await client.get("/v1/events", params=[*reversed(both), ("cursor", cursor)], headers=owner.live)
+    assert reordered.status_code == 200
+    assert len(reordered.json()["data"]) == 2
+    fewer = await client.get("/v1/events", params=[both[0], ("cursor", cursor)], headers=owner.live)
+    assert [e["field"] for e in fewer.json()["errors"]] == ["query.type"]

@@ -23,10 +23,14 @@ from compliance_api_client.api.classify import (
     classification_update,
     classify_cross_border,
     classify_cross_border_batch,
+    classify_cross_border_batch_dry_run,
     classify_cross_border_criteria,
+    classify_cross_border_dry_run,
     classify_questions,
     classify_zelfstandigenwet,
     classify_zelfstandigenwet_batch,
+    classify_zelfstandigenwet_batch_dry_run,
+    classify_zelfstandigenwet_dry_run,
 )
 from compliance_api_client.api.dac7 import (
     dac7_grant_create,
@@ -103,6 +107,21 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
     cross_border = request_example(contract, "/v1/classify/cross-border", "post")
     body = getattr(models, f"CrossBorderRequest{cross_border['country']}").from_dict(cross_border)
     call(classify_cross_border, 200, client=business, body=body, accept_language="nl")
+    assert call(classify_zelfstandigenwet_dry_run, 200, client=business, body=dutch).id is None
+    assert call(classify_cross_border_dry_run, 200, client=business, body=body).id is None
+    for dry_operation, dry_path, dry_model in (
+        (
+            classify_zelfstandigenwet_batch_dry_run,
+            "/v1/classify/zelfstandigenwet/batch",
+            models.ZelfstandigenwetBatchRequest,
+        ),
+        (classify_cross_border_batch_dry_run, "/v1/classify/cross-border/batch", models.CrossBorderBatchRequest),
+    ):
+        dry = call(
+            dry_operation, 200, client=business, body=dry_model.from_dict(request_example(contract, dry_path, "post"))
+        )
+        assert not isinstance(dry.data[0], models.ItemProblem)
+        assert dry.data[0].id is None  # a dry run keeps nothing
     for operation, path, model, items in (
         (
             classify_zelfstandigenwet_batch,

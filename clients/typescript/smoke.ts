@@ -86,6 +86,17 @@ expectStatus(
 );
 const dutchBatch = requestExample<Schemas["ZelfstandigenwetBatchRequest"]>("/v1/classify/zelfstandigenwet/batch", "post");
 const crossBorderBatch = requestExample<Schemas["CrossBorderBatchRequest"]>("/v1/classify/cross-border/batch", "post");
+const dryRun = expectStatus(await business.POST("/v1/classify/zelfstandigenwet/dry-run", { body: dutch }), 200);
+// `id` is typed `null`, which openapi-fetch's response type leaves out: read from the plain object.
+const dryRunId = (dryRun as Record<string, unknown>)["id"];
+assert(dryRunId === null && dryRun.verdict === verdict.verdict, "a dry run answers the verdict and keeps nothing");
+expectStatus(await business.POST("/v1/classify/cross-border/dry-run", { body: crossBorder }), 200);
+for (const dry of [
+  expectStatus(await business.POST("/v1/classify/zelfstandigenwet/batch/dry-run", { body: dutchBatch }), 200),
+  expectStatus(await business.POST("/v1/classify/cross-border/batch/dry-run", { body: crossBorderBatch }), 200),
+]) {
+  assert(dry.data.length === 2 && "index" in dry.data[1]!, "a dry run's batch answers each item");
+}
 for (const batch of [
   expectStatus(await business.POST("/v1/classify/zelfstandigenwet/batch", { body: dutchBatch }), 200),
   expectStatus(await business.POST("/v1/classify/cross-border/batch", { body: crossBorderBatch }), 200),

@@ -20,6 +20,7 @@ from compliance_api.auth import service as auth_service
 from compliance_api.auth import tokens
 from compliance_api.auth.cache import CachedToken, resolution
 from compliance_api.errors import ErrorCode
+from compliance_api.kit.addresses import request_bases
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.metrics import RATE_LIMITED
@@ -155,13 +156,18 @@ class ApiGateway:
             raise AuthFailure("revoked_token", "The token was revoked.")
         return cached
 
-    @staticmethod
-    def _check_environment(token_environment: Environment, scope: Scope) -> None:
+    def _check_environment(self, token_environment: Environment, scope: Scope) -> None:
         if token_environment is not scope["state"]["environment"]:
+            settings = self.services.settings
+            bases = request_bases(
+                scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
+            )
+            base_url = bases.production if token_environment is Environment.live else bases.sandbox
             where = "production" if token_environment is Environment.live else "the sandbox"
             raise AuthFailure(
                 "wrong_environment",
-                f"A {tokens.PREFIXES[token_environment]} token works only in {where}: send it to {where}'s base URL.",
+                f"A {tokens.PREFIXES[token_environment]} token works only in {where}: send it to {where}'s base "
+                f"URL{f', {base_url}' if base_url else ''}.",
             )
 
     async def _resolve(self, token_hash: str, environment: Environment, credentials: str) -> CachedToken:

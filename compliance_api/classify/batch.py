@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from compliance_api.auth.caller import Caller
 from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
-from compliance_api.classify.service import Scored, audit_rows
+from compliance_api.classify.service import Scored, audit_rows, dry_run
 from compliance_api.errors import (
     ERROR_CATALOGUE,
     MAX_LISTED_ERRORS,
@@ -26,10 +26,11 @@ from compliance_api.errors import (
     errors_detail,
     validation_errors,
 )
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
-Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language], Scored]
+Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language, Environment], Scored]
 
 PATHS = frozenset({"/v1/classify/zelfstandigenwet/batch", "/v1/classify/cross-border/batch"})
 """The batch operations, whose 413 says what to do about a body over the limit."""
@@ -107,6 +108,28 @@ def _refused(index: int, exc: ApiError, base_url: str) -> dict[str, Any]:
     return item_problem(index, exc.code, str(exc.detail), errors, exc.error_count, base_url)
 
 
+def _scored_items(
+    caller: Caller,
+    items: Sequence[Any],
+    model: type[BodyT],
+    score: Scorer[BodyT],
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language,
+    base_url: str,
+) -> list[Scored | dict[str, Any]]:
+    """Each item scored, or its problem, in the order sent."""
+    scored: list[Scored | dict[str, Any]] = []
+    for index, item in enumerate(items):
+        try:
+            scored.append(score(model.model_validate_json(_as_json(item)), rulesets, now, language, caller.environment))
+        except ValidationError as exc:
+            scored.append(invalid_item(index, exc, model, base_url))
+        except ApiError as exc:
+            scored.append(_refused(index, exc, base_url))
+    return scored
+
+
 async def classify_batch(
     audit: GroupCommit,
     caller: Caller,
@@ -122,17 +145,27 @@ async def classify_batch(
     """`{"data": [...]}`: each item's verdict (kept in the audit trail) or its problem, in the order sent."""
     data: list[dict[str, Any]] = []
     rows: list[TableRow] = []
-    for index, item in enumerate(items):
-        try:
-            scored = score(model.model_validate_json(_as_json(item)), rulesets, now, language)
-        except ValidationError as exc:
-            data.append(invalid_item(index, exc, model, base_url))
-            continue
-        except ApiError as exc:
-            data.append(_refused(index, exc, base_url))
-            continue
-        data.append(scored.verdict)
-        rows.extend(audit_rows(caller, scored, now, request_id))
+    for entry in _scored_items(caller, items, model, score, rulesets, now, language, base_url):
+        if isinstance(entry, Scored):
+            data.append(entry.verdict)
+            rows.extend(audit_rows(caller, entry, now, request_id))
+        else:
+            data.append(entry)
     if rows:
         await audit.insert(*rows)
     return {"data": data}
+
+
+def dry_run_batch(
+    caller: Caller,
+    items: Sequence[Any],
+    model: type[BodyT],
+    score: Scorer[BodyT],
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language,
+    base_url: str,
+) -> dict[str, Any]:
+    """`{"data": [...]}` as `classify_batch` answers it, with nothing kept: each verdict's `id` is null."""
+    scored = _scored_items(caller, items, model, score, rulesets, now, language, base_url)
+    return {"data": [dry_run(entry) if isinstance(entry, Scored) else entry for entry in scored]}

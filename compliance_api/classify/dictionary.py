@@ -19,6 +19,7 @@ from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.service import score_cross_border, score_engagement
+from compliance_api.kit.environment import Environment
 
 AS_OF = (dt.date(2025, 6, 1), dt.date(2026, 3, 1), dt.date(2026, 11, 1), dt.date(2027, 6, 1))
 """Dates either side of the thresholds' changes: some texts depend on what is in force."""
@@ -52,13 +53,13 @@ def training_samples(count: int, seed: int = 0) -> list[bytes]:
             }
             engagement = {name: value for name, value in values.items() if chance.random() < answered}
             body = ZelfstandigenwetRequest.model_validate({"engagement": engagement, **tracked})
-            verdict = score_engagement(body, rulesets, now, language).verdict
+            verdict = score_engagement(body, rulesets, now, language, Environment.live).verdict
         else:
             country = sorted(rulesets.cross_border)[(number // 8) % len(rulesets.cross_border)]  # and each country
             names = rulesets.cross_border[country].criterion_names
             criteria = {name: chance.random() < 0.5 for name in names if chance.random() < answered}
             request = CrossBorderRequest.model_validate({"country": country, "criteria": criteria, **tracked})
-            verdict = score_cross_border(request, rulesets, now, language).verdict
+            verdict = score_cross_border(request, rulesets, now, language, Environment.live).verdict
         samples.append(orjson.dumps(verdict))
     return samples
 

@@ -25,20 +25,25 @@ from compliance_api.classify.schemas import (
     ClassificationRecord,
     ClassificationUpdate,
     CriteriaCatalogue,
+    CrossBorderBatchDryRun,
     CrossBorderBatchRequest,
     CrossBorderBatchResult,
+    CrossBorderDryRunVerdict,
     CrossBorderRequest,
     CrossBorderVerdict,
     QuestionCatalogue,
+    ZelfstandigenwetBatchDryRun,
     ZelfstandigenwetBatchRequest,
     ZelfstandigenwetBatchResult,
     ZelfstandigenwetRequest,
+    ZWDryRunVerdict,
     ZWVerdict,
 )
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.errors import ApiError
 from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, key_of
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
@@ -54,6 +59,11 @@ IDEMPOTENCY_CONFLICT: dict[int | str, dict[str, Any]] = {
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "No such classification for this caller."}}
 
+
+DryRun = Annotated[bool, Query(include_in_schema=False)]
+"""`?dry_run=true` on a classify operation: the same as its `/dry-run` operation. Left out of the contract, where the
+`/dry-run` operations describe the answer as a shape of its own: declared here, the kept operation's answer would
+become a union in generated clients, and `id` no longer a plain UUID."""
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 Classifier = Callable[
@@ -117,6 +127,15 @@ async def _answer(
     return _in_language(replayed, language)
 
 
+def _dry_run(request: Request, body: BodyT, score: batch.Scorer[BodyT]) -> Response:
+    """The verdict `body` would get, kept nowhere (an Idempotency-Key is not used: there is nothing to repeat)."""
+    services, caller, language = services_of(request), caller_of(request), _language_of(request)
+    scored = score(body, services.rulesets, utcnow(), language, caller.environment)
+    return Response(
+        orjson.dumps(service.dry_run(scored)), media_type="application/json", headers=LANGUAGE_HEADERS[language]
+    )
+
+
 def _rulesets(request: Request) -> Rulesets:
     rulesets: Rulesets = services_of(request).rulesets
     return rulesets
@@ -137,10 +156,15 @@ def _retention(request: Request) -> service.Retention:
     },
     responses=IDEMPOTENCY_CONFLICT,
 )
-async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, request: Request) -> Response:
+async def classify_zelfstandigenwet(
+    body: ZelfstandigenwetRequest, request: Request, dry_run: DryRun = False
+) -> Response:
     """Scores the engagement against the `nl-zw` ruleset (Zelfstandigenwet 5+4 criteria anchored in Deliveroo,
     with the hourly-rate presumption) and keeps the verdict as an audit record; the advice is in the language
-    negotiated from `Accept-Language` (en, nl, fr or de; `Content-Language` says which). Honours Idempotency-Key."""
+    negotiated from `Accept-Language` (en, nl, fr or de; `Content-Language` says which). Honours Idempotency-Key.
+    `POST /v1/classify/zelfstandigenwet/dry-run` answers the same without keeping anything."""
+    if dry_run:
+        return _dry_run(request, body, service.score_engagement)
     return await _classify(request, body, service.classify_engagement)
 
 
@@ -155,10 +179,13 @@ async def classify_zelfstandigenwet(body: ZelfstandigenwetRequest, request: Requ
     },
     responses=IDEMPOTENCY_CONFLICT,
 )
-async def classify_cross_border(body: CrossBorderRequest, request: Request) -> Response:
+async def classify_cross_border(body: CrossBorderRequest, request: Request, dry_run: DryRun = False) -> Response:
     """Scores the criteria against the country's ruleset; criteria left out count as false and are named in
     `advice`; an unknown name is a 400 listing the allowed ones. Advice and rule reasons are in the language
-    negotiated from `Accept-Language` (en, nl, fr or de; `Content-Language` says which). Honours Idempotency-Key."""
+    negotiated from `Accept-Language` (en, nl, fr or de; `Content-Language` says which). Honours Idempotency-Key.
+    `POST /v1/classify/cross-border/dry-run` answers the same without keeping anything."""
+    if dry_run:
+        return _dry_run(request, body, service.score_cross_border)
     return await _classify(request, body, service.classify_cross_border)
 
 
@@ -181,11 +208,14 @@ async def _charge(request: Request, items: int) -> None:
 
 
 async def _classify_batch(
-    request: Request, body: BatchRequest, model: type[BodyT], score: batch.Scorer[BodyT]
+    request: Request, body: BatchRequest, model: type[BodyT], score: batch.Scorer[BodyT], dry_run: bool
 ) -> Response:
     await _charge(request, len(body.items))
     services, caller, language = services_of(request), caller_of(request), _language_of(request)
     base_url, request_id = problem_base_url(request), request_id_of(request)
+    if dry_run:
+        answer = batch.dry_run_batch(caller, body.items, model, score, services.rulesets, utcnow(), language, base_url)
+        return Response(orjson.dumps(answer), media_type="application/json", headers=LANGUAGE_HEADERS[language])
 
     def run() -> Awaitable[dict[str, Any]]:
         return batch.classify_batch(
@@ -215,13 +245,16 @@ async def _classify_batch(
     },
     responses={**IDEMPOTENCY_CONFLICT, **examples.BATCH_TOO_LARGE},
 )
-async def classify_zelfstandigenwet_batch(body: ZelfstandigenwetBatchRequest, request: Request) -> Response:
+async def classify_zelfstandigenwet_batch(
+    body: ZelfstandigenwetBatchRequest, request: Request, dry_run: DryRun = False
+) -> Response:
     """Each item is a `POST /v1/classify/zelfstandigenwet` body; the answer has each item's verdict (kept as an
     audit record, like a single call) or its own problem naming the item's `index` and fields, in the order sent.
     One bad item does not fail the others. A batch costs one request per started 100 items against the rate limit;
     honours Idempotency-Key. The body may be at most 1 MiB: a larger one is refused whole (413 `payload_too_large`),
-    so split a batch of large items into several requests."""
-    return await _classify_batch(request, body, ZelfstandigenwetRequest, service.score_engagement)
+    so split a batch of large items into several requests. `POST /v1/classify/zelfstandigenwet/batch/dry-run` answers
+    the same without keeping anything."""
+    return await _classify_batch(request, body, ZelfstandigenwetRequest, service.score_engagement, dry_run)
 
 
 @router.post(
@@ -235,11 +268,76 @@ async def classify_zelfstandigenwet_batch(body: ZelfstandigenwetBatchRequest, re
     },
     responses={**IDEMPOTENCY_CONFLICT, **examples.BATCH_TOO_LARGE},
 )
-async def classify_cross_border_batch(body: CrossBorderBatchRequest, request: Request) -> Response:
+async def classify_cross_border_batch(
+    body: CrossBorderBatchRequest, request: Request, dry_run: DryRun = False
+) -> Response:
     """Each item is a `POST /v1/classify/cross-border` body (countries may differ); otherwise as the Dutch batch. The
     body may be at most 1 MiB: a larger one is refused whole (413 `payload_too_large`), so split a batch of large
-    items into several requests."""
-    return await _classify_batch(request, body, CrossBorderRequest, service.score_cross_border)
+    items into several requests. `POST /v1/classify/cross-border/batch/dry-run` answers the same without keeping
+    anything."""
+    return await _classify_batch(request, body, CrossBorderRequest, service.score_cross_border, dry_run)
+
+
+DRY_RUN_DESCRIPTION = """
+
+A dry run: the verdict the same request to the kept operation would get, with `id` null and nothing kept (no audit
+record, no `classification.created` event, no dossier, nothing listed). For questionnaire loops that ask "what if" at
+every answer. It costs rate limit like the kept operation; an Idempotency-Key is not needed and not used. (The kept
+operation with `?dry_run=true` answers the same.)"""
+
+
+@router.post(
+    "/classify/zelfstandigenwet/dry-run",
+    summary="Score an engagement under the Dutch test without keeping the verdict",
+    operation_id="classify-zelfstandigenwet-dry-run",
+    response_model=ZWDryRunVerdict,
+    openapi_extra={**examples.ZELFSTANDIGENWET_DRY_RUN, "parameters": [examples.ACCEPT_LANGUAGE_PARAMETER]},
+    description="Scores the engagement against the `nl-zw` ruleset, as `POST /v1/classify/zelfstandigenwet` does."
+    + DRY_RUN_DESCRIPTION,
+)
+async def dry_run_zelfstandigenwet(body: ZelfstandigenwetRequest, request: Request) -> Response:
+    return _dry_run(request, body, service.score_engagement)
+
+
+@router.post(
+    "/classify/cross-border/dry-run",
+    summary="Score an engagement under the FR, DE or BE test without keeping the verdict",
+    operation_id="classify-cross-border-dry-run",
+    response_model=CrossBorderDryRunVerdict,
+    openapi_extra={**examples.CROSS_BORDER_DRY_RUN, "parameters": [examples.ACCEPT_LANGUAGE_PARAMETER]},
+    description="Scores the criteria against the country's ruleset, as `POST /v1/classify/cross-border` does."
+    + DRY_RUN_DESCRIPTION,
+)
+async def dry_run_cross_border(body: CrossBorderRequest, request: Request) -> Response:
+    return _dry_run(request, body, service.score_cross_border)
+
+
+@router.post(
+    "/classify/zelfstandigenwet/batch/dry-run",
+    summary="Score up to 1000 engagements under the Dutch test without keeping the verdicts",
+    operation_id="classify-zelfstandigenwet-batch-dry-run",
+    response_model=ZelfstandigenwetBatchDryRun,
+    openapi_extra={**examples.ZELFSTANDIGENWET_BATCH_DRY_RUN, "parameters": [examples.ACCEPT_LANGUAGE_PARAMETER]},
+    responses=examples.BATCH_TOO_LARGE,
+    description="Each item is a `POST /v1/classify/zelfstandigenwet` body, answered as that operation's batch answers "
+    "it, at the same cost (one request per started 100 items)." + DRY_RUN_DESCRIPTION,
+)
+async def dry_run_zelfstandigenwet_batch(body: ZelfstandigenwetBatchRequest, request: Request) -> Response:
+    return await _classify_batch(request, body, ZelfstandigenwetRequest, service.score_engagement, dry_run=True)
+
+
+@router.post(
+    "/classify/cross-border/batch/dry-run",
+    summary="Score up to 1000 engagements under the FR, DE or BE test without keeping the verdicts",
+    operation_id="classify-cross-border-batch-dry-run",
+    response_model=CrossBorderBatchDryRun,
+    openapi_extra={**examples.CROSS_BORDER_BATCH_DRY_RUN, "parameters": [examples.ACCEPT_LANGUAGE_PARAMETER]},
+    responses=examples.BATCH_TOO_LARGE,
+    description="Each item is a `POST /v1/classify/cross-border` body, answered as that operation's batch answers it, "
+    "at the same cost (one request per started 100 items)." + DRY_RUN_DESCRIPTION,
+)
+async def dry_run_cross_border_batch(body: CrossBorderBatchRequest, request: Request) -> Response:
+    return await _classify_batch(request, body, CrossBorderRequest, service.score_cross_border, dry_run=True)
 
 
 @router.get(
@@ -258,7 +356,8 @@ async def cross_border_criteria(
     descriptions and rule reasons in the language negotiated from `Accept-Language`."""
     language = _language_of(request)
     _in_language(response, language)
-    return views.criteria_catalogue(_rulesets(request).cross_border[country], language)
+    livemode = caller_of(request).environment is Environment.live
+    return views.criteria_catalogue(_rulesets(request).cross_border[country], language, livemode=livemode)
 
 
 @router.get(
@@ -280,7 +379,8 @@ async def questions(
     `safe`. Questions and reasons in the language negotiated from `Accept-Language`."""
     language = _language_of(request)
     _in_language(response, language)
-    return views.question_catalogue(questionnaire(_rulesets(request), test, language), language)
+    livemode = caller_of(request).environment is Environment.live
+    return views.question_catalogue(questionnaire(_rulesets(request), test, language), language, livemode=livemode)
 
 
 @router.get(

@@ -125,6 +125,7 @@ def _examples() -> tuple[dict[str, Any], ...]:
             id=_ID,
             created_at=_CREATED_AT,
             tracked=dutch_tracked,
+            livemode=True,
         )
         for language in Language
     }
@@ -135,15 +136,20 @@ def _examples() -> tuple[dict[str, Any], ...]:
             id=_ID,
             created_at=_CREATED_AT,
             tracked=cross_border_tracked,
+            livemode=True,
         )
         for language in Language
     }
     catalogues = {
-        language: views.criteria_catalogue(rulesets.cross_border[Country.BE], language).model_dump(mode="json")
+        language: views.criteria_catalogue(rulesets.cross_border[Country.BE], language, livemode=True).model_dump(
+            mode="json"
+        )
         for language in Language
     }
     question_catalogues = {
-        language: views.question_catalogue(questionnaire(rulesets, Test.NL, language), language).model_dump(mode="json")
+        language: views.question_catalogue(
+            questionnaire(rulesets, Test.NL, language), language, livemode=True
+        ).model_dump(mode="json")
         for language in Language
     }
     dutch = dutch_verdicts[Language.nl]
@@ -160,6 +166,7 @@ def _examples() -> tuple[dict[str, Any], ...]:
         "ruleset": dutch["ruleset"],
         "request": dutch_request,
         "result": dutch,
+        "livemode": True,
     }
     return (
         _operation(
@@ -190,6 +197,7 @@ def _examples() -> tuple[dict[str, Any], ...]:
                         "metadata": dutch["metadata"],
                         "monitor": True,
                         "created_at": dutch["created_at"],
+                        "livemode": True,
                     }
                 ],
                 "has_more": False,
@@ -242,6 +250,26 @@ CROSS_BORDER_BATCH = _batch_of(
     CrossBorderRequest,
     "Two engagements, the second with a criterion that is not a boolean",
 )
+
+
+def _dry_run_of(kept: dict[str, Any]) -> dict[str, Any]:
+    """A dry-run operation's examples from its kept operation's: the same requests, each verdict's `id` null."""
+
+    def without_id(answer: dict[str, Any]) -> dict[str, Any]:
+        if "data" in answer:
+            return {"data": [item if "index" in item else {**item, "id": None} for item in answer["data"]]}
+        return {**answer, "id": None}
+
+    answers = kept["responses"]["200"]["content"]["application/json"]["examples"]
+    dry = {code: {**example, "value": without_id(example["value"])} for code, example in answers.items()}
+    ok = kept["responses"]["200"]
+    return {**kept, "responses": {"200": {**ok, "content": {"application/json": {"examples": dry}}}}}
+
+
+ZELFSTANDIGENWET_DRY_RUN = _dry_run_of(ZELFSTANDIGENWET)
+CROSS_BORDER_DRY_RUN = _dry_run_of(CROSS_BORDER)
+ZELFSTANDIGENWET_BATCH_DRY_RUN = _dry_run_of(ZELFSTANDIGENWET_BATCH)
+CROSS_BORDER_BATCH_DRY_RUN = _dry_run_of(CROSS_BORDER_BATCH)
 
 MAX_BODY_BYTES: int = Settings.model_fields["max_body_bytes"].default
 BATCH_TOO_LARGE: dict[int | str, dict[str, Any]] = {

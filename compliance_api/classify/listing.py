@@ -12,7 +12,7 @@ from compliance_api.auth.caller import Actor
 from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.environment import scoped
-from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,19 @@ class ClassificationFilter:
     monitored: bool | None = None
     created_after: dt.datetime | None = None
     created_before: dt.datetime | None = None
+
+    @property
+    def by_name(self) -> ListFilters:
+        """The filters by the query parameter that sets each, for the cursors they issue."""
+        return {
+            "reference": self.reference,
+            "verdict": self.verdict,
+            "kind": self.kind,
+            "country": self.country,
+            "monitored": self.monitored,
+            "created_after": self.created_after,
+            "created_before": self.created_before,
+        }
 
 
 def _scope(caller: Actor) -> str:
@@ -69,4 +82,5 @@ async def list_classifications(
         cursors=cursors,
         scope=_scope(caller),
         key_of=created_key,
+        filters=filters.by_name,
     )

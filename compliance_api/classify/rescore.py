@@ -96,7 +96,13 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
         dutch = ZelfstandigenwetRequest.model_validate_json(raw)
         assessment = assess_engagement(rulesets.dutch, dutch.engagement.model_dump(), as_of, language)
         return views.dutch_verdict(
-            assessment, rulesets.dutch, rulesets.phrases, id=record.id, created_at=now, tracked=dutch
+            assessment,
+            rulesets.dutch,
+            rulesets.phrases,
+            id=record.id,
+            created_at=now,
+            tracked=dutch,
+            livemode=record.environment is Environment.live,
         )
     cross_border = CrossBorderRequest.model_validate_json(raw)
     ruleset = rulesets.cross_border[cross_border.country]
@@ -106,6 +112,7 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
         id=record.id,
         created_at=now,
         tracked=cross_border,
+        livemode=record.environment is Environment.live,
     )
 
 
@@ -165,6 +172,9 @@ class Scorable(Protocol):
 
     @property
     def language(self) -> str: ...
+
+    @property
+    def environment(self) -> Environment: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from compliance_api.kit.schemas import (
     VALIDATED_PER_ITEM,
     FewUnknownFields,
     IsoDate,
+    Livemode,
     RequestSchema,
     ResponseSchema,
 )
@@ -268,6 +269,7 @@ class ZWVerdict(ResponseSchema):
     metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
+    livemode: Livemode
 
 
 class CrossBorderTariefgrensOut(ResponseSchema):
@@ -322,6 +324,26 @@ class CrossBorderVerdict(ResponseSchema):
     metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
+    livemode: Livemode
+
+
+DRY_RUN_ID_DESCRIPTION = "Always null: a dry run keeps no audit record, so there is nothing to fetch by id."
+
+
+class ZWDryRunVerdict(ZWVerdict):
+    """The answer of `POST /v1/classify/zelfstandigenwet?dry_run=true`: the verdict the same request would get, with
+    no audit record, event or dossier behind it (`id` null)."""
+
+    # A dry run's answer differs from a kept verdict's in this one field: a shape of its own, so that a client
+    # generated from the contract keeps `ZWVerdict.id` a UUID.
+    id: None = Field(description=DRY_RUN_ID_DESCRIPTION)  # type: ignore[assignment]
+
+
+class CrossBorderDryRunVerdict(CrossBorderVerdict):
+    """The answer of `POST /v1/classify/cross-border?dry_run=true`: the verdict the same request would get, with no
+    audit record, event or dossier behind it (`id` null)."""
+
+    id: None = Field(description=DRY_RUN_ID_DESCRIPTION)  # type: ignore[assignment]
 
 
 class ClassificationSummary(ResponseSchema):
@@ -335,6 +357,7 @@ class ClassificationSummary(ResponseSchema):
     metadata: dict[str, str]
     monitor: bool
     created_at: dt.datetime
+    livemode: Livemode
 
 
 class ClassificationList(Page[ClassificationSummary]):
@@ -403,6 +426,7 @@ class QuestionCatalogue(ResponseSchema):
     ruleset: RulesetRef
     questions: list[QuestionOut]
     decisive: list[DecisiveRuleOut]
+    livemode: Livemode
 
 
 class CatalogueRule(ResponseSchema):
@@ -423,6 +447,7 @@ class CriteriaCatalogue(ResponseSchema):
     rules: list[CatalogueRule] = Field(description="The weighing rules, applied when no decisive rule holds.")
     decisive: list[DecisiveRuleOut] = Field(description="The facts that are enough for `unsafe` or `safe`, first.")
     tariefgrens: list[CrossBorderTariefgrensOut]
+    livemode: Livemode
 
 
 class LaterVerdict(ResponseSchema):
@@ -454,6 +479,7 @@ class ClassificationRecord(ResponseSchema):
     ruleset: RulesetRef
     request: dict[str, Any] = Field(description="The request body as received.")
     result: ZWVerdict | CrossBorderVerdict
+    livemode: Livemode
 
 
 MAX_BATCH_ITEMS = 1000
@@ -527,3 +553,15 @@ class ZelfstandigenwetBatchResult(ResponseSchema):
 
 class CrossBorderBatchResult(ResponseSchema):
     data: list[CrossBorderVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")
+
+
+class ZelfstandigenwetBatchDryRun(ResponseSchema):
+    """The answer of a Dutch batch with `dry_run=true`: each item's verdict, none of them kept."""
+
+    data: list[ZWDryRunVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")
+
+
+class CrossBorderBatchDryRun(ResponseSchema):
+    """The answer of a cross-border batch with `dry_run=true`: each item's verdict, none of them kept."""
+
+    data: list[CrossBorderDryRunVerdict | ItemProblem] = Field(description="One entry per item, in the order sent.")

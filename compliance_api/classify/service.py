@@ -111,20 +111,42 @@ def audit_rows(
     return (Classification, classification), (OutboxEvent, event)
 
 
+def dry_run(scored: Scored) -> dict[str, Any]:
+    """A dry run's answer: the verdict as it would be kept, with a null `id`, for nothing is kept (no audit record,
+    no event, no dossier)."""
+    return {**scored.verdict, "id": None}
+
+
 def score_engagement(
-    body: ZelfstandigenwetRequest, rulesets: Rulesets, now: dt.datetime, language: Language = DEFAULT_LANGUAGE
+    body: ZelfstandigenwetRequest,
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language,
+    environment: Environment,
 ) -> Scored:
-    """The verdict of the Dutch test."""
+    """The verdict of the Dutch test, for a caller in `environment`."""
     ruleset = rulesets.dutch
     assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date(), language)
-    verdict = views.dutch_verdict(assessment, ruleset, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
+    verdict = views.dutch_verdict(
+        assessment,
+        ruleset,
+        rulesets.phrases,
+        id=uuid.uuid4(),
+        created_at=now,
+        tracked=body,
+        livemode=environment is Environment.live,
+    )
     return Scored(ClassificationKind.zelfstandigenwet, ruleset, body, verdict, language)
 
 
 def score_cross_border(
-    body: CrossBorderRequest, rulesets: Rulesets, now: dt.datetime, language: Language = DEFAULT_LANGUAGE
+    body: CrossBorderRequest,
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language,
+    environment: Environment,
 ) -> Scored:
-    """The verdict of the country's test; unknown criterion names are a 400."""
+    """The verdict of the country's test, for a caller in `environment`; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
     unknown = unknown_criteria(ruleset, body.criteria)
     if unknown:
@@ -141,7 +163,14 @@ def score_cross_border(
             error_count=len(unknown),
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language)
-    verdict = views.cross_border_verdict(assessment, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
+    verdict = views.cross_border_verdict(
+        assessment,
+        rulesets.phrases,
+        id=uuid.uuid4(),
+        created_at=now,
+        tracked=body,
+        livemode=environment is Environment.live,
+    )
     return Scored(ClassificationKind.cross_border, ruleset, body, verdict, language)
 
 
@@ -161,7 +190,7 @@ async def classify_engagement(
     request_id: str | None = None,
 ) -> dict[str, Any]:
     """Score under the Dutch ruleset and keep the verdict with its input; returns the verdict once committed."""
-    scored = score_engagement(body, rulesets, now, language)
+    scored = score_engagement(body, rulesets, now, language, caller.environment)
     await audit.insert(*audit_rows(caller, scored, now, request_id))
     return scored.verdict
 
@@ -176,7 +205,7 @@ async def classify_cross_border(
     request_id: str | None = None,
 ) -> dict[str, Any]:
     """Score under the country's ruleset and keep the verdict with its input; returns it once committed."""
-    scored = score_cross_border(body, rulesets, now, language)
+    scored = score_cross_border(body, rulesets, now, language, caller.environment)
     await audit.insert(*audit_rows(caller, scored, now, request_id))
     return scored.verdict
 

@@ -44,6 +44,7 @@ from compliance_api.classify.schemas import (
     Tracked,
 )
 from compliance_api.classify.verdict import Verdict, word
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import Paged
 
 SourceT = TypeVar("SourceT")
@@ -273,6 +274,7 @@ def dutch_verdict(
     id: uuid.UUID,
     created_at: dt.datetime,
     tracked: Tracked,
+    livemode: bool,
 ) -> dict[str, Any]:
     """The ZWVerdict body, as JSON-ready data."""
     return {
@@ -295,6 +297,7 @@ def dutch_verdict(
         "next_questions": _dutch_questions(assessment, ruleset, phrases),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
+        "livemode": livemode,
     }
 
 
@@ -362,7 +365,13 @@ def _cross_border_questions_now(assessment: CrossBorderAssessment, phrases: Phra
 
 
 def cross_border_verdict(
-    assessment: CrossBorderAssessment, phrases: Phrases, *, id: uuid.UUID, created_at: dt.datetime, tracked: Tracked
+    assessment: CrossBorderAssessment,
+    phrases: Phrases,
+    *,
+    id: uuid.UUID,
+    created_at: dt.datetime,
+    tracked: Tracked,
+    livemode: bool,
 ) -> dict[str, Any]:
     """The CrossBorderVerdict body, as JSON-ready data."""
     ruleset = assessment.ruleset
@@ -401,10 +410,11 @@ def cross_border_verdict(
         "next_questions": _cross_border_questions(assessment, phrases),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
+        "livemode": livemode,
     }
 
 
-def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> CriteriaCatalogue:
+def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language, *, livemode: bool) -> CriteriaCatalogue:
     """The catalogue with its descriptions and rule reasons in `language`."""
     return CriteriaCatalogue(
         country=ruleset.country,
@@ -434,6 +444,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
             for rule in ruleset.rules
         ],
         tariefgrens=[cross_border_tariefgrens(entry, language) for entry in ruleset.tariefgrens],
+        livemode=livemode,
     )
 
 
@@ -449,6 +460,7 @@ def classification_summary(record: Classification) -> ClassificationSummary:
         metadata=record.client_metadata or {},
         monitor=record.monitor,
         created_at=record.created_at,
+        livemode=record.environment is Environment.live,
     )
 
 
@@ -461,6 +473,7 @@ def classification_list(page: Paged[Classification]) -> ClassificationList:
 
 def classification_record(found: RecordWithHistory) -> ClassificationRecord:
     record, history = found.record, found.history
+    livemode = record.environment is Environment.live
     return ClassificationRecord.model_validate(
         {
             "id": record.id,
@@ -480,15 +493,21 @@ def classification_record(found: RecordWithHistory) -> ClassificationRecord:
                     "as_of": later.as_of,
                     "ruleset": later.result["ruleset"],
                     "created_at": later.created_at,
-                    "result": later.result,
+                    "result": _with_livemode(later.result, livemode),
                 }
                 for later in history
             ],
             "ruleset": record.result["ruleset"],
             "request": record.request,
-            "result": record.result,
+            "result": _with_livemode(record.result, livemode),
+            "livemode": livemode,
         }
     )
+
+
+def _with_livemode(verdict: dict[str, Any], livemode: bool) -> dict[str, Any]:
+    """A stored verdict as answered; one kept before verdicts said `livemode` gets it from its record."""
+    return verdict if "livemode" in verdict else {**verdict, "livemode": livemode}
 
 
 def _facts(facts: tuple[Fact, ...]) -> list[FactOut]:
@@ -517,7 +536,7 @@ def decisive_rule(rule: DecisiveRule, language: Language) -> DecisiveRuleOut:
     )
 
 
-def question_catalogue(found: Questionnaire, language: Language) -> QuestionCatalogue:
+def question_catalogue(found: Questionnaire, language: Language, *, livemode: bool) -> QuestionCatalogue:
     return QuestionCatalogue(
         test=found.test.value,
         ruleset=ruleset_ref(found.ruleset),
@@ -533,4 +552,5 @@ def question_catalogue(found: Questionnaire, language: Language) -> QuestionCata
             for question in found.questions
         ],
         decisive=[decisive_rule(rule, language) for rule in found.decisive],
+        livemode=livemode,
     )

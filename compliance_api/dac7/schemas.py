@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, PlainSerializer
 from compliance_api.dac7.identity import SellerIdentity
 from compliance_api.kit.pagination import Page
 from compliance_api.kit.patterns import UUID_PATTERN
-from compliance_api.kit.schemas import RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import Livemode, RequestSchema, ResponseSchema
 
 EurAmount = Annotated[Decimal, PlainSerializer(float, return_type=float, when_used="json")]
 """Kept as Decimal (exact cents); written as a JSON number."""
@@ -47,7 +47,7 @@ class Dac7SellerOut(ResponseSchema):
         description="Not an excluded seller: any personal service makes a seller reportable; a seller of goods only "
         "is excluded below 30 sales and at most EUR 2,000 consideration in the year."
     )
-    livemode: bool
+    livemode: Livemode
 
 
 class GrantCreate(RequestSchema):
@@ -69,6 +69,7 @@ class Grant(ResponseSchema):
     created_at: dt.datetime
     revoked_at: dt.datetime | None
     status: Literal["active", "revoked"]
+    livemode: Livemode
 
 
 class GrantList(Page[Grant]):

@@ -55,6 +55,7 @@ def grant(found: Dac7Grant) -> Grant:
         created_at=found.created_at,
         revoked_at=found.revoked_at,
         status=found.status,
+        livemode=found.environment is Environment.live,
     )
 
 

@@ -13,6 +13,7 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.schemas import Event, EventList
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
@@ -32,6 +33,7 @@ def _event(row: OutboxEvent) -> Event:
         type=EventName(row.type),
         created_at=row.created_at,
         environment=row.environment.value,
+        livemode=row.environment is Environment.live,
         data=row.payload,
     )
 

@@ -10,7 +10,7 @@ from pydantic import Field, field_serializer
 
 from compliance_api.events.types import EventName
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ResponseSchema
+from compliance_api.kit.schemas import Livemode, ResponseSchema
 
 
 class Event(ResponseSchema):
@@ -22,6 +22,7 @@ class Event(ResponseSchema):
         description="When the event happened (ISO 8601, UTC).", json_schema_extra={"format": "date-time"}
     )
     environment: Literal["live", "test"] = Field(description="`live` (production) or `test` (sandbox).")
+    livemode: Livemode
     data: dict[str, Any] = Field(description="The event's data; its schema per `type` is in the contract's webhooks.")
 
     @field_serializer("created_at")

@@ -129,8 +129,9 @@ async def list_events(
         limit=limit,
         cursor=cursor,
         cursors=cursors,
-        scope=f"events:{reader.user_id}:{reader.environment.value}:{','.join(sorted(types))}",
+        scope=f"events:{reader.user_id}:{reader.environment.value}",
         key_of=created_key,
+        filters={"type": types, "created_after": created_after},
     )
 
 

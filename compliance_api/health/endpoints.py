@@ -8,6 +8,7 @@ from compliance_api import __version__
 from compliance_api.health.probe import HealthStatus
 from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut, WttaCacheOut
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of
 
@@ -33,6 +34,7 @@ async def get_health(request: Request) -> HealthOut | Response:
         region=services.settings.region,
         version=__version__,
         wtta=WttaCacheOut(imported_at=cache.refreshed_at, age_seconds=cache.age_seconds),
+        livemode=request.state.environment is Environment.live,
     )
     if health.status is HealthStatus.down:
         return Response(health.model_dump_json(), status_code=503, media_type="application/json")

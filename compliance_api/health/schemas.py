@@ -5,7 +5,7 @@ from datetime import datetime
 from pydantic import Field
 
 from compliance_api.health.probe import HealthStatus
-from compliance_api.kit.schemas import ResponseSchema
+from compliance_api.kit.schemas import Livemode, ResponseSchema
 
 
 class WttaCacheOut(ResponseSchema):
@@ -29,6 +29,7 @@ class HealthOut(ResponseSchema):
     region: str = Field(description="The region that answered.", examples=["eu-west"])
     version: str = Field(description="The service's software version.", examples=["0.1.0"])
     wtta: WttaCacheOut = Field(description="The age of the WTTA register cache of the caller's environment.")
+    livemode: Livemode
 
 
 class LiveOut(ResponseSchema):

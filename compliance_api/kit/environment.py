@@ -21,6 +21,11 @@ class EnvironmentOwned:
     def environment(cls) -> Mapped[Environment]:
         return mapped_column(str_enum(Environment, "environment"), index=True)
 
+    @property
+    def livemode(self) -> bool:
+        """Whether the row is production's: what the objects made from it answer as `livemode`."""
+        return self.environment is Environment.live
+
 
 SelectT = TypeVar("SelectT", bound=Select[*tuple[Any, ...]])  # any number of columns
 

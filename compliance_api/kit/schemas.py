@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, GetJsonSchemaHandler, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticCustomError
 from starlette.responses import Response
@@ -16,6 +16,10 @@ from starlette.responses import Response
 from compliance_api.kit import instants
 from compliance_api.kit.field_names import known_names, shown
 from compliance_api.kit.instants import InstantError, bounded, parse_instant
+
+LIVEMODE_DESCRIPTION = "`true` in production (`sk_live_` tokens), `false` in the sandbox (`sk_test_` tokens)."
+Livemode = Annotated[bool, Field(description=LIVEMODE_DESCRIPTION)]
+"""Every object the API answers says which environment it belongs to, as Stripe's objects do."""
 
 NUL = "\x00"
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, Livemode, RequestSchema, ResponseSchema
 from compliance_api.passport.catalogue import packaged_catalogue
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class OwnPassport(ResponseSchema):
     verified: bool = Field(description="Every check the catalogue requires for `verified` is valid.")
     last_updated: dt.datetime
     freelancer_id: uuid.UUID
-    livemode: bool
+    livemode: Livemode
     verifications: list[Verification]
 
 
@@ -59,6 +59,7 @@ class Share(ResponseSchema):
     expires_at: dt.datetime
     revoked_at: dt.datetime | None
     status: str = Field(description="`active`, `expired` or `revoked`.")
+    livemode: Livemode
 
 
 class ShareCreated(Share):
@@ -73,6 +74,7 @@ class ShareView(ResponseSchema):
     viewed_at: dt.datetime
     viewer_id: uuid.UUID
     viewer_email: str
+    livemode: Livemode
 
 
 class ShareViewList(Page[ShareView]):
@@ -90,7 +92,7 @@ class PassportSummary(ResponseSchema):
     )
     compliance_score: int = Field(ge=0, le=100)
     verifications: list[CheckId] = Field(description="The catalogue ids of the valid verifications.")
-    livemode: bool
+    livemode: Livemode
     jws_signature: str = Field(
         description="Compact JWS (alg EdDSA, Ed25519, `kid` in the header) whose payload is this summary without "
         "`jws_signature`; public keys at `/.well-known/jwks.json` of the same host."

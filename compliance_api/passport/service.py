@@ -219,6 +219,7 @@ class Viewing:
     viewed_at: dt.datetime
     viewer_id: uuid.UUID
     viewer_email: str
+    environment: Environment
 
 
 async def _create_share(
@@ -376,7 +377,7 @@ async def list_views(
         user_id: email
         for user_id, email in await session.execute(select(User.id, User.email).where(User.id.in_(viewers)))
     }
-    viewings = [Viewing(v.viewed_at, v.viewer_user_id, emails[v.viewer_user_id]) for v in page.rows]
+    viewings = [Viewing(v.viewed_at, v.viewer_user_id, emails[v.viewer_user_id], share.environment) for v in page.rows]
     return Paged(viewings, page.has_more, page.next_cursor)
 
 
@@ -396,7 +397,7 @@ async def shares_with_views(session: AsyncSession, caller: Actor) -> list[tuple[
     )
     for share_id, at, viewer, email in rows:
         if share_id in views:  # a share committed between the two reads is not listed, nor are its views
-            views[share_id].append(Viewing(at, viewer, email))
+            views[share_id].append(Viewing(at, viewer, email, passport.environment))
     return [(share, views[share.id]) for share in shares]
 
 

@@ -71,6 +71,7 @@ def share(share: PassportShare, now: dt.datetime) -> Share:
         expires_at=share.expires_at,
         revoked_at=share.revoked_at,
         status=share.status(now),
+        livemode=share.environment is Environment.live,
     )
 
 
@@ -83,7 +84,12 @@ def share_list(page: Paged[PassportShare], now: dt.datetime) -> ShareList:
 
 
 def viewing(seen: Viewing) -> ShareView:
-    return ShareView(viewed_at=seen.viewed_at, viewer_id=seen.viewer_id, viewer_email=seen.viewer_email)
+    return ShareView(
+        viewed_at=seen.viewed_at,
+        viewer_id=seen.viewer_id,
+        viewer_email=seen.viewer_email,
+        livemode=seen.environment is Environment.live,
+    )
 
 
 def viewing_list(page: Paged[Viewing]) -> ShareViewList:

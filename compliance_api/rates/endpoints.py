@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.errors import ApiError
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.rates import service, views
@@ -82,4 +83,5 @@ async def get_sectors(request: Request, caller: CurrentCaller, session: DbSessio
         ],
         regions=list(REGIONS),
         min_sample=min_sample,
+        livemode=caller.environment is Environment.live,
     )

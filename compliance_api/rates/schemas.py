@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from compliance_api.kit.schemas import ResponseSchema
+from compliance_api.kit.schemas import Livemode, ResponseSchema
 
 
 class RateBenchmarkOut(ResponseSchema):
@@ -23,6 +23,7 @@ class RateBenchmarkOut(ResponseSchema):
         description="`true` when generated (sandbox or demo) observations were used, not real ones."
     )
     source: str = Field(description="How the figures were computed and from what.")
+    livemode: Livemode
 
 
 class RateSectorOut(ResponseSchema):
@@ -37,3 +38,4 @@ class RateSectorsOut(ResponseSchema):
     sectors: list[RateSectorOut]
     regions: list[str] = Field(description="Every region code accepted: `NL` and the twelve provinces.")
     min_sample: int = Field(description="Observations needed before a benchmark is published.", examples=[10])
+    livemode: Livemode

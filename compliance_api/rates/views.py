@@ -24,4 +24,5 @@ def benchmark(row: RateBenchmark) -> RateBenchmarkOut:
             f"Percentiles (linear interpolation) of {row.sample_size} {kind} dated {row.window_start} to {row.as_of}"
             + ("." if row.region != NATIONAL else ", all regions.")
         ),
+        livemode=row.livemode,
     )

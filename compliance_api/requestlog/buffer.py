@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import structlog
 
-from compliance_api.auth.caller import Caller
+from compliance_api.auth.caller import Actor, Caller
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.metrics import REQUEST_LOG_DROPPED
 from compliance_api.requestlog.models import ApiRequest
@@ -71,7 +71,7 @@ class Recorded(NamedTuple):
     into a row by the background flush."""
 
     finished_at: float  # time.time()
-    caller: Caller
+    caller: Actor  # a Caller with its token, or the person signed in to the dashboard
     method: str
     route: str | None
     raw_path: str
@@ -83,12 +83,13 @@ class Recorded(NamedTuple):
 
     def row(self) -> dict[str, Any]:
         caller = self.caller
+        token = caller if isinstance(caller, Caller) else None
         return {
             "id": uuid.uuid4(),
             "environment": caller.environment,
             "user_id": caller.user_id,
-            "token_id": caller.token_id,
-            "token_last4": caller.token_last4,
+            "token_id": token.token_id if token else None,
+            "token_last4": token.token_last4 if token else None,
             "created_at": dt.datetime.fromtimestamp(self.finished_at - self.elapsed, dt.UTC),
             "method": self.method[:10],
             "path": self.route or plain_path(self.raw_path),

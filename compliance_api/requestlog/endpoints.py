@@ -25,6 +25,7 @@ def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
         request_id=row.request_id,
         created_at=row.created_at,
         environment=row.environment.value,
+        livemode=row.livemode,
         method=row.method,
         path=row.path,
         status=row.status,

@@ -25,8 +25,8 @@ class ApiRequest(EnvironmentOwned, Base):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     user_id: Mapped[uuid.UUID] = mapped_column()
-    token_id: Mapped[uuid.UUID] = mapped_column()
-    token_last4: Mapped[str] = mapped_column(String(4))
+    token_id: Mapped[uuid.UUID | None] = mapped_column()  # None: made in the dashboard (an assessment's check or save)
+    token_last4: Mapped[str | None] = mapped_column(String(4))
     created_at: Mapped[datetime] = mapped_column()
     method: Mapped[str] = mapped_column(String(10))
     path: Mapped[str] = mapped_column(String(200))

@@ -9,13 +9,14 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ResponseSchema
+from compliance_api.kit.schemas import Livemode, ResponseSchema
 
 EXAMPLE: dict[str, Any] = {
     "id": "3f1c2b7e-8d4a-4e55-9c1a-2b3c4d5e6f70",
     "request_id": "req_5f0c3a9e1b2d4c6f8a7e9b10",
     "created_at": "2026-11-25T02:00:04.512000Z",
     "environment": "live",
+    "livemode": True,
     "method": "GET",
     "path": "/v1/wtta/lookup",
     "status": 404,
@@ -57,6 +58,7 @@ class LoggedRequest(ResponseSchema):
     request_id: str = Field(description="The request's `X-Request-Id` (yours if you sent one, else ours).")
     created_at: dt.datetime = Field(description="When the request arrived.")
     environment: Literal["live", "test"] = Field(description="`live` (production) or `test` (sandbox).")
+    livemode: Livemode
     method: str
     path: str = Field(
         description="The operation's path template, e.g. `/v1/passport/{token}/verify`: parameters and the query "

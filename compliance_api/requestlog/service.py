@@ -16,7 +16,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from compliance_api.auth.models import ApiToken
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, paginate
 from compliance_api.kit.schemas import NamedEnum
 from compliance_api.requestlog.models import ApiRequest
 
@@ -45,6 +45,9 @@ class Owner:
 
     user_id: uuid.UUID
     environment: Environment
+    dashboard_too: bool = False
+    """Also the dashboard's own assessments (checks and saves, logged with no token): its log pages show them; the
+    API's request log lists the requests made with tokens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +57,9 @@ class Filters:
     request_id: str | None = None
 
     @property
-    def scope(self) -> str:
-        return f"{self.status_class or ''}|{self.path or ''}|{self.request_id or ''}"
+    def by_name(self) -> ListFilters:
+        """The filters by the query parameter that sets each, for the cursors they issue."""
+        return {"status_class": self.status_class, "path": self.path, "request_id": self.request_id}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +82,10 @@ class LoggedRequest:
 
 
 def _visible_to(owner: Owner, now: dt.datetime) -> Select[ApiRequest]:
-    return scoped(select(ApiRequest), ApiRequest, owner.environment).where(
+    statement = scoped(select(ApiRequest), ApiRequest, owner.environment).where(
         ApiRequest.user_id == owner.user_id, ApiRequest.created_at >= now - RETENTION
     )
+    return statement if owner.dashboard_too else statement.where(ApiRequest.token_id.is_not(None))
 
 
 def _filtered(statement: Select[ApiRequest], filters: Filters) -> Select[ApiRequest]:
@@ -113,10 +118,11 @@ async def list_requests(
         limit=limit,
         cursor=cursor,
         cursors=cursors,
-        scope=f"requests:{owner.user_id}:{owner.environment.value}:{filters.scope}",
+        scope=f"requests:{owner.user_id}:{owner.environment.value}",
         key_of=created_key,
+        filters=filters.by_name,
     )
-    tokens = await _tokens(session, list({row.token_id for row in page.rows}))
+    tokens = await _tokens(session, list({row.token_id for row in page.rows if row.token_id is not None}))
     named = [LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None) for row in page.rows]
     return Paged(named, page.has_more, page.next_cursor)
 
@@ -128,7 +134,7 @@ async def get_request(
     row = await session.scalar(_visible_to(owner, now).where(ApiRequest.id == request_id))
     if row is None:
         return None
-    tokens = await _tokens(session, [row.token_id])
+    tokens = await _tokens(session, [row.token_id] if row.token_id is not None else [])
     return LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None)
 
 
@@ -162,9 +168,9 @@ class DayCount:
 
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
-    token_id: uuid.UUID
+    token_id: uuid.UUID | None  # None: the dashboard's own assessments
     name: str | None
-    last4: str
+    last4: str | None
     days: tuple[DayCount, ...]
 
     @property
@@ -213,15 +219,15 @@ async def usage(session: AsyncSession, owner: Owner, now: dt.datetime) -> Usage:
         )
         .group_by(day, ApiRequest.token_id)
     )
-    counts: dict[uuid.UUID, dict[dt.date, tuple[int, int]]] = {}
+    counts: dict[uuid.UUID | None, dict[dt.date, tuple[int, int]]] = {}
     for raw_day, token_id, requests, rate_limited in await session.execute(statement):
         counts.setdefault(token_id, {})[_as_date(raw_day)] = (int(requests), int(rate_limited or 0))
-    tokens = await _tokens(session, list(counts))
+    tokens = await _tokens(session, [token_id for token_id in counts if token_id is not None])
     per_token = tuple(
         TokenUsage(
             token_id,
             tokens[token_id].name if token_id in tokens else None,
-            tokens[token_id].last4 if token_id in tokens else "????",
+            tokens[token_id].last4 if token_id in tokens else (None if token_id is None else "????"),
             tuple(DayCount(d, *by_day.get(d, (0, 0))) for d in days),
         )
         for token_id, by_day in sorted(counts.items(), key=lambda item: -sum(n for n, _ in item[1].values()))

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel, Field, create_model
 
 from compliance_api.events.types import ROUTES, EventName, Routing
-from compliance_api.kit.schemas import ResponseSchema
+from compliance_api.kit.schemas import Livemode, ResponseSchema
 
 
 class WttaAdmissionUpdated(ResponseSchema):
@@ -179,6 +179,7 @@ def _envelope(event: EventType) -> type[BaseModel]:
         "type": (Literal[event.name], ...),
         "created_at": (dt.datetime, ...),
         "environment": (Literal["live", "test"], Field(description="`live` (production) or `test` (sandbox).")),
+        "livemode": (Livemode, ...),
         "data": (event.data, ...),
     }
     return create_model(name, __base__=ResponseSchema, **fields)

@@ -271,6 +271,7 @@ async def replay(
         since=done.since,
         has_more=done.has_more,
         next_cursor=done.next_cursor,
+        livemode=caller.environment is Environment.live,
     )
 
 

@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 
 from compliance_api.kit.pagination import Page
 from compliance_api.kit.patterns import UUID_PATTERN, described
-from compliance_api.kit.schemas import IsoDateTime, NamedEnum, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import IsoDateTime, Livemode, NamedEnum, RequestSchema, ResponseSchema
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import REPLAY_LIMIT, DeliveryStatus, EndpointStatus, ReplayMode
 
@@ -86,7 +86,7 @@ class Endpoint(ResponseSchema):
         "or by a 410 answer (`status_reason`), nothing is sent."
     )
     status_reason: str | None
-    livemode: bool
+    livemode: Livemode
     created_at: dt.datetime
     updated_at: dt.datetime
     previous_secret_expires_at: dt.datetime | None = Field(
@@ -131,6 +131,7 @@ class Delivery(ResponseSchema):
     )
     next_attempt_at: dt.datetime | None = Field(description="When the next attempt is due (pending only).")
     delivered_at: dt.datetime | None
+    livemode: Livemode
     attempt_log: list[DeliveryAttempt] = Field(
         default_factory=list, description="Every attempt, oldest first (the `last_…` fields repeat the newest)."
     )
@@ -183,6 +184,7 @@ class ReplayAccepted(ResponseSchema):
         "set to `next_cursor` for the next ones.",
     )
     next_cursor: str | None = Field(description="Pass as `cursor` to continue; null when done.")
+    livemode: Livemode
 
 
 class DeliveryList(Page[Delivery]):

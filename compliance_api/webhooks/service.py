@@ -22,7 +22,7 @@ from compliance_api.events import service as events
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
-from compliance_api.kit.pagination import Cursors, InvalidCursor, Key, Paged, created_key, paginate
+from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, open_cursor, paginate
 from compliance_api.webhooks import ssrf, wake
 from compliance_api.webhooks.models import (
     REPLAY_LIMIT,
@@ -213,12 +213,13 @@ async def rotate_secret(
 def envelope(
     event_id: uuid.UUID, type: str, created_at: datetime, environment: Environment, data: dict[str, Any]
 ) -> dict[str, Any]:
-    """The delivered body: `{"id", "type", "created_at", "environment", "data"}`."""
+    """The delivered body: `{"id", "type", "created_at", "environment", "livemode", "data"}`."""
     return {
         "id": str(event_id),
         "type": type,
         "created_at": created_at.isoformat(),
         "environment": environment.value,
+        "livemode": environment is Environment.live,
         "data": data,
     }
 
@@ -236,6 +237,11 @@ class ReplayAsk:
     event_ids: Sequence[uuid.UUID] = ()
     mode: ReplayMode = ReplayMode.all
     cursor: str | None = None
+
+
+NOT_A_REPLAY_CURSOR = (
+    "not a cursor of this replay: pass `next_cursor` of the previous answer for this endpoint unchanged"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +274,7 @@ async def replay(
     oldest = now - events.EVENT_RETENTION
     since = oldest if ask.since is None else max(ask.since, oldest)
     scope = f"webhook-replay:{row.id}"
+    filters: ListFilters = {"since": ask.since, "mode": ask.mode}
     statement = events.visible_to(events.Reader(owner.user_id, owner.environment), now)
     if ask.event_ids:
         await _check_listed(session, row, statement, ask.event_ids)
@@ -279,7 +286,7 @@ async def replay(
     if ask.mode is ReplayMode.undelivered:
         statement = statement.where(not_(exists(_delivered_to(row))))
     if ask.cursor is not None:
-        after = _opened(cursors, ask.cursor, scope)
+        after = open_cursor(cursors, ask.cursor, scope, filters, field_prefix="", not_ours=NOT_A_REPLAY_CURSOR)
         statement = statement.where(tuple_(OutboxEvent.created_at, OutboxEvent.id) > tuple_(after.created_at, after.id))
     found = list(
         await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id).limit(REPLAY_LIMIT + 1))
@@ -289,7 +296,7 @@ async def replay(
     if replayed or already_pending:
         await wake.announce(session)
     more = len(found) > REPLAY_LIMIT
-    next_cursor = cursors.seal(created_key(selected[-1]), scope) if more else None
+    next_cursor = cursors.seal(created_key(selected[-1]), scope, filters) if more else None
     return Replay(replayed, already_pending, since, next_cursor)
 
 
@@ -300,14 +307,6 @@ def _delivered_to(endpoint: WebhookEndpoint) -> Select[uuid.UUID]:
         WebhookDelivery.event_id == OutboxEvent.id,
         WebhookDelivery.delivered_at.is_not(None),
     )
-
-
-def _opened(cursors: Cursors, cursor: str, scope: str) -> Key:
-    try:
-        return cursors.open(cursor, scope)
-    except InvalidCursor:
-        message = "not a cursor of this replay: pass `next_cursor` of the previous answer for this endpoint unchanged"
-        raise ApiError("validation_failed", message, errors=[FieldError("cursor", message)]) from None
 
 
 async def _check_listed(

@@ -166,7 +166,7 @@ def is_public(address: IPAddress) -> bool:
 
 DEVELOPMENT_HINT = (
     "; in development, COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true allows private and plain-http targets "
-    "(the embedded deployment only)"
+    "(the embedded deployment only; its sandbox takes them unless the setting is false)"
 )
 
 
@@ -179,7 +179,11 @@ class Policy:
 
 def policy_for(settings: Settings, environment: Environment) -> Policy:
     embedded = settings.deployment is Deployment.embedded
-    allow_private = settings.webhooks_allow_private_targets and (embedded or environment is Environment.test)
+    chosen = settings.webhooks_allow_private_targets
+    if chosen is None:  # the default: the sandbox `make run` serves takes local receivers without a restart
+        allow_private = embedded and environment is Environment.test
+    else:
+        allow_private = chosen and (embedded or environment is Environment.test)
     return Policy(
         allow_private=allow_private,
         require_https=not embedded or (environment is Environment.live and not allow_private),

@@ -60,8 +60,10 @@ async def lookup(request: Request) -> Response:
                 row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
             if row is None:
                 raise await _not_in_cache(session, caller.environment, kvk)
-    # Serialised here, once: returning the model would make FastAPI validate it a second time (hot path).
-    return Response(WttaAdmissionOut.model_validate(row).model_dump_json(), media_type="application/json")
+    # Serialised here, once: returning the model would make FastAPI validate it a second time (hot path). A row of
+    # the reader is a dict of the table's columns; one of the ORM says `livemode` itself (EnvironmentOwned).
+    found = {**row, "livemode": caller.environment is Environment.live} if isinstance(row, dict) else row
+    return Response(WttaAdmissionOut.model_validate(found).model_dump_json(), media_type="application/json")
 
 
 def _kvk_of(request: Request) -> str:
@@ -102,7 +104,11 @@ async def status_history(
     changes = await service.history(session, environment=caller.environment, kvk_number=kvk)
     if not changes:
         raise await _not_in_cache(session, caller.environment, kvk)
-    return WttaHistoryOut(kvk_number=kvk, changes=[StatusChangeOut.model_validate(c) for c in changes])
+    return WttaHistoryOut(
+        kvk_number=kvk,
+        changes=[StatusChangeOut.model_validate(c) for c in changes],
+        livemode=caller.environment is Environment.live,
+    )
 
 
 async def _not_in_cache(session: AsyncSession, environment: Environment, kvk: str) -> ApiError:

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from compliance_api.kit.schemas import ResponseSchema
+from compliance_api.kit.schemas import Livemode, ResponseSchema
 from compliance_api.wtta.models import AdmissionStatus
 
 
@@ -29,6 +29,7 @@ class WttaAdmissionOut(ResponseSchema):
         description="Set when a complete register snapshot imported later no longer contained this number; the "
         "admission keeps its last known data. Null while the source still lists it.",
     )
+    livemode: Livemode
 
 
 class StatusChangeOut(ResponseSchema):
@@ -41,3 +42,4 @@ class StatusChangeOut(ResponseSchema):
 class WttaHistoryOut(ResponseSchema):
     kvk_number: str
     changes: list[StatusChangeOut] = Field(description="Oldest first.")
+    livemode: Livemode

@@ -128,7 +128,10 @@ async def test_token_on_the_other_environments_host_is_wrong_environment(
     response = await client.get("/v1/health", headers={**bearer(token), "Host": host})
     assert_401(response.status_code, response.json(), dict(response.headers), "wrong_environment")
     where = {Environment.live: "production", Environment.test: "the sandbox"}[token_environment]
-    assert response.json()["detail"] == f"A {token[:8]} token works only in {where}: send it to {where}'s base URL."
+    base_url = "http://api.test" if token_environment is Environment.live else "http://sandbox.localhost"
+    assert response.json()["detail"] == (
+        f"A {token[:8]} token works only in {where}: send it to {where}'s base URL, {base_url}."
+    )
 
 
 async def test_each_token_works_on_its_own_host(

@@ -57,12 +57,19 @@ async def _submit(
     questionnaire: str = "zelfstandigenwet",
     environment: str = "live",
     headers: dict[str, str] | None = None,
+    action: str = "save",
 ) -> Response:
     form = await browser.get(
         f"{START}/new", params={"questionnaire": questionnaire, "environment": environment}, headers=headers
     )
     assert form.status_code == 200, form.text
-    data = {"questionnaire": questionnaire, "environment": environment, "csrf_token": csrf_of(form), **answers}
+    data = {
+        "questionnaire": questionnaire,
+        "environment": environment,
+        "csrf_token": csrf_of(form),
+        "action": action,
+        **answers,
+    }
     return await browser.post(START, data=data, headers=headers)
 
 
@@ -108,7 +115,9 @@ async def test_the_dutch_questionnaire_asks_each_question_with_why_and_its_legal
         assert f'id="{question.input}-why"' in block
         assert question.explanation[Language.en] in block
         assert question.basis in block
-        assert str(question.source_url) in block
+        part = page[page.index(f'id="q-{question.input}"') :]
+        sources = part[part.index('<details class="sources">') : part.index("</details>")]
+        assert html.escape(str(question.source_url)) in sources, "linked after its part's answers"
     booleans = [q for q in dutch.questions if q.kind == "boolean"]
     assert page.count('value="unknown" checked') == len(booleans) == 12, "every yes/no question starts at don't know"
     assert "<script" not in page
@@ -222,7 +231,13 @@ async def test_answers_come_back_filled_in_and_a_change_is_a_new_verdict(
     changed = {**values, "hourly_rate_eur": "95", "other_clients_count": "6", "profit_risk": "yes"}
     again = await browser.post(
         START,
-        data={"questionnaire": "zelfstandigenwet", "environment": "live", "csrf_token": csrf_of(page), **changed},
+        data={
+            "questionnaire": "zelfstandigenwet",
+            "environment": "live",
+            "csrf_token": csrf_of(page),
+            "action": "save",
+            **changed,
+        },
     )
     _, second = _made(again)
     assert second != first
@@ -406,3 +421,69 @@ async def test_a_nul_character_is_refused_and_not_echoed(browser: AsyncClient, s
     assert "\x00" not in refused.text
     assert 'value="reference"' in refused.text
     assert await _count(sessionmaker) == 0
+
+
+async def test_a_check_shows_the_verdict_and_keeps_nothing_until_the_person_saves(
+    app: FastAPI, browser: AsyncClient, client: AsyncClient, sessionmaker: Maker, pepper: bytes
+) -> None:
+    """Each check is the API's dry run: the verdict, what decided it and what to answer next, on the form itself,
+    with no classification kept; it is drawn from the rate-limit bucket all the same. Saving keeps it."""
+    app.state.services.limiter = MemoryLimiter(clock=lambda: FROZEN_CLOCK_US)  # no refill while the test runs
+    user = await _business(browser, sessionmaker)
+    _, token = await create_token(sessionmaker, pepper, user=user)
+    before = await client.get("/v1/health", headers=bearer(token))
+    checked = await _submit(browser, {**DUTCH_ANSWERS, "reference": "contract-9"}, action="check")
+    after = await client.get("/v1/health", headers=bearer(token))
+    assert int(after.headers["x-ratelimit-remaining"]) == int(before.headers["x-ratelimit-remaining"]) - 2
+    assert checked.status_code == 200, checked.text
+    assert 'data-field="dry-run"' in checked.text
+    assert re.search(r'data-field="verdict">\w+</span>', checked.text)
+    assert "dossier.pdf" not in checked.text
+    assert await _count(sessionmaker) == 0
+    values = _values(checked.text)
+    assert values["hourly_rate_eur"] == "30,50", "the answers come back as typed"
+    assert values["reference"] == "contract-9"
+    unlabelled = await browser.post(
+        START,
+        data={"questionnaire": "zelfstandigenwet", "environment": "live", "csrf_token": csrf_of(checked), **values},
+    )
+    assert unlabelled.status_code == 200, "only the save button keeps a verdict"
+    assert await _count(sessionmaker) == 0
+    data = {
+        "questionnaire": "zelfstandigenwet",
+        "environment": "live",
+        "csrf_token": csrf_of(checked),
+        "action": "save",
+        **values,
+    }
+    _, saved = _made(await browser.post(START, data=data))
+    assert (await _stored(sessionmaker, saved)).reference == "contract-9"
+    assert await _count(sessionmaker) == 1
+
+
+async def test_checks_and_saves_show_in_usage_and_the_request_log_and_the_verdicts_say_where_they_came_from(
+    app: FastAPI, browser: AsyncClient, client: AsyncClient, sessionmaker: Maker, pepper: bytes
+) -> None:
+    """What the page says is counted is what usage and the log show: a check as the dry run it is, a save as the
+    classification; the API's request log lists token requests only; the verdicts page names who asked."""
+    user = await _business(browser, sessionmaker)
+    _, token = await create_token(sessionmaker, pepper, user=user)
+    assert (await _submit(browser, DUTCH_ANSWERS, action="check")).status_code == 200
+    _, saved = _made(await _submit(browser, DUTCH_ANSWERS))
+    by_api = await client.post("/v1/classify/zelfstandigenwet", json={"engagement": {}}, headers=bearer(token))
+    await app.state.services.request_log.flush()
+
+    log = (await browser.get("/freelancer/logs")).text
+    assert log.count("/v1/classify/zelfstandigenwet/dry-run") == 1
+    assert log.count('data-field="dry-run"') == 1
+    assert log.count("<td>Dashboard") == 2
+    usage = (await browser.get("/freelancer/usage")).text
+    assert "Dashboard assessments (checks and saves)" in usage
+    listed = (await client.get("/v1/requests", headers=bearer(token))).json()["data"]
+    assert [entry["path"] for entry in listed] == ["/v1/classify/zelfstandigenwet"], "token requests only"
+
+    verdicts = (await browser.get("/freelancer/classifications")).text
+    rows = dict(
+        re.findall(r'data-classification-id="([0-9a-f-]{36})".*?data-field="asked-by">([^<]+)<', verdicts, re.S)
+    )
+    assert rows == {saved: "the dashboard", by_api.json()["id"]: "an API token"}

@@ -23,6 +23,7 @@ def _answer(p25: float, p50: float, p75: float, region: str = "NL") -> RateBench
         window_months=24,
         synthetic=False,
         source="test",
+        livemode=True,
     )
 
 

@@ -256,7 +256,7 @@ async def test_another_account_or_the_other_environment_gets_404_never_403(
         stranger = await client.get(dossier_url(verdict["id"]), headers={**other.live, **accept})
         assert (stranger.status_code, stranger.json()["code"]) == (404, "not_found")
         sandbox = await sandbox_client.get(dossier_url(verdict["id"]), headers={**account.test, **accept})
-        assert (sandbox.status_code, sandbox.json()["code"]) == (404, "not_found")
+        assert (sandbox.status_code, sandbox.json()["code"]) == (404, "in_other_environment"), "own: told where"
     unknown = await client.get(dossier_url(str(uuid.uuid4())), headers=account.live)
     assert unknown.status_code == 404
     assert stranger.headers["content-type"] == "application/problem+json"

@@ -33,6 +33,7 @@ async def test_health_answers_with_status_region_and_version(
     response = await client.get("/v1/health", headers=bearer(token))
     assert response.status_code == 200
     assert response.json() == {
+        "livemode": True,
         "status": "ok",
         "region": "local",
         "version": __version__,

@@ -30,6 +30,7 @@ async def test_benchmark_defaults_to_the_national_aggregate(client: AsyncClient,
     values = [c / 100 for c in UTRECHT + HOLLAND]
     p25, p50, p75 = (round(float(v), 2) for v in np.percentile(values, [25, 50, 75]))
     assert body == {
+        "livemode": True,
         "sector": "ict",
         "region": "NL",
         "p25_eur": p25,

@@ -32,7 +32,7 @@ def test_every_event_type_is_in_the_contract_with_its_payload_schema() -> None:
     for name, item in contract["webhooks"].items():
         ref = item["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
         envelope = schemas[ref.rsplit("/", 1)[1]]
-        assert set(envelope["required"]) == {"id", "type", "created_at", "environment", "data"}, name
+        assert set(envelope["required"]) == {"id", "type", "created_at", "environment", "livemode", "data"}, name
         assert envelope["properties"]["type"]["const"] == name
     dac7 = schemas["Dac7SnapshotUpdated"]["properties"]
     assert set(dac7) == {"freelancer_id", "year", "total_consideration", "currency", "number_of_activities"}

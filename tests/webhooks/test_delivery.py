@@ -72,8 +72,13 @@ async def test_a_delivery_verifies_with_standardwebhooks_and_parses_as_plain_jso
     verified = Webhook(endpoint["secret"]).verify(got.body, got.headers)
     assert got.headers["webhook-id"] == event_id
     assert got.headers["content-type"] == "application/json"
-    assert set(verified) == {"id", "type", "created_at", "environment", "data"}
-    assert (verified["id"], verified["type"], verified["environment"]) == (event_id, "passport.updated", "live")
+    assert set(verified) == {"id", "type", "created_at", "environment", "livemode", "data"}
+    assert (verified["id"], verified["type"], verified["environment"], verified["livemode"]) == (
+        event_id,
+        "passport.updated",
+        "live",
+        True,
+    )
     assert verified["data"]["sector"] == "ict"
     assert json.loads(got.body) == verified, "a catch hook that only parses JSON gets the same object"
     [logged] = await _deliveries(client, anna, endpoint["id"])

@@ -174,6 +174,12 @@ async def test_a_replay_of_more_than_the_cap_continues_with_the_cursor(
     rest = await _replay(client, anna, endpoint, {**HOUR_AGO, "mode": "undelivered", "cursor": first["next_cursor"]})
     assert (rest["replayed"], rest["already_pending"], rest["has_more"], rest["next_cursor"]) == (5, 0, False, None)
     assert len(await _deliveries(sessionmaker, endpoint)) == REPLAY_LIMIT + 5, "each event once"
+    path = f"/v1/webhook-endpoints/{endpoint}/replay"
+    for changed, field in (({"mode": "all"}, "mode"), ({"since": utcnow().isoformat()}, "since")):
+        body = {**HOUR_AGO, "mode": "undelivered", **changed, "cursor": first["next_cursor"]}
+        other = await client.post(path, json=body, headers=anna.live)
+        assert other.status_code == 400, changed
+        assert [e["field"] for e in other.json()["errors"]] == [field]
 
     berts = await _endpoint(client, bert, receiver, ["*"])
     stolen = await client.post(

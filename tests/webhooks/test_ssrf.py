@@ -255,7 +255,25 @@ def test_private_targets_need_the_setting_and_embedded_mode_or_the_sandbox() -> 
     assert not ssrf.policy_for(production, Environment.live).allow_private
     assert ssrf.policy_for(production, Environment.live).require_https
     assert ssrf.policy_for(production, Environment.test).allow_private
-    assert not ssrf.policy_for(Settings(secret_key="x" * 40), Environment.test).allow_private
+    off = Settings(webhooks_allow_private_targets=False, secret_key="x" * 40)
+    assert not ssrf.policy_for(off, Environment.test).allow_private
+
+
+def test_by_default_the_embedded_sandbox_alone_takes_private_targets() -> None:
+    """What `make run` serves takes a local receiver in the sandbox with no setting and no restart; its production,
+    and both environments of a production deployment, refuse private targets unless told otherwise."""
+    embedded = Settings(secret_key="x" * 40)
+    assert embedded.webhooks_allow_private_targets is None
+    production = embedded.model_copy(update={"deployment": Deployment.production})
+    assert ssrf.policy_for(embedded, Environment.test).allow_private
+    assert ssrf.check_url("http://127.0.0.1:9000/in", ssrf.policy_for(embedded, Environment.test))
+    for refusing, environment in (
+        (embedded, Environment.live),
+        (production, Environment.live),
+        (production, Environment.test),
+    ):
+        with pytest.raises(ssrf.UnsafeUrl):
+            ssrf.check_url("https://127.0.0.1:9000/in", ssrf.policy_for(refusing, environment))
 
 
 @pytest.mark.parametrize("allow_private", [False, True], ids=["private-refused", "private-allowed"])
@@ -295,7 +313,7 @@ async def test_the_403_for_a_private_target_names_the_setting_that_allows_it_in_
     assert (answer.status_code, answer.json()["code"]) == (403, "webhook_url_forbidden")
     assert answer.json()["detail"].endswith(
         "not a public address; in development, COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true allows private and "
-        "plain-http targets (the embedded deployment only)."
+        "plain-http targets (the embedded deployment only; its sandbox takes them unless the setting is false)."
     )
 
 

@@ -29,6 +29,7 @@ async def test_lookup_returns_the_spec_fields(client: AsyncClient, sessionmaker:
     assert body["last_verified_at"].endswith("Z") or "+00:00" in body["last_verified_at"]
     del body["last_verified_at"]
     assert body == {
+        "livemode": True,
         "kvk_number": "12345678",
         "legal_name": "Acme B.V.",
         "admission_status": "admitted",

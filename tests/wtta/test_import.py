@@ -27,7 +27,7 @@ Maker = async_sessionmaker[AsyncSession]
 async def cached(sessionmaker: Maker, kvk: str, environment: Environment = Environment.live) -> WttaAdmissionOut | None:
     async with sessionmaker() as session:
         row = await service.lookup(session, environment=environment, kvk_number=kvk)
-    return WttaAdmissionOut.model_validate(row) if row else None
+    return WttaAdmissionOut.model_validate({**row, "livemode": environment is Environment.live}) if row else None
 
 
 async def snapshot(sessionmaker: Maker) -> list[tuple[object, ...]]:

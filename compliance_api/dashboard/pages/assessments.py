@@ -1,29 +1,37 @@
 """`/freelancer/assessments`: a business user answers a test's questions (yes, no or don't know; numbers for the
-Dutch test's figures) and gets the verdict, what decided it and what to answer next; the answers can be changed and
-sent again. Each submission is a classification made by the API's own service call (`classify_engagement`,
-`classify_cross_border`), checked by the API's request schemas and drawn from the account's rate-limit bucket of that
-environment, so it lands in the same audit trail, under the same limits, as one made with a token."""
+Dutch test's figures) and checks the verdict, what decided it and what to answer next, as often as the answers
+change; saving keeps it. A check is the API's dry run (`score_engagement`, `score_cross_border` and
+`classify_service.dry_run`: nothing kept); a save is a classification made by the API's own service call
+(`classify_engagement`, `classify_cross_border`). Both are checked by the API's request schemas and drawn from the
+account's rate-limit bucket of that environment, so a saved one lands in the same audit trail, under the same limits,
+as one made with a token."""
 
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
+from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.classify import service as classify_service
-from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.classify.language import Language
+from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.dashboard import query
 from compliance_api.dashboard.i18n import N_, Translator, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.questionnaire import (
     TEST_NAMES,
     Fact,
+    Question,
     Questionnaire,
+    Submission,
     answers_of,
     deciding_facts,
     next_questions,
@@ -46,7 +54,9 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.middleware import request_id_of
+from compliance_api.ratelimit.gcra import Decision
 from compliance_api.ratelimit.tiers import Tier, tier_for, user_bucket
+from compliance_api.requestlog.buffer import Recorded
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
@@ -135,9 +145,14 @@ def _too_many(request: Request, wait: int, tier: Tier) -> str:
     )
 
 
+SAVE = "save"
+"""The form's `action` that keeps the verdict; any other (the "check" button) is a dry run."""
+
+
 @router.post(PATH, include_in_schema=False)
 async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -> Response:
-    """Score the answers as the API would for a token of this account, and show the verdict (a new one each time)."""
+    """Score the answers as the API would for a token of this account: shown above the answers without keeping
+    anything (a dry run), or kept and shown on the new verdict's page (`action=save`, a new verdict each time)."""
     if account.kind is not UserKind.business:
         return _start(request, account, status_code=403, error=BUSINESSES_ONLY)
     questionnaire = QUESTIONNAIRES.get(field(form, "questionnaire"))
@@ -147,9 +162,59 @@ async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -
     services, translator = services_of(request), translator_of(request)
     questions = questions_for(questionnaire, services.rulesets, translator)
     answered = submission(questionnaire, questions, form, translator)
-    kept = {"values": answered.values, "reference": answered.reference}
+    kept: dict[str, Any] = {"values": answered.values, "reference": answered.reference}
     tier = tier_for(account.plan, environment)
+    started = time.perf_counter()
     decision = await services.limiter.consume(user_bucket(account.id, environment), tier)
+    response = await _assessed(request, account, questionnaire, environment, form, answered, kept, decision)
+    _log_request(request, Acting.of(account, environment), questionnaire, form, response, decision, started)
+    return response
+
+
+def _log_request(
+    request: Request,
+    asking: Acting,
+    questionnaire: Questionnaire,
+    form: FormData,
+    response: Response,
+    decision: Decision,
+    started: float,
+) -> None:
+    """Into the request log as the API operation it stands for (a check as its dry run, a save as the kept one),
+    with no token: so that usage and the log show what the page says counts against the limits."""
+    test = "zelfstandigenwet" if questionnaire is Questionnaire.zelfstandigenwet else "cross-border"
+    path = f"/v1/classify/{test}" + ("" if field(form, "action") == SAVE else "/dry-run")
+    status = 200 if response.status_code == 303 else response.status_code  # a save answers with its verdict's page
+    services_of(request).request_log.record(
+        Recorded(
+            finished_at=time.time(),
+            caller=asking,
+            method="POST",
+            route=path,
+            raw_path=path,
+            status=status,
+            elapsed=time.perf_counter() - started,
+            request_id=request_id_of(request),
+            rate_limit_remaining=decision.remaining,
+            problem=None,
+        )
+    )
+
+
+async def _assessed(
+    request: Request,
+    account: User,
+    questionnaire: Questionnaire,
+    environment: Environment,
+    form: FormData,
+    answered: Submission,
+    kept: dict[str, Any],
+    decision: Decision,
+) -> Response:
+    """The page for answers the limiter has counted: the 429, the answers to correct, the check or the saved verdict."""
+    services, translator = services_of(request), translator_of(request)
+    questions = questions_for(questionnaire, services.rulesets, translator)
+    tier = tier_for(account.plan, environment)
     if not decision.allowed:
         wait = decision.retry_after_seconds
         log.info("dashboard_assessment_rate_limited", user_id=str(account.id), environment=environment.value)
@@ -164,6 +229,12 @@ async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -
             request, account, questionnaire, environment, status_code=400, error=error, errors=answered.errors, **kept
         )
     asking, now = Acting.of(account, environment), utcnow()
+    if field(form, "action") != SAVE:
+        scored = _scored(answered.body, services.rulesets, now, translator.language, environment)
+        preview, asked = classify_service.dry_run(scored), scored.body.model_dump(mode="json", exclude_unset=True)
+        log.info("dashboard_assessment_dry_run", user_id=str(account.id), environment=environment.value)
+        shown = _shown(questionnaire, preview, asked, questions, translator)
+        return _form(request, account, questionnaire, environment, preview=preview, **shown, **kept)
     if isinstance(answered.body, ZelfstandigenwetRequest):
         verdict = await classify_service.classify_engagement(
             services.audit, asking, answered.body, services.rulesets, now, translator.language, request_id_of(request)
@@ -180,6 +251,33 @@ async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -
         verdict=verdict["verdict"],
     )
     return redirect(f"{PATH}/{environment.value}/{verdict['id']}")
+
+
+def _scored(
+    body: ZelfstandigenwetRequest | CrossBorderRequest,
+    rulesets: Rulesets,
+    now: dt.datetime,
+    language: Language,
+    environment: Environment,
+) -> classify_service.Scored:
+    if isinstance(body, ZelfstandigenwetRequest):
+        return classify_service.score_engagement(body, rulesets, now, language, environment)
+    return classify_service.score_cross_border(body, rulesets, now, language, environment)
+
+
+def _shown(
+    questionnaire: Questionnaire,
+    result: dict[str, Any],
+    request: dict[str, Any],
+    questions: tuple[Question, ...],
+    translator: Translator,
+) -> dict[str, Any]:
+    """What the page shows of a verdict, kept or not: what decided it, the presumption and what to answer next."""
+    return {
+        "facts": deciding_facts(questionnaire, result, request, questions, translator),
+        "presumption": _presumption(result, translator),
+        "next_questions": next_questions(result, questions),
+    }
 
 
 def _presumption(result: dict[str, Any], translator: Translator) -> Fact | None:
@@ -220,7 +318,6 @@ async def assessment_page(
     record, translator = found.record, translator_of(request)
     questionnaire = questionnaire_of(record.kind.value, record.country)
     questions = questions_for(questionnaire, services_of(request).rulesets, translator)
-    facts = deciding_facts(questionnaire, record.result, record.request, questions, translator)
     return _form(
         request,
         account,
@@ -228,9 +325,7 @@ async def assessment_page(
         environment,
         record=record,
         asked_here=record.asked_by_user_id is not None,
-        facts=facts,
-        presumption=_presumption(record.result, translator),
-        next_questions=next_questions(record.result, questions),
+        **_shown(questionnaire, record.result, record.request, questions, translator),
         values=answers_of(questionnaire, questions, record.request, translator),
         reference=record.reference or "",
     )

@@ -109,7 +109,14 @@ def _list_page(request: Request, account: CurrentAccount, *, status_code: int = 
         retention=classify_service.Retention.of(state_of(request).settings),
         verdicts=list(Verdict),
         environments=list(Environment),
-        **{"environment": Environment.live, "values": {}, "rows": [], "next_link": None, **context},
+        **{
+            "environment": Environment.live,
+            "values": {},
+            "rows": [],
+            "from_dashboard": set(),
+            "next_link": None,
+            **context,
+        },
     )
 
 
@@ -148,7 +155,16 @@ async def classifications_page(request: Request, account: CurrentAccount, sessio
     next_link = query.link(PATH, {**links, "cursor": page.next_cursor}) if page.next_cursor else None
     first_link = query.link(PATH, links)
     rows = classify_views.classification_list(page).data
-    return _list_page(request, account, rows=rows, next_link=next_link, first_link=first_link, **context)
+    from_dashboard = {row.id for row in page.rows if row.token_id is None}
+    return _list_page(
+        request,
+        account,
+        rows=rows,
+        from_dashboard=from_dashboard,
+        next_link=next_link,
+        first_link=first_link,
+        **context,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ async def logs_page(request: Request, account: CurrentAccount, session: DbSessio
     environment = _environment(request.query_params.get("environment"))
     filters = _filters(request)
     cursor = request.query_params.get("cursor") or None
-    owner = service.Owner(account.id, environment)
+    owner = service.Owner(account.id, environment, dashboard_too=True)
     context: dict[str, Any] = {
         "environment": environment,
         "environments": list(Environment),
@@ -94,7 +94,9 @@ async def logs_page(request: Request, account: CurrentAccount, session: DbSessio
 async def request_page(
     request: Request, environment: Environment, entry_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
-    logged = await service.get_request(session, service.Owner(account.id, environment), entry_id, utcnow())
+    logged = await service.get_request(
+        session, service.Owner(account.id, environment, dashboard_too=True), entry_id, utcnow()
+    )
     if logged is None:
         return not_found(request, account)
     return render(request, "logs/request.html", account=account, logged=logged, environment=environment)

@@ -68,7 +68,7 @@ def _for(environment: Environment, usage: service.Usage, tier: Tier, translator:
         (
             token,
             bar_chart(
-                f"usage-{environment.value}-{token.token_id}",
+                f"usage-{environment.value}-{token.token_id or 'dashboard'}",
                 translator.gettext(
                     "%(token)s (…%(last4)s) requests per day",
                     token=token.name or translator.gettext("Deleted token"),

@@ -14,6 +14,7 @@ GRANT: dict[str, Any] = {
     "created_at": "2026-07-09T12:00:00Z",
     "revoked_at": None,
     "status": "active",
+    "livemode": False,
 }
 
 IDENTITY_IN: dict[str, Any] = {

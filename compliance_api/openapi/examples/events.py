@@ -12,6 +12,7 @@ EVENT: dict[str, Any] = {
     "type": "api_token.created",
     "created_at": "2026-07-09T12:00:00+00:00",
     "environment": "test",
+    "livemode": False,
     "data": {
         "user_id": "ca07f968-cba4-44cf-82c6-07b96ca24adb",
         "token_id": "58326ab7-1bc1-47cb-a03e-7a0178080adc",

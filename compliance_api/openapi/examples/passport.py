@@ -42,6 +42,7 @@ SHARE: dict[str, Any] = {
     "expires_at": "2026-08-08T12:00:00Z",
     "revoked_at": None,
     "status": "active",
+    "livemode": False,
 }
 PAGE_END = {"has_more": False, "next_cursor": None}
 
@@ -60,7 +61,12 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "responses": {
             "200": {
                 "data": [
-                    {"viewed_at": "2026-07-10T08:15:00Z", "viewer_id": VIEWER_ID, "viewer_email": "hr@example.com"}
+                    {
+                        "viewed_at": "2026-07-10T08:15:00Z",
+                        "viewer_id": VIEWER_ID,
+                        "viewer_email": "hr@example.com",
+                        "livemode": False,
+                    }
                 ],
                 **PAGE_END,
             }

@@ -15,6 +15,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "region": "eu-west",
                 "version": "0.1.0",
                 "wtta": {"imported_at": "2026-07-09T04:00:00Z", "age_seconds": 28800},
+                "livemode": False,
             }
         }
     },
@@ -32,6 +33,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "source_url": None,
                 "last_verified_at": "2026-07-09T04:00:00Z",
                 "missing_from_source_at": None,
+                "livemode": False,
             }
         },
     },
@@ -48,6 +50,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                         "source": WTTA_SOURCE,
                     }
                 ],
+                "livemode": False,
             }
         },
     },
@@ -67,6 +70,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "synthetic": True,
                 "source": "Percentiles (linear interpolation) of 250 synthetic observations generated for the "
                 "sandbox/demo dated 2024-07-08 to 2026-07-07, all regions.",
+                "livemode": False,
             }
         }
     },
@@ -79,6 +83,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 ],
                 "regions": ["NL", *(f"NL-{p}" for p in PROVINCES)],
                 "min_sample": 10,
+                "livemode": False,
             }
         }
     },

@@ -41,6 +41,7 @@ DELIVERY: dict[str, Any] = {
     "last_response_body": None,
     "next_attempt_at": "2026-07-09T12:05:00Z",
     "delivered_at": None,
+    "livemode": False,
     "attempt_log": [],
 }
 FAILED_DELIVERY: dict[str, Any] = {
@@ -99,6 +100,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "since": "2026-07-08T00:00:00Z",
                 "has_more": False,
                 "next_cursor": None,
+                "livemode": False,
             }
         },
     },

@@ -1,5 +1,6 @@
-"""The assessment as a person takes it, in Chromium: in English from the navigation, in German after the header's
-language switch (and without JavaScript), changed and sent again; the verdict page offers its signed dossier.
+"""The assessment as a person takes it, in Chromium: in English from the navigation, checked (a dry run: nothing kept),
+saved, changed, checked and saved again; in German after the header's language switch (and without JavaScript); the
+verdict page offers its signed dossier.
 
 Question texts and rule reasons come from the rulesets (`classify.questions`), the page's own words from the
 catalogues, so the test follows the law's wording instead of repeating it."""
@@ -71,10 +72,17 @@ def test_a_dutch_assessment_in_english_answered_changed_and_sent_again(page: Pag
     _answer(page, tools, "No")
     page.get_by_label("Your reference (optional)").fill("contract-2026-14")
     screenshot(page, "assessment-questions")
-    page.get_by_role("button", name="Get the verdict").click()
+    page.get_by_role("button", name="Check the verdict").click()
+
+    expect(page.locator("[data-field=dry-run]")).to_contain_text("Not saved")
+    expect(page.locator("[data-field=verdict]")).to_have_text("risky")
+    expect(page.get_by_label(rate)).to_have_value("31.50")
+    screenshot(page, "assessment-checked")
+    page.get_by_role("button", name="Save the assessment").click()
 
     first = _verdict_id(page)
     expect(page.get_by_role("heading", name="Assessment contract-2026-14")).to_be_visible()
+    expect(page.locator("[data-field=dry-run]")).to_have_count(0)
     expect(page.locator("[data-field=verdict]")).to_have_text("risky")
     expect(page.get_by_text("No rule decides this verdict yet")).to_be_visible()
     expect(page.get_by_role("list", name="Weighs towards employment")).to_contain_text("tariefgrens of EUR 38.00")
@@ -87,7 +95,10 @@ def test_a_dutch_assessment_in_english_answered_changed_and_sent_again(page: Pag
     expect(page.get_by_label(rate)).to_have_value("31.50")
     _answer(page, instructions, "Yes")
     _answer(page, risk, "No")
-    page.get_by_role("button", name="Send the changed answers").click()
+    page.get_by_role("button", name="Check the verdict").click()
+    expect(page.locator("[data-field=verdict]")).to_have_text("unsafe")
+    expect(page.locator("[data-field=dry-run]")).to_be_visible()
+    page.get_by_role("button", name="Save the assessment").click()
 
     second = _verdict_id(page)
     assert second != first
@@ -122,7 +133,7 @@ def test_a_cross_border_assessment_in_german_without_javascript(chromium: Browse
             re.compile("^" + re.escape(if_so))
         )
         screenshot(page, "assessment-questions-de")
-        page.get_by_role("button", name=german.gettext("Get the verdict")).click()
+        page.get_by_role("button", name=german.gettext("Check the verdict")).click()
 
         expect(page.locator("[data-field=verdict]")).to_have_text(german.gettext("unsafe"))
         decided = page.get_by_role("list", name=german.gettext("What decided it"))
@@ -138,7 +149,7 @@ def test_the_verdict_page_offers_its_signed_dossier(page: Page) -> None:
     _sign_up_business(page, "hr-dossier@example.com")
     page.goto("/freelancer/assessments/new?questionnaire=FR&environment=test")
     _answer(page, _question(Questions.FR, "client_gives_orders"), "Yes")
-    page.get_by_role("button", name="Get the verdict").click()
+    page.get_by_role("button", name="Save the assessment").click()
     made = _verdict_id(page)
     link = page.get_by_role("link", name="Download the signed dossier (PDF)")
     expect(link).to_have_attribute("href", f"/freelancer/classifications/test/{made}/dossier.pdf")
