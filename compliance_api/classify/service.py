@@ -115,7 +115,9 @@ def score_engagement(
 ) -> Scored:
     """The verdict of the Dutch test."""
     ruleset = rulesets.dutch
-    assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date(), language)
+    assessment = assess_engagement(
+        ruleset, body.engagement.model_dump(), body.as_of or now.date(), language, frozenset(body.dont_know)
+    )
     verdict = views.dutch_verdict(assessment, ruleset, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
     return Scored(ClassificationKind.zelfstandigenwet, ruleset, body, verdict, language)
 
@@ -125,18 +127,17 @@ def score_cross_border(
 ) -> Scored:
     """The verdict of the country's test; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
-    unknown = unknown_criteria(ruleset, body.criteria)
+    unknown = [f"criteria.{name}" for name in unknown_criteria(ruleset, body.criteria)]
+    unknown += [f"dont_know.{name}" for name in unknown_criteria(ruleset, body.dont_know)]
     if unknown:
         allowed = ", ".join(ruleset.criterion_names)
+        names = ", ".join(field.split(".", 1)[1] for field in unknown)
         raise ApiError(
             "validation_failed",
-            f"Unknown criteria for {body.country}: {', '.join(unknown)}. Allowed: {allowed}.",
-            errors=[
-                FieldError(f"criteria.{name}", f"not a {body.country} criterion; allowed: {allowed}")
-                for name in unknown
-            ],
+            f"Unknown criteria for {body.country}: {names}. Allowed: {allowed}.",
+            errors=[FieldError(field, f"not a {body.country} criterion; allowed: {allowed}") for field in unknown],
         )
-    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language)
+    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language, frozenset(body.dont_know))
     verdict = views.cross_border_verdict(assessment, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
     return Scored(ClassificationKind.cross_border, ruleset, body, verdict, language)
 

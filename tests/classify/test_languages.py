@@ -106,16 +106,15 @@ async def test_the_dutch_verdict_is_written_in_the_asked_language(
     ]
     threshold = ruleset.tariefgrens_on(ruleset.version)
     assert threshold is not None
-    texts = ruleset.texts
-    used = texts.threshold_used[language].format(
-        amount="38.00" if language is Language.en else "38,00",
-        valid_from="2026-01-01",
-        status=texts.legal_status["adopted_not_in_force"][language],
-        basis=threshold.basis[language],
+    assert ruleset.weighing.presumption_pending is not None
+    pending = ruleset.weighing.presumption_pending[language].format(
+        amount="38.00" if language is Language.en else "38,00"
     )
-    assert body["advice"] == " ".join([*(c.advice[language] for c in hit), used, texts.not_assessed[language]])
+    texts = ruleset.texts
+    assert body["advice"] == " ".join([*(c.advice[language] for c in hit), pending, texts.not_assessed[language]])
     assert body["tariefgrens"]["basis"] == threshold.basis[language]
-    assert (body["verdict"], body["score"]) == ("risky", 24), "the language changes texts only"
+    assert body["decided_by"][0]["reason"] == ruleset.decisive[3].reason[language]
+    assert (body["verdict"], body["score"]) == ("safe", 24), "the language changes texts only"
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -215,8 +214,16 @@ async def test_a_replay_is_in_the_first_language_and_another_language_is_another
 async def test_a_rescore_writes_the_new_verdict_in_the_record_language(
     client: AsyncClient, account: Account, cli_env: dict[str, str], rulesets: Rulesets
 ) -> None:
-    """EUR 37 was above the 2025 threshold (safe) and is under the 2026 one: the later verdict stays in German."""
-    favourable = {**DUTCH["engagement"], "hourly_rate_eur": 37, "other_clients_count": 5, "can_delegate": True}
+    """EUR 37 was above the 2025 threshold (safe) and is under the 2026 one, where the level of pay weighs the other
+    way: the later verdict stays in German."""
+    favourable = {
+        "hourly_rate_eur": 37,
+        "sets_own_hours": False,
+        "own_tools": True,
+        "own_liability": True,
+        "can_delegate": True,
+        "profit_risk": True,
+    }
     request = {"engagement": favourable, "as_of": "2025-03-01", "monitor": True}
     made = assert_in_language(
         await client.post(ZW, json=request, headers={**account.live, "Accept-Language": "de"}), "de"
