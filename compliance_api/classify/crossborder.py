@@ -148,13 +148,10 @@ class CrossBorderTest(CompiledTest):
             return Verdict.unsafe, unsafe
         if not safe:
             return self._undecided(true, false, far), ()
-        # The facts the law treats as enough for self-employment hold. Indicators weighing as much as `unsafe`, or a
-        # rule for employment one answer away, keep the rule from deciding: then the weighing of the stated facts does.
-        if (
-            self.weighed(true) is Verdict.unsafe
-            or self.balance.verdict(true, false) is Verdict.unsafe
-            or self.sides.one_answer_away(far, safe)
-        ):
+        # The facts the law treats as enough for self-employment hold (they answer the legal test's core, which the
+        # weighing of the other indicators does not outweigh). A weighing rule for `unsafe`, or a rule for employment
+        # one answer away, keep the rule from deciding: then the weighing of the stated facts does.
+        if self.weighed(true) is Verdict.unsafe or self.sides.one_answer_away(far, safe):
             return self._undecided(true, false, far), ()
         return Verdict.safe, safe
 

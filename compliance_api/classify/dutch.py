@@ -184,16 +184,12 @@ class DutchTest(CompiledTest):
             return Verdict.unsafe, unsafe
         if not safe:
             return self._undecided(true, false, far), ()
-        # The facts the law treats as enough for self-employment hold. The rate presumption (while it is law),
-        # indicators weighing as much as `unsafe`, or a rule for employment one answer away keep the rule from
-        # deciding: then the weighing of the stated facts does.
+        # The facts the law treats as enough for self-employment hold (they answer the legal test's core, which the
+        # weighing of the other indicators does not outweigh). The rate presumption (while it is law), indicators
+        # scoring as much as `unsafe`, or a rule for employment one answer away keep the rule from deciding: then the
+        # weighing of the stated facts does.
         score, presumption = self.score(true), bool(true & self.presumption_bit)
-        if (
-            presumption
-            or self._weighs_unsafe(score, presumption)
-            or self.balance.verdict(true, false) is Verdict.unsafe
-            or self.sides.one_answer_away(far, safe)
-        ):
+        if presumption or self._weighs_unsafe(score, presumption) or self.sides.one_answer_away(far, safe):
             return self._undecided(true, false, far), ()
         return Verdict.safe, safe
 

@@ -388,3 +388,38 @@ def test_cross_border_each_next_answer_leads_where_answering_it_does(
         for answer in question.answers:
             assert isinstance(answer.value, bool), "a criterion is answered yes or no"
             assert assess_criteria(ruleset, {**criteria, question.input: answer.value}, day).verdict is answer.verdict
+
+
+COMPLETE_ENGAGEMENTS = st.fixed_dictionaries(
+    {
+        "hourly_rate_eur": RATES,
+        "months_duration": st.integers(0, 600),
+        "days_per_week": st.integers(0, 7),
+        "other_clients_count": st.integers(0, 100_000),
+        **{name: st.booleans() for name in INDICATOR_BOOLEANS},
+    }
+)
+
+
+def truly_balanced(balance: tuple[int, int, int], margin: int) -> bool:
+    employment, self_employment, _ = balance
+    return abs(employment - self_employment) * 100 <= margin * (employment + self_employment)
+
+
+@given(COMPLETE_ENGAGEMENTS, st.dates(min_value=dt.date(2023, 7, 1), max_value=dt.date(2030, 12, 31)))
+def test_dutch_complete_answers_decide_unless_truly_balanced(engagement: dict[str, Any], day: dt.date) -> None:
+    assessment = assess(engagement, day)
+    assert assessment.unanswered == []
+    if assessment.verdict.value == "risky":
+        assert truly_balanced(assessment.balance, RULESETS.dutch.weighing.balanced_within_percent), assessment.balance
+
+
+@given(COUNTRIES, st.data(), DAYS)
+def test_cross_border_complete_answers_decide_unless_truly_balanced(
+    country: Country, data: st.DataObject, day: dt.date
+) -> None:
+    ruleset = RULESETS.cross_border[country]
+    criteria = {name: data.draw(st.booleans()) for name in ruleset.criterion_names}
+    assessment = assess_criteria(ruleset, criteria, day)
+    if assessment.verdict.value == "risky":
+        assert truly_balanced(assessment.balance, ruleset.weighing.balanced_within_percent), assessment.balance
