@@ -275,12 +275,13 @@ class Balance:
     """The weighing of the stated facts, as the country's courts weigh them (the ruleset's `weighing`).
 
     Each indicator is one fact: known true, it weighs its `employment` weight; known false, its `self_employment`
-    weight; unknown, nothing (a fact that is not stated is never weighed). Below `floor` stated facts that weigh, the
-    weighing gives no verdict. From the floor up, one side decides when it weighs at least `clear_ratio` times the
-    other, or when its lead over the other exceeds `balanced_within_percent` of their total plus
-    `unanswered_share_percent` of what the unanswered indicators could weigh against it. The margin asked for shrinks
-    as more is answered: with every indicator answered, any lead beyond a true balance decides. Each side's condition
-    only gets easier as facts pointing its way are added, so a step toward employment never makes a verdict safer
+    weight; unknown, nothing (a fact that is not stated is never weighed). Below `floor` stated facts (answered
+    inputs of the test, whatever they weigh), the weighing gives no verdict. From the floor up, one side decides when
+    it weighs at least `clear_ratio` times the other, or when its lead over the other exceeds
+    `balanced_within_percent` of their total plus `unanswered_share_percent` of what the unanswered indicators could
+    weigh against it. The margin asked for shrinks as more is answered: with every indicator answered, any lead
+    beyond a true balance decides. Each side's condition only gets easier as facts pointing its way are added, so a
+    step toward employment never makes a verdict safer
     (from the floor up). Integer arithmetic throughout."""
 
     def __init__(self, weighing: Weighing, bits: Mapping[str, int]) -> None:
@@ -289,8 +290,6 @@ class Balance:
         self.employment = WeightSum((bit, indicator.employment) for bit, indicator in present)
         self.self_employment = WeightSum((bit, indicator.self_employment) for bit, indicator in present)
         self.unanswered = weighing.unanswered_share_percent
-        self.weighs_true = sum(bit for bit, indicator in present if indicator.employment)
-        self.weighs_false = sum(bit for bit, indicator in present if indicator.self_employment)
         self.mask = sum(bit for bit, _ in present)
         self.floor = weighing.floor
         ratio = weighing.clear_ratio.as_integer_ratio()
@@ -298,8 +297,8 @@ class Balance:
         self.margin = weighing.balanced_within_percent
 
     def stated(self, true: int, false: int) -> int:
-        """How many stated facts carry weight."""
-        return ((true & self.weighs_true) | (false & self.weighs_false)).bit_count()
+        """How many of the test's inputs are answered."""
+        return ((true | false) & self.mask).bit_count()
 
     def sides(self, true: int, false: int) -> tuple[int, int]:
         """The weight of the stated facts toward employment, and toward self-employment."""
@@ -310,9 +309,9 @@ class Balance:
         if self.stated(true, false) < self.floor:
             return Verdict.risky
         employment, self_employment = self.sides(true, false)
-        if employment * self.ratio_den >= self.ratio_num * self_employment:
+        if employment and employment * self.ratio_den >= self.ratio_num * self_employment:
             return Verdict.unsafe
-        if self_employment * self.ratio_den >= self.ratio_num * employment:
+        if self_employment and self_employment * self.ratio_den >= self.ratio_num * employment:
             return Verdict.safe
         unknown = self.mask & ~(true | false)
         balanced = self.margin * (employment + self_employment)

@@ -230,11 +230,11 @@ class WeighingTexts(_Strict):
 class Weighing(_Strict):
     """How the stated facts are weighed, as the country's courts weigh them (docs/integrate/classify.md).
 
-    Below `floor` stated facts that weigh, no verdict is decisive unless a statutory decisive rule holds. From the
-    floor up, the verdict is decisive when the stated facts weigh at least `clear_ratio` times as much one way as the
-    other, or when one side's lead exceeds `balanced_within_percent` of their total plus `unanswered_share_percent`
-    of what the unanswered inputs could weigh against it (with every input answered: any lead beyond a true
-    balance). Unanswered inputs are never weighed as facts: they only ask for a larger lead."""
+    Below `floor` stated facts (answered inputs), no verdict is decisive unless a statutory decisive rule holds.
+    From the floor up, the verdict is decisive when the stated facts weigh at least `clear_ratio` times as much one
+    way as the other, or when one side's lead exceeds `balanced_within_percent` of their total plus
+    `unanswered_share_percent` of what the unanswered inputs could weigh against it (with every input answered: any
+    lead beyond a true balance). Unanswered inputs are never weighed as facts: they only ask for a larger lead."""
 
     floor: Annotated[int, Field(ge=1, le=20)]
     clear_ratio: Annotated[Decimal, Field(gt=1, le=10)]

@@ -234,10 +234,8 @@ class WeighingOut(ResponseSchema):
 
     employment: int = Field(ge=0, description="The weight of the stated facts that point to employment.")
     self_employment: int = Field(ge=0, description="The weight of the stated facts that point to self-employment.")
-    stated_facts: int = Field(ge=0, description="How many stated facts carry weight.")
-    floor: int = Field(
-        ge=1, description="Below this many stated facts that carry weight, only a statutory rule gives a verdict."
-    )
+    stated_facts: int = Field(ge=0, description="How many of the test's questions are answered.")
+    floor: int = Field(ge=1, description="Below this many answered questions, only a statutory rule gives a verdict.")
 
 
 COULD_CHANGE_DESCRIPTION = (
