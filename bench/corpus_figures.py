@@ -117,10 +117,10 @@ def record(version: str, opened: Totals, sealed: Totals, note: str) -> None:
     text = RESULTS.read_text()
     if SECTION not in text:
         intro = (
-            f"\n{SECTION}\n\nThe decided cases of `tests/classify/cases/` scored with each ruleset version, once per "
-            "version: the open part (reviewed case by case) and the sealed part (totals only; chosen by a hash of "
-            "the case id). Target on the sealed part: no contradiction, and at least 80 % of the cases filling "
-            f"four inputs get the court's answer.\n\n{HEADER}\n{RULE}\n"
+            f"\n{SECTION}\n\nThe decided cases of `tests/classify/cases/` scored with each ruleset version, once per\n"
+            "version: the open part (reviewed case by case) and the sealed part (totals only; chosen by a hash of the\n"
+            "case id). Target on the sealed part: no contradiction, and at least 80 % of the cases filling four inputs\n"
+            f"get the court's answer.\n\n{HEADER}\n{RULE}\n"
         )
         text = text.rstrip("\n") + "\n" + intro
     lines = text.split("\n")
