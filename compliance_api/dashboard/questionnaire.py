@@ -109,10 +109,10 @@ def questionnaire_of(kind: str, country: str | None) -> Questionnaire:
 
 
 def answers_of(questionnaire: Questionnaire, request: Mapping[str, Any], translator: Translator) -> dict[str, str]:
-    """A stored request body as the form's values: `yes`/`no` for booleans, numbers as the reader writes them;
-    absent: not answered."""
+    """A stored request body as the form's values: `yes`/`no` for booleans, numbers as the reader writes them,
+    `unknown` for a question answered "don't know"; absent: not answered."""
     given = request.get("engagement" if questionnaire is Questionnaire.zelfstandigenwet else "criteria") or {}
-    values = {}
+    values = dict.fromkeys(request.get("dont_know") or (), "unknown")
     for name, value in given.items():
         if isinstance(value, bool):
             values[name] = "yes" if value else "no"
@@ -174,12 +174,15 @@ def submission(
     raw_reference = _text(form, "reference").strip()
     errors: dict[str, str] = {}
     answers: dict[str, Any] = {}
+    dont_know: list[str] = []
     for question in questions:
         value = typed[question.field]
         if question.kind == "boolean":
             if value in {"yes", "no"}:
                 answers[question.field] = value == "yes"
-            elif value not in {"", "unknown"}:
+            elif value == "unknown":
+                dont_know.append(question.field)
+            elif value:
                 errors[question.field] = _problem(question, translator)
         elif value:
             answers[question.field] = _number(value, question.kind, translator)
@@ -188,6 +191,8 @@ def submission(
     body: dict[str, Any] = {}
     if raw_reference:
         body["reference"] = raw_reference
+    if dont_know:
+        body["dont_know"] = dont_know  # not ranked first among the next questions again
     if questionnaire is Questionnaire.zelfstandigenwet:
         body["engagement"] = answers
     else:
