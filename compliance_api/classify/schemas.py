@@ -292,7 +292,7 @@ class ZWVerdict(ResponseSchema):
     advice: str
     presumption_of_employment: bool = Field(
         description="The rate presumption applies: its act is in force on `as_of` and the rate is at or below its "
-        "tariefgrens (the verdict is then never safe). False while no date of entry into force is published."
+        "tariefgrens (the verdict is then never safe); false while no date of entry into force is published."
     )
     tariefgrens: DutchTariefgrensOut | None = Field(description="The threshold in force on `as_of`, if any.")
     as_of: dt.date
