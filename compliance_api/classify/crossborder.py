@@ -246,6 +246,8 @@ def assess_criteria(
     facts = 0
     for rule in held:
         facts |= rule.facts_of(true)
+    if verdict is not Verdict.risky and not held:  # the weighing decided: the stated facts that point its way
+        facts = (true if verdict is Verdict.unsafe else false) & test.all_met
     return CrossBorderAssessment(
         ruleset=ruleset,
         verdict=verdict,

@@ -308,7 +308,7 @@ def _decided(
             facts |= rule.facts_of(true)
         inputs = tuple(name for name, bits in test.table.inputs.items() if bits & facts)
         return Decided(tuple(rule.source for rule in rules), inputs)
-    weighed = true if verdict is Verdict.unsafe else true | false
+    weighed = true if verdict is Verdict.unsafe else false  # the stated facts that point the verdict's way
     inputs = tuple(criterion.input for criterion, bit, _ in test.criteria if bit & weighed)
     return Decided((), inputs)
 

@@ -125,6 +125,15 @@ def test_a_single_client_it_contractor_is_weighed_on_the_facts_stated() -> None:
     expected = score("no_profit_risk", "single_client", "client_sets_hours", "long_engagement", "near_full_time")
     assert (assessment.verdict.value, assessment.score) == ("unsafe", expected + WEIGHT["personal_service_only"])
     assert (decided_by(assessment), assessment.balance) == ([], (36, 12, 9))
+    assert assessment.decided is not None
+    assert set(assessment.decided.facts) == {
+        "months_duration",
+        "days_per_week",
+        "other_clients_count",
+        "sets_own_hours",
+        "can_delegate",
+        "profit_risk",
+    }, "the stated facts that point to employment decided it"
     assert assessment.next_questions == ()
     could_change = {question.input: question for question in assessment.could_change}
     no = next(answer for answer in could_change["works_under_instructions"].answers if answer.value is False)
