@@ -365,10 +365,6 @@ class RuleSides:
         rules = self.rules
         return any(far[i] <= 1 for i in self.unsafe if not rules[i].rebutted_by & holding_ids)
 
-    def unsafe_could_hold(self, far: Sequence[int]) -> bool:
-        """Whether answering the unknown facts could make a rule for employment hold."""
-        return min(map(far.__getitem__, self.unsafe), default=64) < 64
-
 
 NEXT_QUESTIONS = 5
 """How many next questions a `risky` verdict lists."""
