@@ -3,14 +3,15 @@
 For each test (NL, FR, DE, BE), `--draws` complete answer sets are drawn (seeded): every input of the test is answered,
 each one drawn with the frequencies its answers have in the decided cases of `tests/classify/cases/` (both parts of
 the corpus: only how often each input is answered which way is read, never a case's outcome or verdict). An input no
-case answers is drawn yes or no with even odds; a numeric Dutch input is drawn from the numbers the cases give. Each
+case answers is drawn yes or no with even odds (`--unstated no`: always no, e.g. the Belgian platform criteria for
+work that goes through no platform); a numeric Dutch input is drawn from the numbers the cases give. Each
 set is scored as the endpoint scores it, in process, and the share of `risky` verdicts is printed with the shares of
 `safe` and `unsafe`.
 
 No tie-break the law does not make is used: the verdict is the rulesets' own (`decide.Balance`: with every input
 answered, `risky` only where the stated facts weigh within `balanced_within_percent` of each other).
 
-    .venv/bin/python bench/complete_answers.py [--draws 20000] [--seed 7] [--markdown FILE]
+    .venv/bin/python bench/complete_answers.py [--draws 20000] [--seed 7] [--unstated even|no] [--markdown FILE]
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def frequencies(country: str) -> dict[str, Counter[Answer]]:
     return found
 
 
-def draw_answer(counts: Counter[Answer] | None, draw: random.Random) -> Answer:
+def draw_answer(counts: Counter[Answer] | None, draw: random.Random, unstated_no: bool = False) -> Answer:
+    """An answer drawn with the corpus's frequencies; for an input no case answers, no (`unstated_no`) or yes or no
+    with even odds."""
     if not counts:
-        return draw.random() < 0.5
+        return False if unstated_no else draw.random() < 0.5
     values = list(counts)
     return draw.choices(values, weights=[counts[value] for value in values])[0]
 
@@ -61,7 +64,7 @@ def dutch_numbers(draw: random.Random, counts: dict[str, Counter[Answer]], name:
     return draw.randint(low, high)
 
 
-def shares(country: str, draws: int, seed: int) -> Counter[Verdict]:
+def shares(country: str, draws: int, seed: int, unstated_no: bool = False) -> Counter[Verdict]:
     rulesets = packaged_rulesets()
     draw = random.Random(seed)
     counts = frequencies(country)
@@ -73,7 +76,7 @@ def shares(country: str, draws: int, seed: int) -> Counter[Verdict]:
             answers = {
                 name: dutch_numbers(draw, counts, name)
                 if kinds[name] != "boolean"
-                else draw_answer(counts.get(name), draw)
+                else draw_answer(counts.get(name), draw, unstated_no)
                 for name in ENGAGEMENT_FIELDS
             }
             verdicts[test.verdict(*test.table.known(answers))] += 1
@@ -81,7 +84,7 @@ def shares(country: str, draws: int, seed: int) -> Counter[Verdict]:
     ruleset = rulesets.cross_border[Country(country)]
     cross = cross_border_test(ruleset)
     for _ in range(draws):
-        answers = {name: bool(draw_answer(counts.get(name), draw)) for name in ruleset.criterion_names}
+        answers = {name: bool(draw_answer(counts.get(name), draw, unstated_no)) for name in ruleset.criterion_names}
         verdicts[cross.verdict(*cross.table.known(answers))] += 1
     return verdicts
 
@@ -91,11 +94,14 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument(
+        "--unstated", choices=("even", "no"), default="even", help="how to draw an input no case answers"
+    )
     args = parser.parse_args()
     rows = ["| test | risky | safe | unsafe | target |", "|---|---:|---:|---:|---|"]
     met = True
     for country in ("NL", "FR", "DE", "BE"):
-        found = shares(country, args.draws, args.seed)
+        found = shares(country, args.draws, args.seed, args.unstated == "no")
         risky = found[Verdict.risky] / args.draws
         met &= risky <= TARGET
         status = "met" if risky <= TARGET else "NOT met"
