@@ -291,7 +291,7 @@ def in_force_on(day: dt.date) -> DutchRuleset:
 
 
 def test_the_rate_presumption_applies_only_once_its_act_is_in_force() -> None:
-    """Issue 34.4: adopted but without a published date of entry into force, the presumption never applies; the low
+    """Adopted but without a published date of entry into force, the presumption never applies; the low
     rate is weighed as the Deliveroo circumstance it is, and the answer says what would change once it is in force."""
     low = free(hourly_rate_eur=38.0)
     assessment = assess(low)
