@@ -273,6 +273,31 @@ class NextQuestion:
     summary: str
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerSet:
+    """Answers that, given together, change a verdict no single answer changes: each question with its answer (in
+    the verdict's language), and the verdict they lead to."""
+
+    answers: tuple[tuple[Question, str], ...]
+    verdict: str
+
+
+def answer_sets(result: Mapping[str, Any], questions: tuple[Question, ...]) -> list[AnswerSet]:
+    """The verdict's `next_answer_sets`, where no single answer changes a `risky` verdict."""
+    by_field = {q.field: q for q in questions}
+    return [
+        AnswerSet(
+            tuple(
+                (by_field[answer["field"]], answer["answer"])
+                for answer in found["answers"]
+                if answer["field"] in by_field
+            ),
+            found["verdict"],
+        )
+        for found in result.get("next_answer_sets") or ()
+    ]
+
+
 def next_questions(result: Mapping[str, Any], questions: tuple[Question, ...]) -> list[NextQuestion]:
     """The verdict's `next_questions`, in its order: the answer most able to move the verdict first."""
     by_field = {q.field: q for q in questions}

@@ -399,3 +399,24 @@ async def test_a_nul_character_is_refused_and_not_echoed(browser: AsyncClient, s
     assert "\x00" not in refused.text
     assert 'value="reference"' in refused.text
     assert await _count(sessionmaker) == 0
+
+
+async def test_a_risky_verdict_no_single_answer_changes_names_the_answers_that_together_would(
+    browser: AsyncClient, sessionmaker: Maker
+) -> None:
+    """Two answers are below the floor of four: no single answer decides, so the page names the smallest sets of
+    answers that would, as the verdict does, each with where it leads."""
+    await _business(browser, sessionmaker)
+    _, made = _made(await _submit(browser, {"works_under_instructions": "yes", "can_delegate": "no"}))
+    result = (await _stored(sessionmaker, made)).result
+    assert (result["verdict"], result["next_questions"], result["answer_set_search"]) == ("risky", [], "found")
+    page = html.unescape((await browser.get(f"{START}/live/{made}")).text)
+    upcoming = page[page.index('id="next"') : page.index('id="answers"')]
+    assert "No single answer changes this verdict. These answers together would:" in upcoming
+    assert "Every question is answered." not in upcoming
+    assert re.findall(r'data-field="leads-to">(\w+)<', upcoming) == [
+        found["verdict"] for found in result["next_answer_sets"]
+    ]
+    for found in result["next_answer_sets"]:
+        for answer in found["answers"]:
+            assert f'href="#q-{answer["field"]}"' in upcoming

@@ -24,6 +24,7 @@ from compliance_api.dashboard.questionnaire import (
     TEST_NAMES,
     Fact,
     Questionnaire,
+    answer_sets,
     answers_of,
     deciding_facts,
     next_questions,
@@ -231,6 +232,7 @@ async def assessment_page(
         facts=facts,
         presumption=_presumption(record.result, translator),
         next_questions=next_questions(record.result, questions),
+        answer_sets=answer_sets(record.result, questions),
         values=answers_of(questionnaire, record.request, translator),
         reference=record.reference or "",
     )
