@@ -428,6 +428,11 @@ class DecisiveRuleOut(ResponseSchema):
     at_least: int | None
     of: list[FactOut]
     unless: list[FactOut]
+    statutory: bool = Field(
+        default=False,
+        description="A statute makes these facts enough, so the rule decides even with fewer than four questions "
+        "answered (rules drawn from case law need four).",
+    )
     legal_basis: LegalBasis
 
 

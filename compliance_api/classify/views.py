@@ -600,6 +600,7 @@ def decisive_rule(rule: DecisiveRule, language: Language) -> DecisiveRuleOut:
         at_least=rule.at_least,
         of=_facts(rule.of),
         unless=_facts(rule.unless),
+        statutory=rule.statutory,
         legal_basis=LegalBasis(text=rule.basis, source_url=str(rule.source_url)),
     )
 

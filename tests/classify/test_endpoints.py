@@ -257,6 +257,15 @@ async def test_criteria_catalogue(client: AsyncClient, account: Account, ruleset
         body = response.json()
         assert [c["name"] for c in body["criteria"]] == list(ruleset.criterion_names)
         assert all(c["description"] and c["legal_basis"]["text"] for c in body["criteria"])
+        statutory = {rule["id"] for rule in body["decisive"] if rule["statutory"]}
+        assert statutory == {rule.id for rule in ruleset.decisive if rule.statutory}
+    belgian = (
+        await client.get("/v1/classify/cross-border/criteria", params={"country": "BE"}, headers=account.live)
+    ).json()
+    assert {rule["id"] for rule in belgian["decisive"] if rule["statutory"]} >= {
+        "sector_presumption",
+        "authority_in_fact",
+    }
     missing = await client.get("/v1/classify/cross-border/criteria", headers=account.live)
     unknown = await client.get("/v1/classify/cross-border/criteria", params={"country": "XX"}, headers=account.live)
     assert missing.status_code == unknown.status_code == 400
