@@ -119,8 +119,8 @@ def record(version: str, opened: Totals, sealed: Totals, note: str) -> None:
         intro = (
             f"\n{SECTION}\n\nThe decided cases of `tests/classify/cases/` scored with each ruleset version, once per\n"
             "version: the open part (reviewed case by case) and the sealed part (totals only; chosen by a hash of the\n"
-            "case id). Target on the sealed part: no contradiction, and at least 80 % of the cases filling four inputs\n"
-            f"get the court's answer.\n\n{HEADER}\n{RULE}\n"
+            "case id). Target on the sealed part: no contradiction, and at least 80 % of the cases filling four\n"
+            f"inputs get the court's answer.\n\n{HEADER}\n{RULE}\n"
         )
         text = text.rstrip("\n") + "\n" + intro
     lines = text.split("\n")
