@@ -2,7 +2,8 @@
 # Generated clients: the Python client (openapi-python-client) and the TypeScript types (openapi-typescript, with
 # openapi-fetch) generate from the newest frozen contract without a warning or a skipped operation (`make clients`),
 # the TypeScript type-checks strictly, and a smoke test through each client calls every operation of the contract
-# against a live server with the sandbox fixtures (clients/smoke.sh). The examples of the README and the guide run
+# against a live server with the sandbox fixtures, then checks each client's SDK layer (retries against a server
+# answering 429 and then 200, Idempotency-Keys, problems, paging) from its built package (clients/smoke.sh). The examples of the README and the guide run
 # in the test suite (tests/test_doc_examples.py), which CI runs after this step, with these clients generated.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import math
 import os
 import shutil
@@ -33,7 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +46,8 @@ import harness
 
 from compliance_api.cli.bulk import over_http
 from compliance_api.cli.bulk.over_http import Retries
-from compliance_api.cli.bulk.rows import Request, Row, batches, read_rows
+from compliance_api.cli.bulk.rows import Outcome, Request, Row, batches, read_rows
+from compliance_api.cli.bulk.runner import Report
 from compliance_api.cli.classify import over_http_run
 
 DEFAULT = (100, 4)
@@ -72,6 +74,10 @@ def engagements(count: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def discard(_rows: Sequence[Row], _outcomes: Mapping[int, Outcome]) -> None:
+    """The results of a timed run are not written."""
+
+
 def batch_charge(rows: list[Row], batch_size: int) -> int:
     return sum(math.ceil(len(batch.rows) / 100) for batch in batches(rows, batch_size, ""))
 
@@ -85,7 +91,9 @@ async def timed(work: Callable[[], Awaitable[object]]) -> float:
 async def batched(base_url: str, token: str, rows: list[Row], batch_size: int, concurrency: int, run_id: str) -> float:
     http = over_http.client(base_url, token, 60)
     return await timed(
-        lambda: over_http_run(rows, http, Retries(), batch_size=batch_size, run_id=run_id, concurrency=concurrency)
+        lambda: over_http_run(
+            rows, http, Retries(), discard, Report(), batch_size=batch_size, run_id=run_id, concurrency=concurrency
+        )
     )
 
 
@@ -180,7 +188,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> list[str]:
     raw = engagements(args.rows)
     csv = workdir / "engagements.csv"
     csv.write_bytes(raw)
-    _, rows = read_rows(raw, None)
+    rows = list(read_rows(io.BytesIO(raw), None)[1])
     server = harness.Server(args.backend, env, workdir, args.server_cpu)
     server.start()
     if args.client_cpu is not None:

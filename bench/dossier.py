@@ -13,11 +13,17 @@ through the classify service in one day (three Dutch for every FR cross-border o
 `compliance-api classifications export` of that day as a child process. Prints the wall time, the dossiers per
 second, the export process's resident memory sampled every half second (at 10%, 50% and 100% of the run, and its
 peak) with the load average at those moments, the peak of the largest PDF worker, and the CPU time per dossier (the
-export's and its workers'), from which the time on otherwise idle CPUs follows. Target: 10,000 in <= 10 minutes,
-memory flat.
+export's and its workers'), from which the time on otherwise idle CPUs follows, and each dossier's size in the zip
+(PDF and JSON together, deflated; median and p90). Targets: 10,000 in <= 10 minutes, memory flat (at most 200 MiB per
+process), at most 100 kB per dossier in the zip at the median.
+
+`fairness`: the same app with a second account; that account's PDF alone (one render time), then while the first
+account's burst of `--burst` PDF requests waits for the renderer: with accounts taking turns (the service's) and with
+one line for all (as before), alternated `--rounds` times. Target: the other PDF waits at most one render.
 
     .venv/bin/python bench/dossier.py pdf [--rounds 40]
     .venv/bin/python bench/dossier.py standards [--rounds 25]
+    .venv/bin/python bench/dossier.py fairness [--burst 60] [--rounds 3]
     .venv/bin/python bench/dossier.py export --database-url postgresql://postgres@127.0.0.1:5432/NAME --count 1000
 """
 
@@ -37,6 +43,7 @@ import sys
 import tempfile
 import time
 import uuid
+import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -58,11 +65,14 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
-from compliance_api.dossier.render import TEMPLATE, Typesetter, page_data
+from compliance_api.dossier import endpoints
+from compliance_api.dossier.render import page_data
 from compliance_api.dossier.schemas import Dossier
+from compliance_api.dossier.typeset import TEMPLATE, Typesetter
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.fair_limiter import FairLimiter
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
 from compliance_api.ratelimit.tiers import tier_for
@@ -90,10 +100,21 @@ RESCORE_DATES = (dt.date(2026, 3, 1), dt.date(2025, 6, 1), dt.date(2026, 9, 1))
 DAY = dt.datetime(2026, 3, 10, tzinfo=dt.UTC)
 
 
+async def _account(app: Any, email: str) -> dict[str, str]:
+    """A pro account with a live token: its headers."""
+    sessionmaker = create_sessionmaker(app.state.services.engine)
+    async with sessionmaker.begin() as session:
+        user = await accounts.create(session, email=email, kind=UserKind.business, plan=Plan.pro)
+        _, token = await auth_service.create(
+            session, user=user, environment=Environment.live, name="bench", pepper=app.state.services.pepper
+        )
+    return {"Authorization": f"Bearer {token}"}
+
+
 @contextlib.asynccontextmanager
-async def _rescored_verdict() -> AsyncIterator[tuple[AsyncClient, dict[str, str], str]]:
+async def _rescored_verdict() -> AsyncIterator[tuple[AsyncClient, dict[str, str], str, Any]]:
     """An in-process app on SQLite with the Dutch verdict re-scored three times: a client, its headers, the dossier's
-    URL."""
+    URL, and the app."""
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(
             database_url=f"sqlite:///{folder}/bench.db",
@@ -107,12 +128,7 @@ async def _rescored_verdict() -> AsyncIterator[tuple[AsyncClient, dict[str, str]
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             sessionmaker = create_sessionmaker(app.state.services.engine)
-            async with sessionmaker.begin() as session:
-                user = await accounts.create(session, email="bench@example.com", kind=UserKind.business, plan=Plan.pro)
-                _, token = await auth_service.create(
-                    session, user=user, environment=Environment.live, name="bench", pepper=app.state.services.pepper
-                )
-            headers = {"Authorization": f"Bearer {token}"}
+            headers = await _account(app, "bench@example.com")
             async with AsyncClient(transport=ASGITransport(app=app), base_url="http://api.bench") as client:
                 made = (await client.post("/v1/classify/zelfstandigenwet", json=DUTCH, headers=headers)).json()
                 now = utcnow()
@@ -122,11 +138,11 @@ async def _rescored_verdict() -> AsyncIterator[tuple[AsyncClient, dict[str, str]
                             session, packaged_rulesets(), Environment.live, as_of=as_of, now=now, since=DAY
                         )
                     assert len(report.changes) == 1, "each re-score changes the verdict"
-                yield client, headers, f"/v1/classifications/{made['id']}/dossier"
+                yield client, headers, f"/v1/classifications/{made['id']}/dossier", app
 
 
 async def pdf(rounds: int) -> dict[str, Any]:
-    async with _rescored_verdict() as (client, headers, url):
+    async with _rescored_verdict() as (client, headers, url, _):
         pdf_headers = {**headers, "Accept": "application/pdf"}
         first = await client.get(url, headers=pdf_headers)  # warm-up: fonts, template, first compiler
         assert first.status_code == 200, first.text
@@ -147,7 +163,71 @@ async def pdf(rounds: int) -> dict[str, Any]:
     }
 
 
-# What the PDF could also be: (PDF standards, tagged). The service writes PDF/A-3u untagged (dossier/render.py).
+class _FirstComeFirstServed(FairLimiter[Any]):
+    """The renderer as it was (`anyio.CapacityLimiter(1)`): every account in one line."""
+
+    @contextlib.asynccontextmanager
+    async def slot(self, group: Any) -> AsyncIterator[None]:
+        async with super().slot(None):
+            yield
+
+
+async def _burst_and_one(
+    client: AsyncClient, burst: list[dict[str, str]], url: str, other: tuple[dict[str, str], str]
+) -> tuple[float, int]:
+    """Seconds the other account's PDF takes while one account's burst of PDF requests waits for the renderer, and
+    how many of the burst were waiting when it came."""
+    pending = [asyncio.create_task(client.get(url, headers=headers)) for headers in burst]
+    # until every request of the burst has reached the renderer: waiting, rendering (one) or done (a bench polls;
+    # the limiter has no event for it)
+    while endpoints.RENDERING.waiting + 1 + sum(task.done() for task in pending) < len(burst):  # noqa: ASYNC110
+        await asyncio.sleep(0.001)
+    waiting = endpoints.RENDERING.waiting
+    started = time.perf_counter()
+    answer = await client.get(other[1], headers=other[0])
+    seconds = time.perf_counter() - started
+    assert answer.status_code == 200
+    assert all(done.status_code == 200 for done in await asyncio.gather(*pending))
+    return seconds, waiting
+
+
+async def fairness(burst: int, rounds: int) -> dict[str, Any]:
+    """Another account's PDF alone, then during a burst of `burst` PDF requests from one account: with the fair
+    renderer (accounts in turn) and with one line for all (as before), alternated `rounds` times."""
+    async with _rescored_verdict() as (client, headers, url, app):
+        other_headers = await _account(app, "other@example.com")
+        made = (await client.post("/v1/classify/zelfstandigenwet", json=DUTCH, headers=other_headers)).json()
+        other = ({**other_headers, "Accept": "application/pdf"}, f"/v1/classifications/{made['id']}/dossier")
+        pdf_headers = [{**headers, "Accept": "application/pdf"}] * burst
+        alone = []
+        for _ in range(5):
+            started = time.perf_counter()
+            assert (await client.get(other[1], headers=other[0])).status_code == 200
+            alone.append(time.perf_counter() - started)
+        fair_limiter = endpoints.RENDERING
+        fair, one_line = [], []
+        try:
+            for _ in range(rounds):
+                endpoints.RENDERING = fair_limiter
+                fair.append(await _burst_and_one(client, pdf_headers, url, other))
+                endpoints.RENDERING = _FirstComeFirstServed(1)
+                one_line.append(await _burst_and_one(client, pdf_headers, url, other))
+        finally:
+            endpoints.RENDERING = fair_limiter
+    render = statistics.median(alone)
+    return {
+        "burst": burst,
+        "rounds": rounds,
+        "other_alone_ms": round(render * 1000),
+        "burst_waiting_when_other_came": [waiting for _, waiting in fair + one_line],
+        "other_during_burst_fair_ms": [round(seconds * 1000) for seconds, _ in fair],
+        "other_during_burst_one_line_ms": [round(seconds * 1000) for seconds, _ in one_line],
+        "fair_in_render_times": round(statistics.median(seconds for seconds, _ in fair) / render, 2),
+        "one_line_in_render_times": round(statistics.median(seconds for seconds, _ in one_line) / render, 2),
+    }
+
+
+# What the PDF could also be: (PDF standards, tagged). The service writes PDF/A-3u untagged (dossier/typeset.py).
 STANDARDS: dict[str, tuple[list[typst.PDFStandard], bool]] = {
     "plain": ([], False),
     "plain, tagged": ([], True),
@@ -162,7 +242,7 @@ STANDARDS: dict[str, tuple[list[typst.PDFStandard], bool]] = {
 async def standards(rounds: int) -> dict[str, Any]:
     """The same dossier compiled `rounds` times per PDF standard, each time issued a second later (a new signature,
     as every request signs a fresh copy): median CPU of the compilation alone, and the size."""
-    async with _rescored_verdict() as (client, headers, url):
+    async with _rescored_verdict() as (client, headers, url, _):
         signed = (await client.get(url, headers=headers)).json()
     dossier, jws = Dossier.model_validate(signed["dossier"]), signed["jws"]
     setter = Typesetter()
@@ -172,7 +252,8 @@ async def standards(rounds: int) -> dict[str, Any]:
         cpus, size = [], 0
         for index in range(rounds):
             issued = dossier.model_copy(update={"issued_at": dossier.issued_at + dt.timedelta(seconds=index + 1)})
-            data = orjson.dumps(page_data(issued, jws[:-8] + f"{index:08d}", setter.family)).decode()
+            page = {**page_data(issued, jws[:-8] + f"{index:08d}"), "font": setter.family}
+            data = orjson.dumps(page).decode()
             cpu = time.process_time()
             made = compiler.compile(sys_inputs={"data": data}, pdf_standards=wanted, pdf_tags=tagged)
             cpus.append((time.process_time() - cpu) * 1000)
@@ -243,6 +324,22 @@ def _rss_kib(pid: int) -> int | None:
     return None
 
 
+def _sizes_per_dossier(out: Path) -> dict[str, list[int]]:
+    """Each dossier's PDF and JSON together as the zip holds them (compressed) and as they unzip, and its PDF."""
+    zipped: dict[str, int] = {}
+    unzipped: dict[str, int] = {}
+    pdf: list[int] = []
+    with zipfile.ZipFile(out) as archive:
+        for info in archive.infolist():
+            if info.filename.startswith("dossiers/"):
+                stem = info.filename.rsplit(".", 1)[0]
+                zipped[stem] = zipped.get(stem, 0) + info.compress_size
+                unzipped[stem] = unzipped.get(stem, 0) + info.file_size
+                if info.filename.endswith(".pdf"):
+                    pdf.append(info.file_size)
+    return {"zipped": list(zipped.values()), "unzipped": list(unzipped.values()), "pdf": pdf}
+
+
 def export(url: str, count: int) -> dict[str, Any]:
     asyncio.run(_seed(url, count))
     with tempfile.TemporaryDirectory() as folder:
@@ -269,6 +366,7 @@ def export(url: str, count: int) -> dict[str, Any]:
         written = json.loads(stdout)["dossiers"]
         peaks = json.loads(stderr.strip().splitlines()[-1])
         size = out.stat().st_size
+        per_dossier = _sizes_per_dossier(out)
 
     def at(share: float) -> tuple[int, float]:
         return next(((rss, load) for moment, rss, load in samples if moment >= share * seconds), samples[-1][1:])
@@ -283,6 +381,10 @@ def export(url: str, count: int) -> dict[str, Any]:
         "peak_mib": round(peaks["peak_kib"] / 1024),
         "worker_peak_mib": round(peaks["worker_peak_kib"] / 1024),
         "zip_mib": round(size / 2**20, 1),
+        "per_dossier_in_zip_kb_median": round(statistics.median(per_dossier["zipped"]) / 1000, 1),
+        "per_dossier_in_zip_kb_p90": round(statistics.quantiles(per_dossier["zipped"], n=10)[-1] / 1000, 1),
+        "per_dossier_unzipped_kb_median": round(statistics.median(per_dossier["unzipped"]) / 1000, 1),
+        "pdf_kb_median": round(statistics.median(per_dossier["pdf"]) / 1000, 1),
         "workers": os.cpu_count(),
         # CPU time does not depend on what else the machine runs: with every CPU to itself, the export takes about
         # (own + workers' CPU seconds) / CPUs.
@@ -298,6 +400,9 @@ if __name__ == "__main__":
     pdf_command.add_argument("--rounds", type=int, default=40)
     standards_command = commands.add_parser("standards")
     standards_command.add_argument("--rounds", type=int, default=25)
+    fairness_command = commands.add_parser("fairness")
+    fairness_command.add_argument("--burst", type=int, default=60)
+    fairness_command.add_argument("--rounds", type=int, default=3)
     export_command = commands.add_parser("export")
     export_command.add_argument("--database-url", required=True)
     export_command.add_argument("--count", type=int, default=1000)
@@ -305,6 +410,8 @@ if __name__ == "__main__":
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if arguments.command == "pdf":
         print(json.dumps(asyncio.run(pdf(arguments.rounds))))
+    elif arguments.command == "fairness":
+        print(json.dumps(asyncio.run(fairness(arguments.burst, arguments.rounds))))
     elif arguments.command == "standards":
         print(json.dumps(asyncio.run(standards(arguments.rounds)), indent=1))
     else:

@@ -38,7 +38,9 @@ done
 curl -fs "$base/livez" >/dev/null || { echo "error: the server did not answer within 30 s" >&2; exit 1; }
 
 clients/typescript/node_modules/.bin/tsc -p clients/typescript --noCheck  # type-checked by .ci/clients.sh
-# The generated package installs (its dependencies, httpx and attrs, are the generator's too).
-"$OUT/generator/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "./$OUT/python"
+# The wheel installs (its dependencies, httpx, attrs and httpx-retries, are in the generator's venv too).
+"$OUT/generator/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$OUT"/dist/*.whl
 "$OUT/generator/bin/python" clients/python/smoke.py "$base" "$work/demo.json" "$OUT/contract.json"
+"$OUT/generator/bin/python" clients/python/sdk_smoke.py "$base" "$work/demo.json"
 node clients/typescript/dist/smoke.js "$base" "$work/demo.json" "$OUT/contract.json"
+node clients/typescript/dist/sdk_smoke.js "$base" "$work/demo.json"

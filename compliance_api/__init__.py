@@ -7,4 +7,4 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0"
 
-CONTRACT_VERSION = "2026-07-09"
+CONTRACT_VERSION = "2026-11-28"

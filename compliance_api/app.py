@@ -48,6 +48,7 @@ from compliance_api.rates.cache import BenchmarkCache
 from compliance_api.requestlog.buffer import RequestLogBuffer
 from compliance_api.retention.jobs import run_daily
 from compliance_api.services import Services
+from compliance_api.sessions import OneConnectionPerTask
 from compliance_api.webhooks.catalogue import register_webhooks
 from compliance_api.webhooks.signing import secret_box
 from compliance_api.webhooks.worker import Worker
@@ -83,7 +84,7 @@ def build_services(settings: Settings) -> Services:
     )
     pepper = settings.secret_key_bytes()
     audit = GroupCommit(batch_writer_for(engine))
-    sessionmaker = create_sessionmaker(engine)
+    sessionmaker = create_sessionmaker(engine, OneConnectionPerTask)
     return Services(
         settings=settings,
         engine=engine,
@@ -125,7 +126,11 @@ def build_services(settings: Settings) -> Services:
 
 def _signing_keys(settings: Settings) -> SigningKeys:
     """Embedded mode makes its first keys on demand; production must have them and refuses to start without."""
-    keys = SigningKeys(settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded)
+    keys = SigningKeys(
+        settings.resolved_signing_keys_dir,
+        generate=settings.deployment is Deployment.embedded,
+        operator=settings.operator_name,
+    )
     if settings.deployment is Deployment.production:
         for environment in Environment:
             keys.keys(environment)

@@ -95,7 +95,16 @@ class Settings(BaseSettings):
     classification_retention_years: int = Field(
         default=7, ge=1, le=100, validation_alias=AliasChoices("COMPLIANCE_CLASSIFICATION_RETENTION_YEARS")
     )
+    # DAC7 records (activities, reports, seller identities) are kept this many years after the end of the reportable
+    # period, then wiped: Directive 2021/514 asks for at least 5 and at most 10 (dac7/retention.py).
+    dac7_retention_years: int = Field(
+        default=10, ge=5, le=10, validation_alias=AliasChoices("COMPLIANCE_DAC7_RETENTION_YEARS")
+    )
     signing_keys_dir: Path | None = Field(default=None, validation_alias=AliasChoices("COMPLIANCE_SIGNING_KEYS_DIR"))
+    # Who signs the dossier PDFs: the name in each new PDF signing certificate (made with every passport key).
+    operator_name: str = Field(
+        default="compliance-api", min_length=1, max_length=64, validation_alias=AliasChoices("COMPLIANCE_OPERATOR_NAME")
+    )
     sandbox_retention_days: int = Field(
         default=30, ge=1, le=30, validation_alias=AliasChoices("COMPLIANCE_SANDBOX_RETENTION_DAYS")
     )

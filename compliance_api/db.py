@@ -15,7 +15,7 @@ import orjson
 from sqlalchemy import Enum, MetaData, Uuid, event
 from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.types import DateTime, TypeDecorator
 
 PRIVATE_FILE_MODE = 0o600
@@ -128,5 +128,8 @@ def asyncpg_dsn(url: URL) -> str | None:
     return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    return async_sessionmaker(engine, expire_on_commit=False)
+def create_sessionmaker(
+    engine: AsyncEngine, session_class: type[Session] = Session
+) -> async_sessionmaker[AsyncSession]:
+    """Sessions on `engine`; `session_class` is the synchronous class under each (the app's carries a guard)."""
+    return async_sessionmaker(engine, expire_on_commit=False, sync_session_class=session_class)

@@ -9,12 +9,14 @@ from typing import Any, Literal
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope, Send
 
 from compliance_api.kit.addresses import request_base_url
+from compliance_api.kit.field_names import known_fields, nearest, shown
 from compliance_api.kit.patterns import pattern_message
 
 PROBLEM_JSON = "application/problem+json"
@@ -48,6 +50,7 @@ ErrorCode = Literal[
     "method_not_allowed",
     "idempotency_mismatch",
     "idempotency_in_progress",
+    "secret_rotation_in_progress",
     "webhook_endpoint_limit",
     "request_timeout",
     "payload_too_large",
@@ -199,6 +202,13 @@ ERROR_CATALOGUE: dict[ErrorCode, ErrorSpec] = {
             "A request with this Idempotency-Key is still being processed.",
         ),
         ErrorSpec(
+            "secret_rotation_in_progress",
+            409,
+            "Secret rotation in progress",
+            "The endpoint's secret was rotated less than 24 hours ago; the previous one still signs until "
+            "`previous_secret_expires_at`. Rotate again after that.",
+        ),
+        ErrorSpec(
             "webhook_endpoint_limit",
             409,
             "Too many webhook endpoints",
@@ -254,6 +264,20 @@ class FieldError:
     message: str
 
 
+MAX_LISTED_ERRORS = 20
+"""A problem lists at most this many field errors, and says how many there were (`error_count`) when there were more:
+a body with 90,000 unknown keys is answered in a few kilobytes, not 11 MB."""
+MAX_MESSAGE = 300
+"""A field error's message is cut to this many characters."""
+
+
+def errors_detail(errors: Sequence[FieldError], total: int | None = None) -> str:
+    """A problem's `detail` made of its listed field errors, and how many more there were."""
+    listed = errors[:MAX_LISTED_ERRORS]
+    more = (len(errors) if total is None else total) - len(listed)
+    return "; ".join(f"{e.field}: {e.message}" for e in listed) + (f"; and {more} more" if more > 0 else "")
+
+
 class ApiError(StarletteHTTPException):
     """An error with a stable code; subclassing HTTPException makes FastAPI re-raise it unchanged while reading bodies."""
 
@@ -264,11 +288,15 @@ class ApiError(StarletteHTTPException):
         *,
         errors: Sequence[FieldError] = (),
         headers: Mapping[str, str] | None = None,
+        error_count: int | None = None,
     ) -> None:
+        """`errors`: at most the first `MAX_LISTED_ERRORS` are kept; `error_count` says how many there were when
+        `errors` holds only the first ones."""
         spec = ERROR_CATALOGUE[code]
         super().__init__(spec.status, detail or spec.description, dict(headers) if headers else None)
         self.code = code
-        self.errors = tuple(errors)
+        self.errors = tuple(errors[:MAX_LISTED_ERRORS])
+        self.error_count = len(errors) if error_count is None else error_count
 
 
 def problem_body(
@@ -278,7 +306,10 @@ def problem_body(
     base_url: str,
     detail: str | None = None,
     errors: Sequence[FieldError] = (),
+    error_count: int | None = None,
 ) -> bytes:
+    """The problem's JSON; at most `MAX_LISTED_ERRORS` of `errors`, and `error_count` (default: how many `errors`
+    holds) when that is more than were listed."""
     spec = ERROR_CATALOGUE[code]
     body: dict[str, Any] = {
         "type": f"{base_url}/errors/{code}",
@@ -289,7 +320,11 @@ def problem_body(
         "request_id": request_id,
     }
     if errors:
-        body["errors"] = [{"field": e.field, "message": e.message} for e in errors]
+        listed = errors[:MAX_LISTED_ERRORS]
+        body["errors"] = [{"field": e.field, "message": e.message} for e in listed]
+        total = len(errors) if error_count is None else error_count
+        if total > len(listed):
+            body["error_count"] = total
     return orjson.dumps(body)
 
 
@@ -300,10 +335,13 @@ def problem_response(
     base_url: str,
     detail: str | None = None,
     errors: Sequence[FieldError] = (),
+    error_count: int | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     return Response(
-        problem_body(code, request_id=request_id, base_url=base_url, detail=detail, errors=errors),
+        problem_body(
+            code, request_id=request_id, base_url=base_url, detail=detail, errors=errors, error_count=error_count
+        ),
         status_code=ERROR_CATALOGUE[code].status,
         media_type=PROBLEM_JSON,
         headers=dict(headers) if headers else None,
@@ -328,6 +366,7 @@ class Problems:
         *,
         detail: str | None = None,
         errors: Sequence[FieldError] = (),
+        error_count: int | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Response:
         return problem_response(
@@ -336,6 +375,7 @@ class Problems:
             base_url=self.base_url(scope),
             detail=detail,
             errors=errors,
+            error_count=error_count,
             headers=headers,
         )
 
@@ -352,7 +392,7 @@ class Problems:
         """Answer directly on an ASGI `send` (for the ASGI layers, which run outside FastAPI's handlers); without a
         `detail`, the field errors make it."""
         if detail is None and errors:
-            detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
+            detail = errors_detail(errors)
         body = problem_body(
             code, request_id=_request_id(scope), base_url=self.base_url(scope), detail=detail, errors=errors
         )
@@ -366,16 +406,21 @@ def _request_id(scope: Scope) -> str:
 
 
 def _field_path(location: Sequence[int | str]) -> str:
-    parts = [str(p) for p in location]
+    parts = [shown(str(p)) for p in location]
     if parts and parts[0] in {"body", "query", "path", "header"}:
         parts = parts[1:] if parts[0] == "body" else parts
     return ".".join(parts) or "body"
 
 
-def validation_errors(exc: RequestValidationError) -> list[FieldError]:
+def validation_errors(
+    exc: RequestValidationError, model: type[BaseModel] | None = None, model_at: int = 1
+) -> tuple[list[FieldError], int]:
+    """The first `MAX_LISTED_ERRORS` field errors, and how many there are. An unknown field of `model` (whose own
+    fields start at `model_at` in an error's location, after `body`) names the nearest known field, if any."""
+    every = exc.errors()
     found: list[FieldError] = []
-    for error in exc.errors():
-        location = error.get("loc", ())
+    for error in every[:MAX_LISTED_ERRORS]:
+        location = tuple(error.get("loc", ()))
         context = error.get("ctx", {})
         message = str(error.get("msg", "invalid"))
         if error.get("type") == "json_invalid":
@@ -385,8 +430,11 @@ def validation_errors(exc: RequestValidationError) -> list[FieldError]:
             location = (*location, str(context.get("field", "")))
         if error.get("type") == "string_pattern_mismatch":
             message = pattern_message(str(context.get("pattern", "")))
-        found.append(FieldError(_field_path(location), message))
-    return found
+        if error.get("type") == "extra_forbidden" and model is not None and len(location) > model_at:
+            likely = nearest(str(location[-1]), known_fields(model, location[model_at:-1]))
+            message += f"; did you mean `{likely}`?" if likely else ""
+        found.append(FieldError(_field_path(location), message[:MAX_MESSAGE]))
+    return found, len(every)
 
 
 def _body_problem(request: Request, exc: RequestValidationError) -> tuple[ErrorCode, str] | None:
@@ -402,6 +450,14 @@ def _body_problem(request: Request, exc: RequestValidationError) -> tuple[ErrorC
     if exc.body is None:
         return "malformed_body", "The body is empty or `null`; send a JSON object."
     return None
+
+
+def _body_model(request: Request) -> type[BaseModel] | None:
+    """The model of the route's JSON body, if it has one (for the did-you-mean of an unknown field)."""
+    route = request.scope.get("route")
+    body_field = getattr(route, "body_field", None)
+    annotation = getattr(getattr(body_field, "field_info", None), "annotation", None)
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
 def _allowed_methods(request: Request) -> str:
@@ -444,7 +500,12 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
         return problems.response(
-            request.scope, exc.code, detail=str(exc.detail), errors=exc.errors, headers=exc.headers
+            request.scope,
+            exc.code,
+            detail=str(exc.detail),
+            errors=exc.errors,
+            error_count=exc.error_count,
+            headers=exc.headers,
         )
 
     async def http_exception(request: Request, exc: Exception) -> Response:
@@ -460,13 +521,13 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
 
     async def validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        errors = validation_errors(exc)
+        errors, total = validation_errors(exc, _body_model(request))
         body_problem = _body_problem(request, exc)
         if body_problem is not None:
             code, detail = body_problem
-            return problems.response(request.scope, code, detail=detail, errors=errors)
-        detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
-        return problems.response(request.scope, "validation_failed", detail=detail, errors=errors)
+            return problems.response(request.scope, code, detail=detail, errors=errors, error_count=total)
+        detail = errors_detail(errors, total)
+        return problems.response(request.scope, "validation_failed", detail=detail, errors=errors, error_count=total)
 
     app.add_exception_handler(ApiError, api_error)
     app.add_exception_handler(StarletteHTTPException, http_exception)

@@ -12,7 +12,7 @@ from compliance_api.config import PasswordHashProfile, Settings, secret_problem,
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.demo.fixtures import demo_accounts
 from compliance_api.kit.environment import Environment
-from compliance_api.passport.signing import NoSigningKey, SigningKeys
+from compliance_api.passport.signing import NoPdfSigner, NoSigningKey, SigningKeys
 
 
 class Severity(StrEnum):
@@ -71,7 +71,8 @@ def _previous_secret(settings: Settings, _: int) -> Iterator[Finding]:
 
 
 def _signing_keys(settings: Settings, _: int) -> Iterator[Finding]:
-    """Production never generates passport signing keys (embedded mode does): without them the API cannot start."""
+    """Production never generates passport signing keys (embedded mode does): without them the API cannot start, and
+    without the newest one's PDF signing certificate (keys made before dossier PDFs were signed) no PDF is signed."""
     if not settings.is_production:
         return
     root = settings.resolved_signing_keys_dir
@@ -79,6 +80,11 @@ def _signing_keys(settings: Settings, _: int) -> Iterator[Finding]:
     for environment in Environment:
         try:
             keys.keys(environment)
+            keys.pdf_signer(environment)
+        except NoPdfSigner as missing:
+            yield Finding(
+                Severity.unsafe, "dossier_signing_certificate_missing", f"{missing} (dossier PDFs are signed with it)."
+            )
         except NoSigningKey:
             yield Finding(
                 Severity.unsafe,

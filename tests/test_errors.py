@@ -14,7 +14,7 @@ from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.config import Settings
-from compliance_api.errors import ERROR_CATALOGUE, ErrorCode
+from compliance_api.errors import ERROR_CATALOGUE, MAX_LISTED_ERRORS, ErrorCode
 from compliance_api.kit.schemas import RequestSchema
 from compliance_api.sessions import DbSession
 from tests.conftest import running_app
@@ -293,3 +293,28 @@ async def test_without_a_public_base_url_types_follow_the_address_the_request_re
     assert missing.json()["type"] == "http://127.0.0.1:8010/errors/missing_token"
     assert unknown.json()["type"] == "http://127.0.0.1:8010/errors/not_found"
     assert bad_host.json()["type"] == "http://127.0.0.1:8010/errors/validation_failed"
+
+
+async def test_a_problem_lists_the_first_twenty_errors_and_counts_them_all(
+    http: AsyncClient, auth: dict[str, str]
+) -> None:
+    body = {"count": 1, "label": "x", **{f"unknown_{n}": n for n in range(5000)}}
+    response = await http.post("/v1/test-only/echo", json=body, headers=auth)
+    payload = response.json()
+    assert_problem(response.status_code, payload, dict(response.headers), "validation_failed")
+    assert len(payload["errors"]) == MAX_LISTED_ERRORS
+    assert payload["error_count"] == 5000
+    assert payload["detail"].endswith(f"; and {5000 - MAX_LISTED_ERRORS} more")
+    assert len(response.content) < 5000
+
+
+async def test_an_unknown_field_names_the_nearest_known_one_and_long_names_are_cut(
+    http: AsyncClient, auth: dict[str, str]
+) -> None:
+    long_name = "z" * 100_000
+    response = await http.post("/v1/test-only/echo", json={"count": 1, "lable": "x", long_name: 1}, headers=auth)
+    errors = {error["field"]: error["message"] for error in response.json()["errors"]}
+    assert "did you mean `label`?" in errors["lable"]
+    assert len(response.content) < 2000
+    (cut,) = [field for field in errors if field.startswith("z")]
+    assert cut == "z" * 63 + "…"

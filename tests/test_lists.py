@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.accounts.models import UserKind
 from compliance_api.api import API_ROUTERS
 from compliance_api.config import Settings
-from compliance_api.kit.pagination import KNOWN_QUERY_ONLY
+from compliance_api.kit.strict_query import StrictQueryRoute
 from tests.dac7.conftest import make_seller
 from tests.factories import create_token
 from tests.passport.conftest import Account, give_passport, make_account
@@ -220,7 +220,7 @@ async def test_an_unknown_query_parameter_is_400_naming_it(
     assert problem["code"] == "validation_failed"
     assert [e["field"] for e in problem["errors"]] == ["query.limt", "query.zzz"]
     assert problem["errors"][0]["message"] == "unknown query parameter `limt`; did you mean `limit`?"
-    assert problem["errors"][1]["message"].startswith("unknown query parameter `zzz`; this list takes ")
+    assert problem["errors"][1]["message"].startswith("unknown query parameter `zzz`; this operation takes ")
     assert "`cursor`" in problem["errors"][1]["message"]
 
 
@@ -234,15 +234,8 @@ async def test_a_misspelt_filter_no_longer_returns_the_whole_list(
     assert answer.json()["detail"] == "unknown query parameter `verdit`; did you mean `verdict`?"
 
 
-def test_every_list_route_refuses_unknown_query_parameters() -> None:
-    lists = [
-        route
-        for router in API_ROUTERS
-        for route in router.routes
-        if isinstance(route, APIRoute)
-        and route.response_model is not None
-        and "next_cursor" in getattr(route.response_model, "model_fields", {})
-    ]
-    assert len(lists) >= 8
-    for route in lists:
-        assert KNOWN_QUERY_ONLY in route.dependencies, route.path
+def test_every_v1_route_refuses_unknown_query_parameters() -> None:
+    routes = [route for router in API_ROUTERS for route in router.routes if isinstance(route, APIRoute)]
+    assert len(routes) >= 30
+    for route in routes:
+        assert isinstance(route, StrictQueryRoute), route.path

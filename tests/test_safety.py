@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.config import Deployment, PasswordHashProfile, Settings, estimated_entropy_bits
 from compliance_api.demo.fixtures import create_demo
 from compliance_api.kit.environment import Environment
+from compliance_api.passport.certificates import SUFFIX
 from compliance_api.passport.signing import add_key
 from compliance_api.safety import Severity, database_findings, findings, unsafe
 from tests.conftest import SECRET
@@ -215,3 +216,16 @@ async def test_a_database_check_cannot_read_is_a_warning(tmp_path: Path) -> None
     unmigrated = _production(database_url=f"sqlite:///{tmp_path / 'empty.db'}")
     [found] = await database_findings(unmigrated)
     assert (found.severity, found.code) == (Severity.warning, "database_unread")
+
+
+def test_a_production_key_without_its_pdf_signing_certificate_is_unsafe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for environment in Environment:
+        add_key(tmp_path, environment)
+    (tmp_path / "test" / f"0001{SUFFIX}").unlink()  # a key made before dossier PDFs were signed
+    monkeypatch.setenv("COMPLIANCE_SIGNING_KEYS_DIR", str(tmp_path))
+    found = [(f.severity, f.code) for f in findings(_production()) if "signing" in f.code]
+    assert found == [(Severity.unsafe, "dossier_signing_certificate_missing")]
+    [message] = [f.message for f in findings(_production()) if f.code == "dossier_signing_certificate_missing"]
+    assert "keys rotate --env" in message

@@ -28,7 +28,14 @@ from compliance_api_client.api.classify import (
     classify_zelfstandigenwet,
     classify_zelfstandigenwet_batch,
 )
-from compliance_api_client.api.dac7 import dac7_grant_create, dac7_grant_list, dac7_grant_revoke, dac7_seller_get
+from compliance_api_client.api.dac7 import (
+    dac7_grant_create,
+    dac7_grant_list,
+    dac7_grant_revoke,
+    dac7_identity_get,
+    dac7_identity_put,
+    dac7_seller_get,
+)
 from compliance_api_client.api.events import event_get, event_list
 from compliance_api_client.api.health import health_get
 from compliance_api_client.api.passport import (
@@ -146,6 +153,10 @@ def main(base_url: str, demo: dict[str, Any], contract: dict[str, Any]) -> None:
 
     seller = UUID(demo["fixtures"]["dac7"]["authorised_seller"])
     assert call(dac7_seller_get, 200, client=business, freelancer_id=seller).reportable
+    assert call(dac7_identity_get, 200, client=freelancer, freelancer_id=seller).complete
+    identity = request_example(contract, "/v1/dac7/seller/{freelancer_id}/identity", "put")  # the demo's, as found
+    body = models.SellerIdentity.from_dict(identity)
+    assert call(dac7_identity_put, 200, client=freelancer, freelancer_id=seller, body=body).complete
     grants = call(dac7_grant_list, 200, client=freelancer).data
     grant = call(dac7_grant_create, 201, client=freelancer, body=models.GrantCreate(grantee_id=grants[0].grantee_id))
     assert call(dac7_grant_revoke, 200, client=freelancer, grant_id=grant.id).status == "revoked"

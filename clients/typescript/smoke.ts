@@ -123,6 +123,11 @@ expectStatus(await freelancer.DELETE("/v1/passport/shares/{share_id}", shareId),
 
 const seller = demo.fixtures.dac7.authorised_seller;
 expectStatus(await business.GET("/v1/dac7/seller/{freelancer_id}", { params: { path: { freelancer_id: seller } } }), 200);
+const identityPath = "/v1/dac7/seller/{freelancer_id}/identity";
+const sellerId = { params: { path: { freelancer_id: seller } } };
+assert(expectStatus(await freelancer.GET(identityPath, sellerId), 200).complete, "the demo seller's identity is complete");
+const identity = requestExample<Schemas["SellerIdentity"]>(identityPath, "put"); // the demo's, as found
+expectStatus(await freelancer.PUT(identityPath, { ...sellerId, body: identity }), 200);
 const grants = expectStatus(await freelancer.GET("/v1/dac7/grants"), 200);
 const granteeId = grants.data[0]?.grantee_id ?? "";
 const grant = expectStatus(await freelancer.POST("/v1/dac7/grants", { body: { grantee_id: granteeId } }), 201);

@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
+from compliance_api.accounts.kinds import Plan, UserKind
 from compliance_api.db import Base, str_enum
 from compliance_api.kit.clock import utcnow
 
-
-class UserKind(StrEnum):
-    freelancer = "freelancer"
-    business = "business"
-
-
-class Plan(StrEnum):
-    """Commercial plan; it decides the production rate-limit tier. `internal` is for the operator's own probes."""
-
-    free = "free"
-    pro = "pro"
-    team = "team"
-    partner = "partner"
-    internal = "internal"
+__all__ = ["Plan", "User", "UserKind"]
 
 
 class User(Base):

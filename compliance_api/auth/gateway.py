@@ -158,10 +158,10 @@ class ApiGateway:
     @staticmethod
     def _check_environment(token_environment: Environment, scope: Scope) -> None:
         if token_environment is not scope["state"]["environment"]:
+            where = "production" if token_environment is Environment.live else "the sandbox"
             raise AuthFailure(
                 "wrong_environment",
-                f"A {tokens.PREFIXES[token_environment]} token works only in the {token_environment.label}: send it "
-                f"to the {token_environment.label}'s base URL.",
+                f"A {tokens.PREFIXES[token_environment]} token works only in {where}: send it to {where}'s base URL.",
             )
 
     async def _resolve(self, token_hash: str, environment: Environment, credentials: str) -> CachedToken:

@@ -1,14 +1,16 @@
 """Classify answers kept by an Idempotency-Key record as references to the verdicts the audit trail stores anyway.
 
 A batch of 1000 answers about 8 MB; keeping it whole in the record doubled what a keyed request stored. The record
-keeps the verdicts' ids (and a batch's per-item problems, which are stored nowhere else), and a replay reads the
-verdicts' stored bytes, which are the answer's own (`classify/compression.py`), and joins them as `orjson` wrote the
-answer: compact JSON, so an item's bytes are the same inside the whole as alone.
+keeps the verdicts' ids and a batch's per-item problems, which are stored nowhere else: a batch's list compressed with
+zlib, so that its problems' repeated texts cost next to nothing, each problem cut to fit 1 kB so compressed
+(`batch.fits`). A replay reads the verdicts' stored bytes, which are the answer's own (`classify/compression.py`), and
+joins them as `orjson` wrote the answer: compact JSON, so an item's bytes are the same inside the whole as alone.
 """
 
 from __future__ import annotations
 
 import uuid
+import zlib
 from typing import Any
 
 import orjson
@@ -35,10 +37,11 @@ class VerdictReferences:
     def compact(self, result: Any) -> bytes:
         if "data" not in result:
             return orjson.dumps({"verdict": result["id"]})
-        return orjson.dumps({"data": [item if _is_problem(item) else item["id"] for item in result["data"]]})
+        kept = orjson.dumps({"data": [item if _is_problem(item) else item["id"] for item in result["data"]]})
+        return zlib.compress(kept)
 
     async def expand(self, session: AsyncSession, caller: Caller, compact: bytes) -> bytes:
-        kept = orjson.loads(compact)
+        kept = orjson.loads(compact if compact.startswith(b"{") else zlib.decompress(compact))
         if "verdict" in kept:
             return (await _verdicts(session, caller, [kept["verdict"]]))[kept["verdict"]]
         items: list[str | dict[str, Any]] = kept["data"]

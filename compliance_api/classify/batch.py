@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import orjson
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
@@ -15,7 +17,15 @@ from compliance_api.auth.caller import Caller
 from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.service import Scored, audit_rows
-from compliance_api.errors import ERROR_CATALOGUE, ApiError, ErrorCode, FieldError, validation_errors
+from compliance_api.errors import (
+    ERROR_CATALOGUE,
+    MAX_LISTED_ERRORS,
+    ApiError,
+    ErrorCode,
+    FieldError,
+    errors_detail,
+    validation_errors,
+)
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
@@ -24,6 +34,10 @@ Scorer = Callable[[BodyT, Rulesets, dt.datetime, Language], Scored]
 PATHS = frozenset({"/v1/classify/zelfstandigenwet/batch", "/v1/classify/cross-border/batch"})
 """The batch operations, whose 413 says what to do about a body over the limit."""
 TOO_LARGE_ADVICE = "split the batch into several requests, each body within the limit"
+
+ITEM_PROBLEM_BYTES = 1024
+"""An item's problem takes at most this much in a keyed batch's record, compressed (its field errors are cut to fit):
+the record, which keeps the problems as answered, stays within 1 kB an item whatever the items hold."""
 
 ITEMS_PER_TOKEN = 100
 """A batch costs one rate-limit token per started 100 items (one for the request itself, the rest on top)."""
@@ -43,30 +57,54 @@ def batch_cost(items: int) -> int:
 
 
 def item_problem(
-    index: int, code: ErrorCode, detail: str, errors: Sequence[FieldError], base_url: str
+    index: int, code: ErrorCode, detail: str | None, errors: Sequence[FieldError], total: int, base_url: str
 ) -> dict[str, Any]:
+    """An item's problem: as many of its first `MAX_LISTED_ERRORS` field errors as keep it within
+    `ITEM_PROBLEM_BYTES` (see `fits`), `error_count` when some are left out, and `detail` (by default made of the
+    errors listed)."""
     spec = ERROR_CATALOGUE[code]
-    return {
-        "index": index,
-        "type": f"{base_url}/errors/{code}",
-        "title": spec.title,
-        "status": spec.status,
-        "detail": detail,
-        "code": code,
-        "errors": [{"field": error.field, "message": error.message} for error in errors],
-    }
+
+    def listing(count: int) -> dict[str, Any]:
+        listed = errors[:count]
+        problem: dict[str, Any] = {
+            "index": index,
+            "type": f"{base_url}/errors/{code}",
+            "title": spec.title,
+            "status": spec.status,
+            "detail": detail or errors_detail(listed, total),
+            "code": code,
+            "errors": [{"field": error.field, "message": error.message} for error in listed],
+        }
+        if total > count:
+            problem["error_count"] = total
+        return problem
+
+    fitting, over = 0, min(len(errors), MAX_LISTED_ERRORS) + 1  # listing(fitting) fits; listing(over) does not
+    if fits(listing(over - 1)):
+        return listing(over - 1)
+    over -= 1
+    while over - fitting > 1:  # bisect: a few compressions an item at most, whatever the errors hold
+        middle = (fitting + over) // 2
+        fitting, over = (middle, over) if fits(listing(middle)) else (fitting, middle)
+    return listing(fitting)
 
 
-def invalid_item(index: int, exc: ValidationError, base_url: str) -> dict[str, Any]:
+def fits(problem: dict[str, Any]) -> bool:
+    """Whether an item's problem is within `ITEM_PROBLEM_BYTES` as the idempotency record keeps it (compressed,
+    `answers.VerdictReferences`); small ones are not compressed to find out."""
+    body = orjson.dumps(problem)
+    return len(body) <= ITEM_PROBLEM_BYTES or len(zlib.compress(body)) <= ITEM_PROBLEM_BYTES
+
+
+def invalid_item(index: int, exc: ValidationError, model: type[BaseModel], base_url: str) -> dict[str, Any]:
     located = [{**error, "loc": ("body", "items", index, *error["loc"])} for error in exc.errors()]
-    errors = validation_errors(RequestValidationError(located))
-    detail = "; ".join(f"{e.field}: {e.message}" for e in errors)
-    return item_problem(index, "validation_failed", detail, errors, base_url)
+    errors, total = validation_errors(RequestValidationError(located), model, model_at=3)
+    return item_problem(index, "validation_failed", None, errors, total, base_url)
 
 
 def _refused(index: int, exc: ApiError, base_url: str) -> dict[str, Any]:
     errors = [FieldError(f"items.{index}.{e.field}", e.message) for e in exc.errors]
-    return item_problem(index, exc.code, str(exc.detail), errors, base_url)
+    return item_problem(index, exc.code, str(exc.detail), errors, exc.error_count, base_url)
 
 
 async def classify_batch(
@@ -88,7 +126,7 @@ async def classify_batch(
         try:
             scored = score(model.model_validate_json(_as_json(item)), rulesets, now, language)
         except ValidationError as exc:
-            data.append(invalid_item(index, exc, base_url))
+            data.append(invalid_item(index, exc, model, base_url))
             continue
         except ApiError as exc:
             data.append(_refused(index, exc, base_url))

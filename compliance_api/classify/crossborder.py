@@ -43,7 +43,7 @@ from compliance_api.classify.ruleset import (
     CrossBorderTariefgrens,
     DecisiveRule,
 )
-from compliance_api.classify.verdict import Verdict
+from compliance_api.classify.verdict import Verdict, word
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,9 +215,11 @@ def _advice(
     sentences += [texts.rule_applied[language].format(reason=reason) for reason in reasons]
     sentences += [criterion.advice[language] for criterion in ruleset.criteria if criterion.name in met]
     if not_provided:
-        sentences.append(texts.unanswered[language].format(fields=", ".join(not_provided)))
+        asked = [criterion.question[language] for criterion in ruleset.criteria if criterion.name in not_provided]
+        sentences.append(texts.unanswered[language].format(questions=" ".join(asked)))
         if bounds[0] is not bounds[1]:
-            sentences.append(texts.unanswered_range[language].format(best=bounds[0].value, worst=bounds[1].value))
+            best, worst = word(bounds[0], language), word(bounds[1], language)
+            sentences.append(texts.unanswered_range[language].format(best=best, worst=worst))
     return " ".join(sentences)
 
 

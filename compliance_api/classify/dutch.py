@@ -42,9 +42,9 @@ from compliance_api.classify.decide import (
     equals_number,
     rules_by_input,
 )
-from compliance_api.classify.language import DEFAULT_LANGUAGE, Language, decimal
+from compliance_api.classify.language import DEFAULT_LANGUAGE, Language, day, money
 from compliance_api.classify.ruleset import DecisiveRule, DutchCriterion, DutchRuleset, DutchTariefgrens
-from compliance_api.classify.verdict import Verdict
+from compliance_api.classify.verdict import Verdict, word
 
 EngagementValue = bool | int | float | None
 
@@ -274,25 +274,27 @@ def _advice(
     rate_hit = any(result.hit and result.criterion.presumption for result in assessment_parts)
     pending = ruleset.weighing.presumption_pending
     if tariefgrens is None:
-        sentences.append(texts.no_threshold[language].format(as_of=as_of.isoformat()))
+        sentences.append(texts.no_threshold[language].format(as_of=day(as_of, language)))
     elif rate_hit and not test.presumption_in_force and pending is not None:
-        sentences.append(pending[language].format(amount=decimal(tariefgrens.amount_eur, language)))
+        sentences.append(pending[language].format(amount=money(tariefgrens.amount_eur, language)))
     elif rate_hit:
         sentences.append(
             texts.threshold_used[language].format(
-                amount=decimal(tariefgrens.amount_eur, language),
-                valid_from=tariefgrens.valid_from.isoformat(),
+                amount=money(tariefgrens.amount_eur, language),
+                valid_from=day(tariefgrens.valid_from, language),
                 status=texts.legal_status[tariefgrens.legal_status][language],
                 basis=tariefgrens.basis[language],
             )
         )
     if stated < ruleset.weighing.floor:
         sentences.append(ruleset.weighing.texts.too_few[language].format(stated=stated, floor=ruleset.weighing.floor))
-    unanswered = [result.criterion.input for result in assessment_parts if not result.answered]
+    unanswered = {result.criterion.input for result in assessment_parts if not result.answered}
     if unanswered:
-        sentences.append(texts.unanswered[language].format(fields=", ".join(unanswered)))
+        asked = [question.text[language] for question in ruleset.questions if question.input in unanswered]
+        sentences.append(texts.unanswered[language].format(questions=" ".join(asked)))
         if bounds[0] is not bounds[1]:
-            sentences.append(texts.unanswered_range[language].format(best=bounds[0].value, worst=bounds[1].value))
+            best, worst = word(bounds[0], language), word(bounds[1], language)
+            sentences.append(texts.unanswered_range[language].format(best=best, worst=worst))
     sentences.append(texts.not_assessed[language])
     return " ".join(sentences)
 

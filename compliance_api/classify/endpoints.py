@@ -40,13 +40,14 @@ from compliance_api.errors import ApiError
 from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, key_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.middleware import request_id_of
 from compliance_api.services import problem_base_url, services_of
 from compliance_api.sessions import DbSession, transaction
 
-router = APIRouter(prefix="/v1", tags=["classify"])
+router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
 
 IDEMPOTENCY_CONFLICT: dict[int | str, dict[str, Any]] = {
     409: {"description": "Idempotency-Key reused with another body, or still in progress."}
@@ -286,7 +287,6 @@ async def questions(
     "/classifications",
     summary="Your classifications, newest first",
     operation_id="classification-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ClassificationList,
     openapi_extra=examples.CLASSIFICATION_LIST,
 )

@@ -218,7 +218,7 @@ def _batch_of(single: dict[str, Any], bad_item: dict[str, Any], model: type[Base
     try:
         model.model_validate_json(orjson.dumps(bad_item))
     except ValidationError as exc:
-        problem = batch.invalid_item(1, exc, _BASE_URL)
+        problem = batch.invalid_item(1, exc, model, _BASE_URL)
     else:
         raise AssertionError("the bad example item of a batch must fail validation")
     verdicts = {language: answers[language.code]["value"] for language in Language}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from decimal import Decimal
 from enum import IntEnum
 from functools import lru_cache
 from typing import Literal
+
+from babel.dates import format_date
+from babel.numbers import format_currency, format_decimal
 
 
 class Language(IntEnum):
@@ -74,7 +78,25 @@ def _match(language_range: str, refused: set[str]) -> Language | None:
     return None if language is None or primary in refused else language
 
 
+_LOCALES = ("en_GB", "nl_NL", "fr_FR", "de_DE")
+"""The locale whose conventions each `Language` writes numbers and dates in."""
+
+
+@lru_cache(maxsize=4096)  # Babel formats in microseconds; the amounts and dates written are few
 def decimal(amount: Decimal, language: Language) -> str:
-    """An amount as written in `language`: a decimal point in English, a decimal comma in Dutch, French and German."""
-    written = f"{amount:.2f}"
-    return written if language is Language.en else written.replace(".", ",")
+    """An amount with two decimals as written in `language` (Babel's locale data): `2,111.89` in English,
+    `2.111,89` in Dutch and German, `2\u202f111,89` in French."""
+    return format_decimal(amount, format="#,##0.00", locale=_LOCALES[language])
+
+
+@lru_cache(maxsize=4096)  # Babel formats in microseconds; the amounts and dates written are few
+def money(amount: Decimal, language: Language) -> str:
+    """An amount in euros as written in `language`: `€38.00`, `€ 38,00`, `38,00 €`."""
+    return format_currency(amount, "EUR", locale=_LOCALES[language])
+
+
+@lru_cache(maxsize=4096)  # Babel formats in microseconds; the amounts and dates written are few
+def day(value: dt.date, language: Language) -> str:
+    """A date as written in running text in `language`: `1 January 2026`, `1 januari 2026`, `1 janvier 2026`,
+    `1. Januar 2026`."""
+    return format_date(value, format="long", locale=_LOCALES[language])

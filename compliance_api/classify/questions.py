@@ -1,7 +1,7 @@
 """The questions of every test, as the questionnaire, the next questions and `GET /v1/classify/questions` ask them.
 
 The Dutch test asks one question per engagement field (the ruleset's `questions`); a cross-border test asks about
-each criterion of the country, with its description as the statement to answer yes or no.
+each criterion of the country as a question a person can answer yes or no (`true_when` says which answer meets it).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from compliance_api.classify.language import Language
-from compliance_api.classify.ruleset import DecisiveRule, InputKind, RulesetHeader, Rulesets
+from compliance_api.classify.ruleset import DecisiveRule, InputKind, RulesetHeader, Rulesets, link
 from compliance_api.classify.verdict import Country
 
 
@@ -30,7 +30,8 @@ class Question:
     text: str
     explanation: str
     basis: str
-    source_url: str
+    source_url: str | None
+    true_when: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +47,15 @@ def questionnaire(rulesets: Rulesets, test: Test, language: Language) -> Questio
     if test is Test.NL:
         dutch = rulesets.dutch
         questions = tuple(
-            Question(q.input, q.kind, q.text[language], q.explanation[language], q.basis, str(q.source_url))
+            Question(
+                q.input, q.kind, q.text[language], q.explanation[language], q.basis, link(q.source_url), q.true_when
+            )
             for q in dutch.questions
         )
         return Questionnaire(test, dutch, questions, dutch.decisive)
     ruleset = rulesets.cross_border[Country(test.value)]
     questions = tuple(
-        Question(c.name, "boolean", c.description[language], c.advice[language], c.basis, str(c.source_url))
+        Question(c.name, "boolean", c.question[language], c.advice[language], c.basis, link(c.source_url), c.true_when)
         for c in ruleset.criteria
     )
     return Questionnaire(test, ruleset, questions, ruleset.decisive)

@@ -69,6 +69,21 @@ def _one_per_language(value: object) -> object:
 
 Translated = Annotated[tuple[Text, Text, Text, Text], BeforeValidator(_one_per_language)]
 """A text in every language of `Language`, read as `text[language]` (an index, so no lookup per request)."""
+TranslatedNote = Annotated[tuple[Note, Note, Note, Note], BeforeValidator(_one_per_language)]
+OfficialUrl = Annotated[
+    HttpUrl | None,
+    Field(
+        description="The official text cited, on its official publisher (a statute's article, a judgment's ECLI or "
+        "number, a bill's parliamentary paper); none where that text is not published online, and the citation "
+        "names it instead."
+    ),
+]
+Answer = Literal["yes", "no"]
+
+
+def link(url: HttpUrl | None) -> str | None:
+    """An official URL as the answers write it: a string, or None where the citation alone names the text."""
+    return None if url is None else str(url)
 
 
 def _check_placeholders(field: str, texts: tuple[str, ...], **values: object) -> None:
@@ -92,8 +107,11 @@ class _Strict(BaseModel):
 
 
 class Source(_Strict):
-    title: Text
-    url: HttpUrl
+    title: Text = Field(
+        description="The citation, as the text's own country writes it (an official title may stay "
+        "in its own language)."
+    )
+    url: OfficialUrl = None
 
 
 class RulesetHeader(_Strict):
@@ -101,7 +119,7 @@ class RulesetHeader(_Strict):
     version: dt.date
     valid_from: dt.date
     law: Text
-    source_note: Note
+    source_note: TranslatedNote
     sources: Annotated[tuple[Source, ...], Field(min_length=1)]
 
 
@@ -175,7 +193,7 @@ class DecisiveRule(_Strict):
     )
     reason: Translated
     basis: Text
-    source_url: HttpUrl
+    source_url: OfficialUrl = None
 
     @model_validator(mode="after")
     def _decides(self) -> DecisiveRule:
@@ -241,7 +259,7 @@ class Weighing(_Strict):
     balanced_within_percent: Annotated[int, Field(ge=0, le=50)]
     unanswered_share_percent: Annotated[int, Field(ge=0, le=100)]
     basis: Text
-    source_url: HttpUrl
+    source_url: OfficialUrl = None
     indicators: Annotated[tuple[Indicator, ...], Field(min_length=1)]
     presumption_pending: Translated | None = Field(
         default=None,
@@ -268,7 +286,8 @@ class DutchQuestion(_Strict):
     text: Translated
     explanation: Translated
     basis: Text
-    source_url: HttpUrl
+    source_url: OfficialUrl = None
+    true_when: Answer = Field(default="yes", description="The answer that sets the input to true.")
 
 
 class DutchCriterion(_Strict):
@@ -279,7 +298,7 @@ class DutchCriterion(_Strict):
     weight: Annotated[int, Field(ge=0, le=100)]
     presumption: bool = False
     basis: Text
-    source_url: HttpUrl
+    source_url: OfficialUrl = None
     advice: Translated
 
 
@@ -288,7 +307,7 @@ class DutchTariefgrens(_Strict):
     valid_from: dt.date
     legal_status: LegalStatus
     basis: Translated = Field(description="Quoted in the advice, so written in every language.")
-    source_url: HttpUrl
+    source_url: OfficialUrl = None
     in_force_from: dt.date | None = Field(
         default=None,
         description="The day the act making this amount a presumption of employment enters into force; none while no "
@@ -312,7 +331,7 @@ class DutchTexts(_Strict):
 
     @model_validator(mode="after")
     def _templates(self) -> DutchTexts:
-        _check_placeholders("unanswered", self.unanswered, fields="")
+        _check_placeholders("unanswered", self.unanswered, questions="")
         _check_placeholders("unanswered_range", self.unanswered_range, best="", worst="")
         _check_placeholders("no_threshold", self.no_threshold, as_of="")
         _check_placeholders("threshold_used", self.threshold_used, amount="", valid_from="", status="", basis="")
@@ -375,8 +394,12 @@ class CrossBorderCriterion(_Strict):
     group: Identifier
     weight: Annotated[int, Field(ge=0, le=100)]
     description: Translated
+    question: Translated = Field(description="The criterion asked as a question a person can answer yes or no.")
+    true_when: Answer = Field(
+        default="yes", description="The answer that meets the criterion: `no` where the question asks the positive."
+    )
     basis: Text
-    source_url: HttpUrl
+    source_url: OfficialUrl = None
     advice: Translated
 
 
@@ -405,8 +428,8 @@ class CrossBorderTariefgrens(_Strict):
     min_wage_hourly: Annotated[Decimal, Field(gt=0)]
     min_wage_valid_from: dt.date
     valid_from: dt.date
-    basis: Text
-    source_url: HttpUrl
+    basis: Translated
+    source_url: OfficialUrl = None
 
 
 class CrossBorderTexts(_Strict):
@@ -419,7 +442,7 @@ class CrossBorderTexts(_Strict):
     @model_validator(mode="after")
     def _templates(self) -> CrossBorderTexts:
         _check_placeholders("rule_applied", self.rule_applied, reason="")
-        _check_placeholders("unanswered", self.unanswered, fields="")
+        _check_placeholders("unanswered", self.unanswered, questions="")
         _check_placeholders("unanswered_range", self.unanswered_range, best="", worst="")
         return self
 

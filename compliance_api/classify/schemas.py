@@ -17,7 +17,14 @@ from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.pagination import Page
-from compliance_api.kit.schemas import ACCEPT_WHOLE_FLOATS, VALIDATED_PER_ITEM, IsoDate, RequestSchema, ResponseSchema
+from compliance_api.kit.schemas import (
+    ACCEPT_WHOLE_FLOATS,
+    VALIDATED_PER_ITEM,
+    FewUnknownFields,
+    IsoDate,
+    RequestSchema,
+    ResponseSchema,
+)
 
 _RULESETS = packaged_rulesets()
 
@@ -186,8 +193,11 @@ class RulesetRef(ResponseSchema):
 
 
 class LegalBasis(ResponseSchema):
-    text: str
-    source_url: str
+    text: str = Field(description="The citation: statute and article, or court, date and ECLI or case number.")
+    source_url: str | None = Field(
+        description="The cited text on its official publisher; null where it is not published online (the citation "
+        "names it)."
+    )
 
 
 class DecidingRule(ResponseSchema):
@@ -280,7 +290,7 @@ class DutchTariefgrensOut(ResponseSchema):
     valid_from: dt.date
     legal_status: Literal["consultation_draft", "draft_bill", "bill", "adopted_not_in_force", "in_force"]
     basis: str
-    source_url: str
+    source_url: str | None
 
 
 class ZWVerdict(ResponseSchema):
@@ -322,7 +332,7 @@ class CrossBorderTariefgrensOut(ResponseSchema):
     min_wage_valid_from: dt.date
     valid_from: dt.date
     basis: str
-    source_url: str
+    source_url: str | None
 
 
 class CrossBorderCriterionOut(ResponseSchema):
@@ -442,6 +452,12 @@ class QuestionOut(ResponseSchema):
     question: str
     explanation: str = Field(description="Why it matters, in plain language.")
     legal_basis: LegalBasis
+    true_when: Literal["yes", "no"] = Field(
+        title="The answer for a true input",
+        description="A boolean question's answer that sets `field` to true (the other sets it to false): `no` where "
+        'the question asks the positive of a negatively named field (`not_registered_as_independent`: "Is the '
+        'freelancer registered…?").',
+    )
 
 
 class QuestionCatalogue(ResponseSchema):
@@ -526,7 +542,7 @@ def _items_of(model: type[BaseModel]) -> dict[str, Any]:
     return {"items": {"$ref": f"#/components/schemas/{model.__name__}"}, VALIDATED_PER_ITEM: True}
 
 
-class BatchRequest(BaseModel):
+class BatchRequest(FewUnknownFields):
     """A batch of classification requests, the items untyped. The batch operations take
     `ZelfstandigenwetBatchRequest` and `CrossBorderBatchRequest`, the same JSON with typed items; this one stays for
     code generated from earlier versions of the contract."""
@@ -559,7 +575,14 @@ class ItemProblem(ResponseSchema):
     status: int
     detail: str
     code: str
-    errors: list[dict[str, str]] = Field(default_factory=list, description="Each offending field, as `items.N.…`.")
+    errors: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="Each offending field, as `items.N.…`: the first 20 at most, and fewer when they would not fit "
+        "in 1 kB.",
+    )
+    error_count: int | None = Field(
+        default=None, description="How many fields were at fault, when more than `errors` lists.", ge=0
+    )
 
 
 class ZelfstandigenwetBatchResult(ResponseSchema):

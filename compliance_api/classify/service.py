@@ -22,14 +22,15 @@ from compliance_api.classify.models import (
     ClassificationVerdict,
     RecordWithHistory,
 )
-from compliance_api.classify.ruleset import RulesetHeader, Rulesets
+from compliance_api.classify.ruleset import CrossBorderRuleset, RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.config import Settings
-from compliance_api.errors import ApiError, FieldError
+from compliance_api.errors import MAX_LISTED_ERRORS, ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.field_names import nearest, shown
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
 CLASSIFICATION_CREATED = EventName.CLASSIFICATION_CREATED
@@ -127,19 +128,30 @@ def score_cross_border(
 ) -> Scored:
     """The verdict of the country's test; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
-    unknown = [f"criteria.{name}" for name in unknown_criteria(ruleset, body.criteria)]
-    unknown += [f"dont_know.{name}" for name in unknown_criteria(ruleset, body.dont_know)]
+    unknown = [("criteria", name) for name in unknown_criteria(ruleset, body.criteria)]
+    unknown += [("dont_know", name) for name in unknown_criteria(ruleset, body.dont_know)]
     if unknown:
         allowed = ", ".join(ruleset.criterion_names)
-        names = ", ".join(field.split(".", 1)[1] for field in unknown)
+        named = ", ".join(shown(name) for _, name in unknown[:MAX_LISTED_ERRORS])
+        more = f" and {len(unknown) - MAX_LISTED_ERRORS} more" if len(unknown) > MAX_LISTED_ERRORS else ""
         raise ApiError(
             "validation_failed",
-            f"Unknown criteria for {body.country}: {names}. Allowed: {allowed}.",
-            errors=[FieldError(field, f"not a {body.country} criterion; allowed: {allowed}") for field in unknown],
+            f"Unknown criteria for {body.country}: {named}{more}. Allowed: {allowed}.",
+            errors=[
+                FieldError(f"{field}.{shown(name)}", _unknown_criterion(name, body.country.value, allowed, ruleset))
+                for field, name in unknown[:MAX_LISTED_ERRORS]
+            ],
+            error_count=len(unknown),
         )
     assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language, frozenset(body.dont_know))
     verdict = views.cross_border_verdict(assessment, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body)
     return Scored(ClassificationKind.cross_border, ruleset, body, verdict, language)
+
+
+def _unknown_criterion(name: str, country: str, allowed: str, ruleset: CrossBorderRuleset) -> str:
+    """The error of one unknown name, with the nearest criterion if one is close."""
+    likely = nearest(name, ruleset.criterion_names)
+    return f"not a {country} criterion; " + (f"did you mean `{likely}`? " if likely else "") + f"allowed: {allowed}"
 
 
 async def classify_engagement(

@@ -17,6 +17,19 @@ class Verdict(StrEnum):
 
 _RANK = {Verdict.safe: 0, Verdict.risky: 1, Verdict.unsafe: 2}
 
+WORDS: dict[Verdict, tuple[str, str, str, str]] = {
+    Verdict.safe: ("safe", "veilig", "sûr", "unbedenklich"),
+    Verdict.risky: ("risky", "risicovol", "risqué", "riskant"),
+    Verdict.unsafe: ("unsafe", "onveilig", "non sûr", "kritisch"),
+}
+"""Each verdict's one word per language (en, nl, fr, de: the order of `Language`), the same in the API's prose, on
+the dashboard (its catalogues are tested against these) and in the dossier."""
+
+
+def word(verdict: Verdict, language: int) -> str:
+    """`verdict` as a reader of `language` (a `Language`) reads it."""
+    return WORDS[verdict][language]
+
 
 def worst(*verdicts: Verdict) -> Verdict:
     """The least safe of the verdicts (combining rules this way keeps scoring monotonic)."""

@@ -26,6 +26,7 @@ from compliance_api.classify.ruleset import (
     Phrases,
     RulesetHeader,
     Weighing,
+    link,
 )
 from compliance_api.classify.schemas import (
     CatalogueCriterion,
@@ -43,7 +44,7 @@ from compliance_api.classify.schemas import (
     RulesetRef,
     Tracked,
 )
-from compliance_api.classify.verdict import Verdict
+from compliance_api.classify.verdict import Verdict, word
 from compliance_api.kit.pagination import Paged
 
 SourceT = TypeVar("SourceT")
@@ -90,7 +91,7 @@ def _dutch_criterion_json(criterion: DutchCriterion) -> dict[str, Any]:
         "group": criterion.group,
         "input": criterion.input,
         "weight": criterion.weight,
-        "legal_basis": {"text": criterion.basis, "source_url": str(criterion.source_url)},
+        "legal_basis": {"text": criterion.basis, "source_url": link(criterion.source_url)},
     }
 
 
@@ -110,7 +111,7 @@ def _dutch_tariefgrens_json(entry: DutchTariefgrens) -> tuple[dict[str, Any], ..
             "valid_from": entry.valid_from.isoformat(),
             "legal_status": entry.legal_status,
             "basis": entry.basis[language],
-            "source_url": str(entry.source_url),
+            "source_url": link(entry.source_url),
         }
         for language in Language
     )
@@ -125,7 +126,7 @@ def _rule_json(rule: DecisiveRule, language: Language) -> dict[str, Any]:
         "rule": rule.id,
         "verdict": rule.verdict.value,
         "reason": rule.reason[language],
-        "legal_basis": {"text": rule.basis, "source_url": str(rule.source_url)},
+        "legal_basis": {"text": rule.basis, "source_url": link(rule.source_url)},
     }
 
 
@@ -133,10 +134,11 @@ def _number(value: Decimal, money: bool, language: Language) -> str:
     return decimal(value, language) if money else str(int(value))
 
 
-def _answer_label(answer: Answer, kind: str, phrases: Phrases, language: Language) -> str:
-    """How an answer is written: yes or no, or the range of numbers it stands for."""
+def _answer_label(answer: Answer, kind: str, true_when: str, phrases: Phrases, language: Language) -> str:
+    """How an answer is written: yes or no (the answer that sets the input to this value), or the range of numbers
+    it stands for."""
     if kind == "boolean":
-        return (phrases.yes if answer.value else phrases.no)[language]
+        return (phrases.yes if answer.value == (true_when == "yes") else phrases.no)[language]
     money = kind == "number"
     low = None if answer.low is None else _number(answer.low, money, language)
     high = None if answer.high is None else _number(answer.high, money, language)
@@ -153,25 +155,26 @@ def next_question_json(
     question: NextQuestion,
     kind: str,
     text: str,
-    basis: tuple[str, str],
+    basis: tuple[str, str | None],
     current: Verdict,
     phrases: Phrases,
     language: Language,
+    true_when: str = "yes",
 ) -> dict[str, Any]:
     """One question of `next_questions`: where each answer leads, in `language`."""
     answers = [
         {
-            "answer": _answer_label(answer, kind, phrases, language),
+            "answer": _answer_label(answer, kind, true_when, phrases, language),
             "value": answer.value,
             "verdict": answer.verdict.value,
         }
         for answer in question.answers
     ]
     summary = "; ".join(
-        (phrases.stays if answer["verdict"] == current.value else phrases.leads_to)[language].format(
-            answer=answer["answer"], verdict=answer["verdict"]
+        (phrases.stays if found.verdict is current else phrases.leads_to)[language].format(
+            answer=shown["answer"], verdict=word(found.verdict, language)
         )
-        for answer in answers
+        for found, shown in zip(question.answers, answers, strict=True)
     )
     return {
         "field": question.input,
@@ -187,7 +190,7 @@ def _weighing_json(
     score: int,
     threshold: int,
     law: str,
-    source_url: str,
+    source_url: str | None,
     phrases: Phrases,
     language: Language,
 ) -> dict[str, Any]:
@@ -216,7 +219,7 @@ def _dutch_decided(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: 
         else ruleset.scoring.unsafe_at_score
     )
     if assessment.verdict is Verdict.unsafe and assessment.score >= threshold:
-        source = str(ruleset.sources[0].url)
+        source = link(ruleset.sources[0].url)
         return [_weighing_json(assessment.verdict, assessment.score, threshold, ruleset.law, source, phrases, language)]
     return [_balance_json(assessment.verdict, ruleset.weighing, assessment.balance, language)]
 
@@ -232,7 +235,7 @@ def _balance_json(
         "reason": weighing.texts.reason[language].format(
             employment=employment, self_employment=self_employment, stated=stated
         ),
-        "legal_basis": {"text": weighing.basis, "source_url": str(weighing.source_url)},
+        "legal_basis": {"text": weighing.basis, "source_url": link(weighing.source_url)},
     }
 
 
@@ -246,8 +249,9 @@ def _weighing_out(weighing: Weighing, balance: tuple[int, int, int]) -> dict[str
 
 
 def _answer_sets_json(
-    sets: tuple[AnswerSet, ...], kinds: Mapping[str, str], phrases: Phrases, language: Language
+    sets: tuple[AnswerSet, ...], asked: Mapping[str, tuple[str, str]], phrases: Phrases, language: Language
 ) -> list[dict[str, Any]]:
+    """`next_answer_sets`; `asked` gives each input's kind and the answer that sets it to true."""
     return [
         {
             "answers": [
@@ -255,7 +259,7 @@ def _answer_sets_json(
                     "field": answer.input,
                     "answer": _answer_label(
                         Answer(answer.value, answer.low, answer.high, found.verdict),
-                        kinds[answer.input],
+                        *asked[answer.input],
                         phrases,
                         language,
                     ),
@@ -320,7 +324,7 @@ def _dutch_questions_now(
             found,
             questions[found.input].kind,
             questions[found.input].text[language],
-            (questions[found.input].basis, str(questions[found.input].source_url)),
+            (questions[found.input].basis, link(questions[found.input].source_url)),
             assessment.verdict,
             phrases,
             language,
@@ -360,7 +364,7 @@ def dutch_verdict(
         "could_change": _dutch_questions(assessment, ruleset, phrases, assessment.could_change),
         "next_answer_sets": _answer_sets_json(
             assessment.answer_sets,
-            {question.input: question.kind for question in ruleset.questions},
+            {question.input: (question.kind, question.true_when) for question in ruleset.questions},
             phrases,
             assessment.language,
         ),
@@ -373,20 +377,21 @@ def dutch_verdict(
     }
 
 
-def cross_border_tariefgrens(entry: CrossBorderTariefgrens) -> CrossBorderTariefgrensOut:
+def cross_border_tariefgrens(entry: CrossBorderTariefgrens, language: Language) -> CrossBorderTariefgrensOut:
     return CrossBorderTariefgrensOut(
         value=float(entry.value),
         multiplier=float(entry.multiplier),
         min_wage_hourly=float(entry.min_wage_hourly),
         min_wage_valid_from=entry.min_wage_valid_from,
         valid_from=entry.valid_from,
-        basis=entry.basis,
-        source_url=str(entry.source_url),
+        basis=entry.basis[language],
+        source_url=link(entry.source_url),
     )
 
 
-def _cross_border_tariefgrens_json(entry: CrossBorderTariefgrens) -> dict[str, Any]:
-    return cross_border_tariefgrens(entry).model_dump(mode="json")
+def _cross_border_tariefgrens_json(entry: CrossBorderTariefgrens) -> tuple[dict[str, Any], ...]:
+    """The benchmark in each language, indexed by `Language` (its basis is translated)."""
+    return tuple(cross_border_tariefgrens(entry, language).model_dump(mode="json") for language in Language)
 
 
 def _cross_border_criterion_json(criterion: CrossBorderCriterion) -> dict[str, Any]:
@@ -394,7 +399,7 @@ def _cross_border_criterion_json(criterion: CrossBorderCriterion) -> dict[str, A
         "name": criterion.name,
         "group": criterion.group,
         "weight": criterion.weight,
-        "legal_basis": {"text": criterion.basis, "source_url": str(criterion.source_url)},
+        "legal_basis": {"text": criterion.basis, "source_url": link(criterion.source_url)},
     }
 
 
@@ -406,7 +411,7 @@ def _cross_border_decided(assessment: CrossBorderAssessment, phrases: Phrases) -
         return [_rule_json(rule, language) for rule in assessment.decided_by]
     unsafe_shares = [r.share_at_least_percent or 100 for r in assessment.fired if r.verdict is Verdict.unsafe]
     if assessment.verdict is Verdict.unsafe and unsafe_shares:
-        source = str(ruleset.sources[0].url)
+        source = link(ruleset.sources[0].url)
         share = min(unsafe_shares)
         return [_weighing_json(assessment.verdict, assessment.score, share, ruleset.law, source, phrases, language)]
     return [_balance_json(assessment.verdict, ruleset.weighing, assessment.balance, language)]
@@ -429,11 +434,12 @@ def _cross_border_questions_now(
         next_question_json(
             found,
             "boolean",
-            criteria[found.input].description[language],
-            (criteria[found.input].basis, str(criteria[found.input].source_url)),
+            criteria[found.input].question[language],
+            (criteria[found.input].basis, link(criteria[found.input].source_url)),
             assessment.verdict,
             phrases,
             language,
+            criteria[found.input].true_when,
         )
         for found in source
     ]
@@ -461,7 +467,9 @@ def cross_border_verdict(
             for rule in assessment.decided_by
         ]
         + [{"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]} for rule in assessment.fired],
-        "tariefgrens": None if threshold is None else _fragment(_cross_border_tariefgrens_json, threshold),
+        "tariefgrens": None
+        if threshold is None
+        else _fragment(_cross_border_tariefgrens_json, threshold)[assessment.language],
         "as_of": assessment.as_of.isoformat(),
         "ruleset": _fragment(_ruleset_json, ruleset),
         "criteria": [
@@ -478,7 +486,7 @@ def cross_border_verdict(
         "could_change": _cross_border_questions(assessment, phrases, assessment.could_change),
         "next_answer_sets": _answer_sets_json(
             assessment.answer_sets,
-            dict.fromkeys(ruleset.criterion_names, "boolean"),
+            {criterion.name: ("boolean", criterion.true_when) for criterion in ruleset.criteria},
             phrases,
             assessment.language,
         ),
@@ -496,7 +504,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
     return CriteriaCatalogue(
         country=ruleset.country,
         law=ruleset.law,
-        source_note=ruleset.source_note,
+        source_note=ruleset.source_note[language],
         ruleset=ruleset_ref(ruleset),
         criteria=[
             CatalogueCriterion(
@@ -504,7 +512,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
                 group=criterion.group,
                 weight=criterion.weight,
                 description=criterion.description[language],
-                legal_basis=LegalBasis(text=criterion.basis, source_url=str(criterion.source_url)),
+                legal_basis=LegalBasis(text=criterion.basis, source_url=link(criterion.source_url)),
             )
             for criterion in ruleset.criteria
         ],
@@ -520,7 +528,7 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language) -> Crite
             )
             for rule in ruleset.rules
         ],
-        tariefgrens=[cross_border_tariefgrens(entry) for entry in ruleset.tariefgrens],
+        tariefgrens=[cross_border_tariefgrens(entry, language) for entry in ruleset.tariefgrens],
     )
 
 
@@ -601,7 +609,7 @@ def decisive_rule(rule: DecisiveRule, language: Language) -> DecisiveRuleOut:
         of=_facts(rule.of),
         unless=_facts(rule.unless),
         statutory=rule.statutory,
-        legal_basis=LegalBasis(text=rule.basis, source_url=str(rule.source_url)),
+        legal_basis=LegalBasis(text=rule.basis, source_url=link(rule.source_url)),
     )
 
 
@@ -616,6 +624,7 @@ def question_catalogue(found: Questionnaire, language: Language) -> QuestionCata
                 question=question.text,
                 explanation=question.explanation,
                 legal_basis=LegalBasis(text=question.basis, source_url=question.source_url),
+                true_when=question.true_when,
             )
             for question in found.questions
         ],

@@ -8,8 +8,6 @@ from typing import Annotated
 import typer
 
 from compliance_api.cli.common import JsonOption, print_json
-from compliance_api.config import Settings
-from compliance_api.safety import Severity, database_findings, findings, unsafe
 
 
 def check(
@@ -18,6 +16,9 @@ def check(
 ) -> None:
     """List unsafe settings and warnings, and in a production deployment demo accounts in its database; exit 1 when
     anything is unsafe for production."""
+    from compliance_api.config import Settings
+    from compliance_api.safety import Severity, database_findings, findings, unsafe
+
     settings = Settings()
     found = sorted(
         findings(settings, workers=workers) + asyncio.run(database_findings(settings)),

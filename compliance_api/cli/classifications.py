@@ -10,10 +10,6 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.classify import service
-from compliance_api.classify.rescore import RescoreReport, count_monitored, rescore
-from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.cli.common import (
     EnvOption,
     JsonOption,
@@ -25,13 +21,7 @@ from compliance_api.cli.common import (
     sessions,
     transaction,
 )
-from compliance_api.config import Deployment, Settings
-from compliance_api.dossier.document import jwks_url
-from compliance_api.dossier.export import ExportOptions, export_period
-from compliance_api.dossier.service import Period, count_period
-from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
-from compliance_api.passport.signing import SigningKeys
+from compliance_api.kit.environment_name import Environment
 
 app = typer.Typer(no_args_is_help=True, help="Manage the classification audit trail.")
 
@@ -40,6 +30,10 @@ app = typer.Typer(no_args_is_help=True, help="Manage the classification audit tr
 def purge(as_json: JsonOption = False) -> None:
     """Delete verdicts older than COMPLIANCE_CLASSIFICATION_RETENTION_YEARS (production) or
     COMPLIANCE_SANDBOX_RETENTION_DAYS (sandbox); run it daily, e.g. from cron."""
+    from compliance_api.classify import service
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+
     settings = Settings()
     refuse_unsafe(settings)
     retention = service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
@@ -73,6 +67,12 @@ def rescore_command(
     """Re-score every monitored classification of the environment under the rulesets and thresholds in force on
     the date; a changed verdict is stored as a new verdict and sent as `classification.verdict_changed`. The worker
     runs this daily."""
+    from compliance_api.classify import service
+    from compliance_api.classify.rescore import RescoreReport, count_monitored, rescore
+    from compliance_api.classify.ruleset import packaged_rulesets
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+
     settings = Settings()
     refuse_unsafe(settings)
     retention = service.Retention(settings.classification_retention_years, settings.sandbox_retention_days)
@@ -137,24 +137,43 @@ def export_command(
     as_json: JsonOption = False,
 ) -> None:
     """Write the dossier of every classification made in the period (PDF and signed JSON each, as
-    `GET /v1/classifications/{id}/dossier` answers them) and an index.csv into one zip file. The file appears only
-    when complete: a failure or Ctrl-C leaves no file behind. A progress bar shows on a terminal."""
+    `GET /v1/classifications/{id}/dossier` answers them) and an index.csv into one zip file, with what an auditor
+    needs to check it offline: index.jws (the index, signed), jwks.json, signing-certificate.pem, verify.py and
+    VERIFY-<en|nl|fr|de>.txt. The file appears only when complete: a failure or Ctrl-C leaves no file behind, and a
+    second export to the same --out while one runs fails. A progress bar shows on a terminal."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.classify import service
+    from compliance_api.classify.ruleset import packaged_rulesets
+    from compliance_api.config import Deployment, Settings
+    from compliance_api.dossier.document import certificates_url, jwks_url
+    from compliance_api.dossier.export import ExportOptions, Scope, export_period
+    from compliance_api.dossier.service import Period, count_period
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.passport.signing import SigningKeys
+
     if end < start:
         raise typer.BadParameter(f"--to {end:%Y-%m-%d} is before --from {start:%Y-%m-%d}", param_hint="--to")
     target = _export_target(out, force)
     settings = Settings()
     refuse_unsafe(settings)
     retention = service.Retention.of(settings)
-    keys = SigningKeys(settings.resolved_signing_keys_dir, generate=settings.deployment is Deployment.embedded)
+    keys = SigningKeys(
+        settings.resolved_signing_keys_dir,
+        generate=settings.deployment is Deployment.embedded,
+        operator=settings.operator_name,
+    )
     now = utcnow()
-    jwks = jwks_url(served_bases(settings), env)
+    bases = served_bases(settings)
     options = ExportOptions(
         rulesets=packaged_rulesets(),
         key=keys.signing_key(env),
-        jwks=jwks,
+        pdf_key=keys.pdf_signer(env),
+        jwks=jwks_url(bases, env),
+        certificates=certificates_url(bases, env),
         issued_at=now,
         workers=workers or os.cpu_count() or 1,
     )
+    scope = Scope(env.value, start.date(), end.date(), account)
 
     async def work() -> int:
         async with sessions(settings) as sessionmaker, sessionmaker() as session:
@@ -168,7 +187,7 @@ def export_command(
             since = retention.cutoff(env, now)
             total = await count_period(session, period, since)
             with progress(total, "dossiers", min_rows=1) as on_dossier:
-                return await export_period(session, period, since, target, options, on_dossier)
+                return await export_period(session, period, since, target, options, scope, on_dossier, replace=force)
 
     written = run(work)
     summary = {

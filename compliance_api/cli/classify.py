@@ -4,11 +4,14 @@ batches whose Idempotency-Keys make a run safe to repeat (`cli/bulk/`)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
+import signal
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import httpx
 import typer
@@ -20,9 +23,9 @@ from compliance_api.classify.schemas import MAX_BATCH_ITEMS
 from compliance_api.cli.bulk import over_http
 from compliance_api.cli.bulk.in_database import DatabaseSender
 from compliance_api.cli.bulk.over_http import TOKEN_ENV, HttpSender, Retries
-from compliance_api.cli.bulk.rows import Row, read_rows, write_results
-from compliance_api.cli.bulk.runner import Report, classify_rows
-from compliance_api.cli.common import read_input, refuse_unsafe, run
+from compliance_api.cli.bulk.rows import ResultWriter, Row, read_rows, results_file
+from compliance_api.cli.bulk.runner import RESUME, Report, classify_rows
+from compliance_api.cli.common import progress, refuse_unsafe, run
 from compliance_api.config import Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.idempotency.service import Idempotency
@@ -35,13 +38,18 @@ app = typer.Typer(no_args_is_help=True, help="Classify engagements in bulk.")
 
 CLI_TOKEN_ID = uuid.UUID(int=0)
 """The `token_id` of verdicts made by this command in the database: no API token asked for them."""
-SHOWN_ERRORS = 20
-"""Refused rows named on stderr; the results file names them all."""
 
 
 async def _in_database(
-    settings: Settings, email: str, env: Environment, rows: Sequence[Row], batch_size: int, run_id: str
-) -> Report:
+    settings: Settings,
+    email: str,
+    env: Environment,
+    rows: Iterable[Row],
+    write: ResultWriter,
+    report: Report,
+    batch_size: int,
+    run_id: str,
+) -> None:
     engine = create_engine(settings.resolved_database_url)
     audit = GroupCommit(batch_writer_for(engine))
     try:
@@ -57,16 +65,18 @@ async def _in_database(
             packaged_rulesets(),
             str(settings.public_base_url).rstrip("/"),
         )
-        return await classify_rows(rows, sender, batch_size=batch_size, run_id=run_id, concurrency=1)
+        await classify_rows(rows, sender, write, report, batch_size=batch_size, run_id=run_id, concurrency=1)
     finally:
         await audit.close()
         await engine.dispose()
 
 
 async def over_http_run(
-    rows: Sequence[Row],
+    rows: Iterable[Row],
     http: httpx.AsyncClient,
     retries: Retries,
+    write: ResultWriter,
+    report: Report,
     *,
     batch_size: int,
     run_id: str,
@@ -75,7 +85,9 @@ async def over_http_run(
     """The rows classified through the API that `http` talks to."""
     async with http:
         sender = HttpSender(http, retries)
-        return await classify_rows(rows, sender, batch_size=batch_size, run_id=run_id, concurrency=concurrency)
+        return await classify_rows(
+            rows, sender, write, report, batch_size=batch_size, run_id=run_id, concurrency=concurrency
+        )
 
 
 def _option_errors(
@@ -99,20 +111,43 @@ def _option_errors(
     return None
 
 
-def _summary(rows: Sequence[Row], report: Report, out: Path) -> str:
-    verdicts = [outcome.verdict for outcome in report.outcomes.values() if outcome.verdict]
-    counts = ", ".join(f"{v}: {verdicts.count(v)}" for v in ("safe", "risky", "unsafe"))
+def _summary(report: Report, out: Path) -> str:
+    counts = ", ".join(f"{v}: {report.verdicts[v]}" for v in ("safe", "risky", "unsafe"))
     replayed = f"; {report.replayed} answered by an earlier run" if report.replayed else ""
-    refused = len(rows) - len(verdicts)
-    return f"{len(rows)} rows, {len(verdicts)} classified ({counts}{replayed}), {refused} refused; {out}"
+    classified = report.verdicts.total()
+    return f"{report.rows} rows, {classified} classified ({counts}{replayed}), {report.refused} refused; {out}"
 
 
-def _show_errors(rows: Sequence[Row], report: Report, out: Path) -> None:
-    errors = [report.outcomes[row.line].error for row in rows if report.outcomes[row.line].error]
-    for error in errors[:SHOWN_ERRORS]:
+def _show_errors(report: Report, out: Path) -> None:
+    for error in report.errors:
         typer.echo(error, err=True)
-    if len(errors) > SHOWN_ERRORS:
-        typer.echo(f"… and {len(errors) - SHOWN_ERRORS} more refused rows, each named in {out}", err=True)
+    if report.refused > len(report.errors):
+        typer.echo(f"… and {report.refused - len(report.errors)} more refused rows, each named in {out}", err=True)
+
+
+def _stop_on_signals(stopped: list[signal.Signals]) -> None:
+    """Ctrl-C and SIGTERM cancel the run (its batches in flight, then the results file), remembering which came. Only
+    a program's main thread can take signals; elsewhere (a test calling the command in a thread) nothing is done."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None
+
+    def stop(signum: signal.Signals) -> None:
+        stopped.append(signum)
+        task.cancel()
+
+    with contextlib.suppress(ValueError, RuntimeError):
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, signum)
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[BinaryIO]:
+    try:
+        source = path.open("rb")
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    with source:
+        yield source
 
 
 @app.command("bulk")
@@ -168,23 +203,35 @@ def bulk(
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
     day = as_of.date().isoformat() if as_of is not None else None
+    report, stopped = Report(), list[signal.Signals]()
 
-    async def work() -> tuple[list[str], list[Row], Report]:
-        header, rows = read_rows(read_input(path), day)
-        if base_url is not None and token is not None:
-            http = over_http.client(base_url, token, timeout)
-            waits = Retries(attempts=retries, tell=lambda message: typer.echo(message, err=True))
-            report = await over_http_run(
-                rows, http, waits, batch_size=batch_size, run_id=run_id, concurrency=concurrency
-            )
-        else:
-            assert email is not None
-            settings = Settings()
-            refuse_unsafe(settings)
-            report = await _in_database(settings, email, env or Environment.live, rows, batch_size, run_id)
-        return header, rows, report
+    async def work() -> None:
+        _stop_on_signals(stopped)
+        with _opened(path) as source:  # a first pass checks the whole file before anything is sent
+            total = sum(1 for _ in read_rows(source, day)[1])
+        with _opened(path) as source, progress(total, "classifying", min_rows=1) as advance:
+            header, rows = read_rows(source, day)
+            with results_file(out, header, advance) as write:
+                if base_url is not None and token is not None:
+                    http = over_http.client(base_url, token, timeout)
+                    waits = Retries(attempts=retries, tell=lambda message: typer.echo(message, err=True))
+                    await over_http_run(
+                        rows, http, waits, write, report, batch_size=batch_size, run_id=run_id, concurrency=concurrency
+                    )
+                else:
+                    assert email is not None
+                    settings = Settings()
+                    refuse_unsafe(settings)
+                    await _in_database(
+                        settings, email, env or Environment.live, rows, write, report, batch_size, run_id
+                    )
 
-    header, rows, report = run(work)
-    write_results(out, header, rows, report.outcomes)
-    _show_errors(rows, report, out)
-    typer.echo(_summary(rows, report, out))
+    try:
+        run(work)
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        typer.echo(f"stopped by {stopped[0].name}: {report.answered()}, no results written; {RESUME}", err=True)
+        raise typer.Exit(128 + stopped[0]) from None
+    _show_errors(report, out)
+    typer.echo(_summary(report, out))

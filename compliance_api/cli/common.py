@@ -7,31 +7,43 @@ import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import orjson
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.accounts.errors import AccountError
-from compliance_api.auth.service import TokenNotFound
-from compliance_api.config import Settings
-from compliance_api.db import create_engine, create_sessionmaker
-from compliance_api.errors import ApiError
-from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, Bases, listening_bases
-from compliance_api.kit.environment import Environment
-from compliance_api.safety import findings, unsafe
+from compliance_api.kit.environment_name import Environment
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+    from compliance_api.config import Settings
+    from compliance_api.kit.addresses import Bases
+
+# Every command module imports this one, and `--help` imports the command modules: what is heavy (the database
+# layer, the services, the settings) is imported inside the functions that use it, so that a command loads only
+# what it runs (tests/cli/test_startup.py holds it).
 
 T = TypeVar("T")
 
 EnvOption = Annotated[Environment, typer.Option("--env", help="live (production) or test (sandbox).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
-USER_ERRORS: tuple[type[Exception], ...] = (AccountError, TokenNotFound, ValueError)
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """The exceptions a command reports as `error: …` (exit 1) rather than a traceback."""
+    from compliance_api.accounts.errors import AccountError
+    from compliance_api.auth.service import TokenNotFound
+
+    return (AccountError, TokenNotFound, ValueError)
 
 
-def served_bases(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> Bases:
-    """Where production and the sandbox of `serve --host HOST --port PORT` are reached (for printed links)."""
+def served_bases(settings: Settings, host: str | None = None, port: int | None = None) -> Bases:
+    """Where production and the sandbox of `serve --host HOST --port PORT` are reached (for printed links); the
+    defaults are `serve`'s own."""
+    from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_bases
+
+    host, port = host or DEFAULT_HOST, port or DEFAULT_PORT
     return listening_bases(
         settings.public_base_url, host, port, settings.sandbox_port_beside(port), settings.sandbox_hosts
     )
@@ -40,6 +52,9 @@ def served_bases(settings: Settings, host: str = DEFAULT_HOST, port: int = DEFAU
 @asynccontextmanager
 async def sessions(settings: Settings | None = None) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
     """A sessionmaker on an engine of its own, disposed when the block ends."""
+    from compliance_api.config import Settings
+    from compliance_api.db import create_engine, create_sessionmaker
+
     engine = create_engine((settings or Settings()).resolved_database_url)
     try:
         yield create_sessionmaker(engine)
@@ -58,6 +73,8 @@ def refuse_unsafe(settings: Settings, *, workers: int = 1) -> None:
     """What every long-running or scheduled command (`serve`, `worker`, the daily purges and re-score) runs first:
     `compliance-api check`. Unknown `COMPLIANCE_*` variables are named on stderr; in production, any unsafe finding
     stops the command (exit 2), naming each."""
+    from compliance_api.safety import findings, unsafe
+
     found = findings(settings, workers=workers)
     for finding in found:
         if finding.code == "unknown_setting":
@@ -83,9 +100,11 @@ def read_input(path: Path) -> bytes:
 def run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a command's coroutine; a user error, or an API error the services raise, prints `error: …` on stderr and
     exits with 1."""
+    from compliance_api.errors import ApiError
+
     try:
         return asyncio.run(work())
-    except USER_ERRORS as exc:
+    except user_errors() as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     except ApiError as exc:

@@ -1,22 +1,26 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, served_bases, transaction
-from compliance_api.cli.migrate import migrate_database
-from compliance_api.config import Settings
-from compliance_api.demo.fixtures import DEMO_BUSINESS_EMAIL, DemoResult, create_demo, create_production_demo
-from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, Bases
-from compliance_api.kit.environment import Environment
-from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL
-from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS
-from compliance_api.wtta.models import AdmissionStatus
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT
+from compliance_api.kit.environment_name import Environment
 
-ADMITTED_KVK = SANDBOX_ADMISSIONS[AdmissionStatus.admitted][0]
-DATA_PATHS = (f"/v1/wtta/lookup?kvk={ADMITTED_KVK}", "/v1/rates/benchmark?sector=ict&region=NL")
+if TYPE_CHECKING:
+    from compliance_api.demo.fixtures import DemoResult
+    from compliance_api.kit.addresses import Bases
+
+
+def data_paths() -> tuple[str, ...]:
+    """The demo's data in a curl line each: a WTTA lookup of an admitted agency and a rate benchmark."""
+    from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS
+    from compliance_api.wtta.models import AdmissionStatus
+
+    admitted = SANDBOX_ADMISSIONS[AdmissionStatus.admitted][0]
+    return (f"/v1/wtta/lookup?kvk={admitted}", "/v1/rates/benchmark?sector=ict&region=NL")
 
 
 def demo(
@@ -40,6 +44,10 @@ def demo(
     """Create the demo users, tokens and sandbox fixtures (`--env live`: synthetic production data too), and print
     them with curl lines that work as printed; running it again keeps the tokens. Refused in a production deployment
     unless `--allow-production`."""
+    from compliance_api.cli.migrate import migrate_database
+    from compliance_api.config import Settings
+    from compliance_api.demo.fixtures import create_demo, create_production_demo
+
     settings = Settings()
     production = env is Environment.live
     if settings.is_production:
@@ -64,6 +72,8 @@ def demo(
 
 def _refuse_production(*, production: bool, allowed: bool) -> None:
     """In a production deployment: synthetic production data never; the demo users only with --allow-production."""
+    from compliance_api.demo.fixtures import DEMO_BUSINESS_EMAIL
+
     if production:
         typer.echo(
             "error: demo --env live writes synthetic data into production; refused in a production deployment", err=True
@@ -84,10 +94,10 @@ def curl_lines(result: DemoResult, bases: Bases) -> list[str]:
     the sandbox the demo freelancer's own passport and a verification of its share-token by the business."""
     lines = []
     if bases.production is not None:
-        live_paths = ("/v1/health", *(DATA_PATHS if result.production else ()))
+        live_paths = ("/v1/health", *(data_paths() if result.production else ()))
         lines += [_curl(result.live_token, bases.production, path) for path in live_paths]
     if bases.sandbox is not None:
-        lines += [_curl(result.test_token, bases.sandbox, path) for path in ("/v1/health", *DATA_PATHS)]
+        lines += [_curl(result.test_token, bases.sandbox, path) for path in ("/v1/health", *data_paths())]
         lines += [
             _curl(result.freelancer_token, bases.sandbox, "/v1/passport"),
             _curl(result.test_token, bases.sandbox, f"/v1/passport/{result.share_token}/verify"),
@@ -100,6 +110,8 @@ def _curl(token: str, base: str, path: str) -> str:
 
 
 def _report(result: DemoResult, bases: Bases) -> str:
+    from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL
+
     if result.rotated:
         kept = (
             "The previous demo tokens and share-tokens are revoked; these replace them (`--rotate` again for new ones)."

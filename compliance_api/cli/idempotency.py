@@ -5,9 +5,6 @@ from __future__ import annotations
 import typer
 
 from compliance_api.cli.common import JsonOption, print_json, refuse_unsafe, run, transaction
-from compliance_api.config import Settings
-from compliance_api.idempotency import service as idempotency
-from compliance_api.kit.clock import utcnow
 
 app = typer.Typer(no_args_is_help=True, help="Manage stored Idempotency-Key results.")
 
@@ -15,6 +12,10 @@ app = typer.Typer(no_args_is_help=True, help="Manage stored Idempotency-Key resu
 @app.command("purge")
 def purge(as_json: JsonOption = False) -> None:
     """Delete expired records (reads ignore them already); run it daily, e.g. from cron."""
+    from compliance_api.config import Settings
+    from compliance_api.idempotency import service as idempotency
+    from compliance_api.kit.clock import utcnow
+
     settings = Settings()
     refuse_unsafe(settings)
 

@@ -12,8 +12,6 @@ from typing import Annotated, Any
 import typer
 
 from compliance_api import CONTRACT_VERSION
-from compliance_api.app import create_app
-from compliance_api.config import Settings
 from compliance_api.openapi.contract import dumps, frozen_contract, frozen_versions
 from compliance_api.openapi.diff import Change, breaking_changes
 
@@ -26,6 +24,9 @@ FREEZE_HINT = (
 
 
 def generated_contract() -> dict[str, Any]:
+    from compliance_api.app import create_app
+    from compliance_api.config import Settings
+
     throwaway_secret = secrets.token_urlsafe(32)  # the contract needs no secret; make none under var/
     return create_app(Settings(access_log=False, secret_key=throwaway_secret)).openapi()
 

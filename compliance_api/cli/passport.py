@@ -7,12 +7,8 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
-from compliance_api.config import Settings
-from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
-from compliance_api.passport import service, views
+from compliance_api.kit.environment_name import Environment
 from compliance_api.passport.catalogue import packaged_catalogue
 
 app = typer.Typer(no_args_is_help=True, help="Manage freelancers' compliance passports.")
@@ -40,6 +36,9 @@ def verify(
     as_json: JsonOption = False,
 ) -> None:
     """Record a verified check on a freelancer's passport (created if missing); re-verifying replaces it."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.passport import service
 
     async def work() -> None:
         now = utcnow()
@@ -73,6 +72,9 @@ def set_passport(
     as_json: JsonOption = False,
 ) -> None:
     """Set a freelancer's sector (the passport is created if missing)."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.passport import service
 
     async def work() -> None:
         async with transaction() as session:
@@ -94,6 +96,11 @@ def share(
     as_json: JsonOption = False,
 ) -> None:
     """Create a share-token for a freelancer's passport and print it alone, once."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.passport import service, views
+
     settings = Settings()
 
     async def work() -> None:
@@ -114,6 +121,10 @@ def share(
 @app.command("revoke-share")
 def revoke_share(token: str, as_json: JsonOption = False) -> None:
     """Revoke a share-token (given as the token itself); it then answers 404 like an unknown one."""
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.passport import service, views
+
     settings = Settings()
 
     async def work() -> None:

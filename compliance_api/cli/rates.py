@@ -8,9 +8,8 @@ from typing import Annotated
 import typer
 
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, progress, read_input, run, transaction
-from compliance_api.config import Settings
-from compliance_api.kit.environment import Environment
-from compliance_api.rates import fixtures, importer, service, synthetic
+from compliance_api.kit.environment_name import Environment
+from compliance_api.rates import synthetic
 
 app = typer.Typer(no_args_is_help=True, help="Rate observations and benchmarks.")
 
@@ -23,6 +22,9 @@ def import_rates(
     as_json: JsonOption = False,
 ) -> None:
     """Import rate observations in one transaction and recompute the benchmarks they touch."""
+    from compliance_api.config import Settings
+    from compliance_api.rates import importer, service
+
     settings = Settings()
 
     async def work() -> service.ImportResult:
@@ -60,6 +62,9 @@ def import_rates(
 @app.command("recompute")
 def recompute(env: EnvOption = Environment.live, as_json: JsonOption = False) -> None:
     """Recompute every benchmark of an environment (after changing COMPLIANCE_RATES_WINDOW_MONTHS)."""
+    from compliance_api.config import Settings
+    from compliance_api.rates import service
+
     settings = Settings()
 
     async def work() -> int:
@@ -86,6 +91,9 @@ def generate(
     as_json: JsonOption = False,
 ) -> None:
     """Replace the environment's synthetic observations with freshly generated ones (sandbox by default)."""
+    from compliance_api.config import Settings
+    from compliance_api.rates import fixtures, importer
+
     if env is Environment.live and not allow_synthetic:
         typer.echo("error: synthetic observations go into production only with --allow-synthetic", err=True)
         raise typer.Exit(1)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from compliance_api.cli.common import JsonOption, print_json, refuse_unsafe, run, sessions
-from compliance_api.config import Settings
-from compliance_api.kit.clock import utcnow
-from compliance_api.retention.service import PurgeReport, purge_sandbox
+
+if TYPE_CHECKING:
+    from compliance_api.retention.service import PurgeReport
 
 OlderThanOption = Annotated[
     int | None,
@@ -29,6 +29,10 @@ def purge_sandbox_command(
 ) -> None:
     """Delete sandbox rows last written more than the retention period ago (production is never touched); the
     fixtures of `compliance-api demo` stay. Prints the rows deleted per table; run it daily."""
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.retention.service import purge_sandbox
+
     settings = Settings()
     refuse_unsafe(settings)
 

@@ -5,11 +5,8 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.auth import service as auth_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
-from compliance_api.config import Settings
-from compliance_api.kit.environment import Environment
+from compliance_api.kit.environment_name import Environment
 
 app = typer.Typer(no_args_is_help=True, help="Manage API tokens.")
 
@@ -22,6 +19,10 @@ def create(
     as_json: JsonOption = False,
 ) -> None:
     """Create a token and print it, once: it is stored only as a hash."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.auth import service as auth_service
+    from compliance_api.config import Settings
+
     settings = Settings()
 
     async def work() -> None:
@@ -45,6 +46,8 @@ def list_tokens(
     as_json: JsonOption = False,
 ) -> None:
     """List a user's tokens: id, name, environment, last four characters, created, last used, status."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.auth import service as auth_service
 
     async def work() -> None:
         async with transaction() as session:
@@ -82,6 +85,8 @@ def revoke(token_id: str, as_json: JsonOption = False) -> None:
     except ValueError:
         typer.echo(f"error: {token_id!r} is not a token id (a UUID; see `tokens list`)", err=True)
         raise typer.Exit(1) from None
+
+    from compliance_api.auth import service as auth_service
 
     async def work() -> None:
         async with transaction() as session:

@@ -6,15 +6,8 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.accounts.errors import UserNotFound
-from compliance_api.accounts.models import Plan, UserKind
+from compliance_api.accounts.kinds import Plan, UserKind
 from compliance_api.cli.common import JsonOption, print_json, run, transaction
-from compliance_api.config import Settings
-from compliance_api.dashboard import passwords
-from compliance_api.dashboard import service as dashboard_service
-from compliance_api.kit.addresses import public_base_url
-from compliance_api.kit.clock import utcnow
 
 app = typer.Typer(no_args_is_help=True, help="Manage users.")
 
@@ -27,6 +20,7 @@ def create(
     as_json: JsonOption = False,
 ) -> None:
     """Create a user and print its id (a freelancer's id is its freelancer_id)."""
+    from compliance_api.accounts import service as accounts_service
 
     async def work() -> None:
         async with transaction() as session:
@@ -47,6 +41,12 @@ def set_password(
     ] = False,
 ) -> None:
     """Set a user's dashboard password (asked twice, hidden); signs the user out of every browser."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.config import Settings
+    from compliance_api.dashboard import passwords
+    from compliance_api.dashboard import service as dashboard_service
+    from compliance_api.kit.clock import utcnow
+
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -71,6 +71,12 @@ def set_password(
 @app.command("reset-link")
 def reset_link(email: str) -> None:
     """Print a single-use link for the user to choose a dashboard password (valid COMPLIANCE_PASSWORD_RESET_MINUTES)."""
+    from compliance_api.accounts.errors import UserNotFound
+    from compliance_api.config import Settings
+    from compliance_api.dashboard import service as dashboard_service
+    from compliance_api.kit.addresses import public_base_url
+    from compliance_api.kit.clock import utcnow
+
     settings = Settings()
 
     async def work() -> None:

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from prometheus_client import start_http_server
-from sqlalchemy import select
 
-from compliance_api.accounts import service as accounts_service
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, refuse_unsafe, run, sessions, transaction
-from compliance_api.config import Settings
-from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
-from compliance_api.logging import configure_logging
-from compliance_api.retention.jobs import run_daily
-from compliance_api.webhooks import service, ssrf
-from compliance_api.webhooks.catalogue import EVENT_TYPES
-from compliance_api.webhooks.models import WebhookEndpoint
-from compliance_api.webhooks.signing import secret_box
-from compliance_api.webhooks.worker import Worker
-from compliance_api.wtta.refresh import run_wtta_refresh
+from compliance_api.kit.environment_name import Environment
+
+if TYPE_CHECKING:
+    from compliance_api.webhooks.models import WebhookEndpoint
 
 app = typer.Typer(no_args_is_help=True, help="Manage webhook endpoints.")
 
@@ -51,6 +41,13 @@ def add(
     as_json: JsonOption = False,
 ) -> None:
     """Add an endpoint for a user and print its `whsec_` secret, once."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.config import Settings
+    from compliance_api.kit.clock import utcnow
+    from compliance_api.webhooks import service, ssrf
+    from compliance_api.webhooks.catalogue import EVENT_TYPES
+    from compliance_api.webhooks.signing import secret_box
+
     wanted = events or ["*"]
     unknown = [e for e in wanted if e != "*" and e not in EVENT_TYPES]
     if unknown:
@@ -83,6 +80,8 @@ def add(
 @app.command("list")
 def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonOption = False) -> None:
     """List a user's endpoints in one environment: id, status, URL, events."""
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.webhooks import service
 
     async def work() -> None:
         async with transaction() as session:
@@ -101,6 +100,12 @@ def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonO
 def reseal(as_json: JsonOption = False) -> None:
     """Seal every endpoint's signing secrets under the current COMPLIANCE_SECRET_KEY (step 2 of a secret rotation,
     before COMPLIANCE_SECRET_KEY_PREVIOUS is removed); both environments, one transaction."""
+    from sqlalchemy import select
+
+    from compliance_api.config import Settings
+    from compliance_api.webhooks.models import WebhookEndpoint
+    from compliance_api.webhooks.signing import secret_box
+
     settings = Settings()
 
     async def work() -> int:
@@ -136,6 +141,13 @@ def worker(
     """Deliver webhooks, run the daily purges and refresh the WTTA register from COMPLIANCE_WTTA_REGISTER_URL until
     SIGTERM/SIGINT; run as many as you like on PostgreSQL (one on SQLite); in production, only when
     `compliance-api check` finds nothing unsafe."""
+    from compliance_api.config import Settings
+    from compliance_api.logging import configure_logging
+    from compliance_api.retention.jobs import run_daily
+    from compliance_api.webhooks.signing import secret_box
+    from compliance_api.webhooks.worker import Worker
+    from compliance_api.wtta.refresh import run_wtta_refresh
+
     settings = Settings()
     refuse_unsafe(settings)
     configure_logging(settings.log_level)  # one JSON line per event on stdout, as the API writes them
@@ -166,6 +178,8 @@ def worker(
 
 def _serve_metrics(host: str, port: int) -> None:
     """Prometheus's own HTTP server on a daemon thread (it ends with the process); a port in use is a user error."""
+    from prometheus_client import start_http_server
+
     try:
         start_http_server(port, addr=host)
     except OSError as exc:

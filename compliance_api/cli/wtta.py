@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -24,14 +24,14 @@ from rich.progress import (
 from rich.text import Text
 
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
-from compliance_api.cli.migrate import migrate_database
 from compliance_api.config import Settings
-from compliance_api.kit.environment import Environment
-from compliance_api.wtta import register_import, service
-from compliance_api.wtta.download import Fetched, fetch
+from compliance_api.kit.environment_name import Environment
 from compliance_api.wtta.models import WttaImport
-from compliance_api.wtta.register_file import Row, read_rows
+from compliance_api.wtta.register_file import Row
 from compliance_api.wtta.register_import import ImportResult, ImportSource
+
+if TYPE_CHECKING:
+    from compliance_api.wtta.download import Fetched
 
 app = typer.Typer(no_args_is_help=True, help="The WTTA admission register cache.")
 
@@ -103,6 +103,11 @@ def import_register(
 async def _import(
     settings: Settings, origin: ImportSource, *, env: Environment, full: bool, progress: Progress
 ) -> ImportResult:
+    from compliance_api.cli.migrate import migrate_database
+    from compliance_api.wtta import register_import, service
+    from compliance_api.wtta.download import Fetched
+    from compliance_api.wtta.register_file import read_rows
+
     if settings.is_sqlite:
         await migrate_database(settings)
     if is_url(origin.location):
@@ -130,6 +135,8 @@ async def _import(
 
 
 def _download(url: str, previous: WttaImport | None, progress: Progress) -> AbstractContextManager[Fetched]:
+    from compliance_api.wtta.download import fetch
+
     task = progress.add_task("downloading", total=None, rows=0)
     return fetch(
         url,

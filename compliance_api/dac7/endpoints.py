@@ -10,14 +10,17 @@ from fastapi.responses import Response
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.dac7 import service, views
-from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate, GrantList
+from compliance_api.dac7.identity import SellerIdentity
+from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant, GrantCreate, GrantList
+from compliance_api.dac7.sealing import identity_box
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
-from compliance_api.services import services_of
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.strict_query import StrictQueryRoute
+from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
 
-router = APIRouter(tags=["dac7"])
+router = APIRouter(tags=["dac7"], route_class=StrictQueryRoute)
 
 UUID_EXAMPLE = "6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"
 FREELANCER_ID = Annotated[uuid.UUID, Path(description="The seller's user id.", examples=[UUID_EXAMPLE])]
@@ -37,10 +40,60 @@ SELLER_ONLY: dict[int | str, dict[str, Any]] = {403: {"description": "`seller_on
         }
     },
 )
-async def get_seller(freelancer_id: FREELANCER_ID, caller: CurrentCaller, session: DbSession) -> Dac7SellerOut:
+async def get_seller(
+    freelancer_id: FREELANCER_ID, caller: CurrentCaller, session: DbSession, request: Request
+) -> Dac7SellerOut:
     """The seller's figures for the current calendar year (UTC): net consideration, number of activities, `reported_at`.
     Readable by the seller itself and by holders of its grant, in the same environment."""
-    return views.seller(await service.snapshot(session, caller, freelancer_id, utcnow()))
+    box = identity_box(settings_of(request))
+    return views.seller(await service.snapshot(session, caller, freelancer_id, utcnow(), box))
+
+
+IDENTITY_FORBIDDEN: dict[int | str, dict[str, Any]] = {
+    403: {
+        "description": "`forbidden`: you are neither this seller nor hold its grant (for a write: not this seller's "
+        "own account), or there is no such seller in this environment (the same answer, so it does not reveal which)."
+    }
+}
+
+
+@router.get(
+    "/v1/dac7/seller/{freelancer_id}/identity",
+    summary="What is held about a seller for DAC7",
+    operation_id="dac7-identity-get",
+    response_model=Dac7IdentityOut,
+    responses=IDENTITY_FORBIDDEN,
+)
+async def get_identity(
+    freelancer_id: FREELANCER_ID, caller: CurrentCaller, session: DbSession, request: Request
+) -> Dac7IdentityOut:
+    """The seller's DAC7 identity in this environment (name, address, TINs, VAT, date and place of birth, IBAN…),
+    with what a report still lacks. Readable by the seller itself and holders of its grant, read from the database
+    on every call (never cached)."""
+    seller, held = await service.read_identity(session, caller, freelancer_id, identity_box(settings_of(request)))
+    return views.identity(seller, held)
+
+
+@router.put(
+    "/v1/dac7/seller/{freelancer_id}/identity",
+    summary="Set a seller's DAC7 identity",
+    operation_id="dac7-identity-put",
+    response_model=Dac7IdentityOut,
+    responses={**IDENTITY_FORBIDDEN, 400: {"description": "`validation_failed`: the field at fault is named."}},
+)
+async def put_identity(
+    freelancer_id: FREELANCER_ID,
+    body: SellerIdentity,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+) -> Dac7IdentityOut:
+    """Replace the seller's whole DAC7 identity in this environment, with the seller's own account's token. Every
+    field is checked (TINs per member state, VAT numbers and IBANs with python-stdnum, ISO countries) and the
+    identity must be complete for its kind; on any problem nothing is written. Stored encrypted."""
+    box = identity_box(settings_of(request))
+    seller = await service.put_identity(session, caller, freelancer_id, body, box, utcnow())
+    return views.identity(seller, body)
 
 
 @router.post(
@@ -78,7 +131,6 @@ async def create_grant(
     "/v1/dac7/grants",
     summary="Your DAC7 read grants",
     operation_id="dac7-grant-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=GrantList,
     responses=SELLER_ONLY,
 )

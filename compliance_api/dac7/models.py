@@ -1,4 +1,5 @@
-"""DAC7 sellers (TIN and member state), their relevant activities, read grants and what was reported."""
+"""DAC7: the platform operator, sellers (identity sealed at rest), their relevant activities, read grants and what
+was reported."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import datetime as dt
 import uuid
 from enum import StrEnum
 
-from sqlalchemy import BigInteger, Date, ForeignKey, Index, SmallInteger, String, UniqueConstraint, text
+from sqlalchemy import BigInteger, Date, ForeignKey, Index, LargeBinary, SmallInteger, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from compliance_api.db import Base, str_enum
@@ -19,17 +20,38 @@ class ActivityType(StrEnum):
     sale_of_goods = "sale_of_goods"
 
 
+class Dac7Operator(EnvironmentOwned, Base):
+    """The reporting platform operator's identity, one per environment (`compliance-api dac7 operator`)."""
+
+    __tablename__ = "dac7_operator"
+    __table_args__ = (UniqueConstraint("environment", name="uq_dac7_operator_environment"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(200))
+    tin: Mapped[str] = mapped_column(String(200))
+    tin_issued_by: Mapped[str] = mapped_column(String(2))
+    country: Mapped[str] = mapped_column(String(2))  # the member state it reports to (TransmittingCountry)
+    nexus: Mapped[str] = mapped_column(String(8))
+    vat: Mapped[str | None] = mapped_column(String(200), default=None)
+    address_country: Mapped[str] = mapped_column(String(2))
+    street: Mapped[str | None] = mapped_column(String(200), default=None)
+    building: Mapped[str | None] = mapped_column(String(200), default=None)
+    post_code: Mapped[str | None] = mapped_column(String(200), default=None)
+    city: Mapped[str] = mapped_column(String(200))
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
 class Dac7Seller(EnvironmentOwned, Base):
-    """A freelancer's DAC7 identity in one environment."""
+    """A freelancer's DAC7 identity in one environment, sealed (`sealing.py`); `member_state` is its residence."""
 
     __tablename__ = "dac7_seller"
     __table_args__ = (UniqueConstraint("user_id", "environment", name="uq_dac7_seller_user_id_environment"),)
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"), index=True)
-    tin: Mapped[str] = mapped_column(String(32))
     member_state: Mapped[str] = mapped_column(String(2))
-    tin_rule: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16), default="individual", server_default="individual")
+    identity_sealed: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)  # None once wiped (retention)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
@@ -87,7 +109,10 @@ class Dac7Grant(EnvironmentOwned, Base):
 
 
 class Dac7Report(Base):
-    """A seller's year went into a DPI export (`dac7 export`): the first such export sets `reported_at`."""
+    """A seller's year went into a DPI export (`dac7 export`): the first such export sets `reported_at`.
+
+    `doc_ref_id` and `digest` are those of the record last sent for it (a later export corrects it when the digest
+    differs); `withdrawn_at` asks the next export to delete it, `deleted_at` says a deletion was sent."""
 
     __tablename__ = "dac7_report"
     __table_args__ = (UniqueConstraint("seller_id", "year", name="uq_dac7_report_seller_id_year"),)
@@ -97,3 +122,8 @@ class Dac7Report(Base):
     year: Mapped[int] = mapped_column()
     message_ref_id: Mapped[str] = mapped_column(String(170))
     reported_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    doc_ref_id: Mapped[str | None] = mapped_column(String(200), default=None)
+    digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    exported_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    withdrawn_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(default=None)

@@ -7,8 +7,9 @@ import uuid
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import Field, PlainSerializer
+from pydantic import ConfigDict, Field, PlainSerializer
 
+from compliance_api.dac7.identity import SellerIdentity
 from compliance_api.kit.pagination import Page
 from compliance_api.kit.patterns import UUID_PATTERN
 from compliance_api.kit.schemas import RequestSchema, ResponseSchema
@@ -22,8 +23,14 @@ class Dac7SellerOut(ResponseSchema):
 
     freelancer_id: uuid.UUID
     reporting_year: int = Field(examples=[2026])
-    tin: str = Field(description="Tax identification number, in its member state's compact form.")
-    member_state: str = Field(description="ISO 3166-1 alpha-2 code of the EU member state that issued the TIN.")
+    tin: str = Field(
+        description="The first tax identification number recorded, in its member state's compact form; empty when "
+        "the seller has none (its member state issues none; `GET …/identity` says more)."
+    )
+    member_state: str = Field(
+        description="ISO 3166-1 alpha-2 code of the seller's EU member state of residence (the address's, else the "
+        "state that issued its TIN)."
+    )
     total_consideration_eur: EurAmount = Field(
         description="Consideration paid or credited this year, net of the platform's fees, commissions and the "
         "taxes it withheld (DAC7 Annex V).",
@@ -66,3 +73,17 @@ class Grant(ResponseSchema):
 
 class GrantList(Page[Grant]):
     """A page of grants, newest first."""
+
+
+class Dac7IdentityOut(SellerIdentity):
+    """What is held about a seller for DAC7 in this environment, as the seller (and its grant holders) may read it,
+    so the seller can have it corrected (Directive 2021/514 requires that sellers are informed)."""
+
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
+
+    freelancer_id: uuid.UUID
+    residence: str = Field(description="The member state of residence reported (`ResCountryCode`).", examples=["NL"])
+    complete: bool = Field(description="Whether a DAC7 report has everything it needs about this seller.")
+    lacking: list[str] = Field(description="The fields a DAC7 report still lacks (empty when complete).")
+    updated_at: dt.datetime
+    livemode: bool

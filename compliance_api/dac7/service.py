@@ -22,7 +22,9 @@ from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor
 from compliance_api.dac7.activity_file import ActivityFileError, ActivityRow
 from compliance_api.dac7.figures import CHUNK, YearFigures, year_figures
+from compliance_api.dac7.identity import Dac7Tin, SellerIdentity
 from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
+from compliance_api.dac7.sealing import IdentityBox
 from compliance_api.dac7.tin import check_tin
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
@@ -58,23 +60,58 @@ async def seller_of(session: AsyncSession, user_id: uuid.UUID, environment: Envi
 
 
 async def record_seller(
-    session: AsyncSession, user: User, environment: Environment, *, tin: str, member_state: str, now: dt.datetime
+    session: AsyncSession,
+    user: User,
+    environment: Environment,
+    *,
+    tin: str,
+    member_state: str,
+    box: IdentityBox,
+    now: dt.datetime,
 ) -> Dac7Seller:
-    """Record (or replace) a freelancer's TIN and member state; an invalid TIN raises InvalidTin naming the rule."""
+    """Record (or replace) a freelancer's TIN, keeping the rest of its identity; an invalid TIN raises ValueError
+    naming the rule (`dac7 seller`)."""
+    check_tin(tin, member_state)  # raises InvalidTin naming the rule
+    checked = Dac7Tin(tin=tin, issued_by=member_state)
+    seller = await seller_of(session, user.id, environment)
+    current = (
+        SellerIdentity()
+        if seller is None or seller.identity_sealed is None
+        else box.open(seller.identity_sealed, seller.id)
+    )
+    others = [t for t in current.tins if t.issued_by != checked.issued_by]
+    return await set_identity(
+        session, user, environment, current.model_copy(update={"tins": [checked, *others]}), box=box, now=now
+    )
+
+
+async def set_identity(
+    session: AsyncSession,
+    user: User,
+    environment: Environment,
+    identity: SellerIdentity,
+    *,
+    box: IdentityBox,
+    now: dt.datetime,
+) -> Dac7Seller:
+    """Record (or replace) a freelancer's whole DAC7 identity, sealed; the seller row is made on first use."""
     _require_freelancer_user(user)
-    checked = check_tin(tin, member_state)
+    state = identity.member_state
+    if state is None:
+        raise Dac7Error("the identity needs an address in an EU member state or a TIN")
     seller = await seller_of(session, user.id, environment)
     if seller is None:
-        seller = Dac7Seller(user_id=user.id, environment=environment, created_at=now)
+        seller = Dac7Seller(id=uuid.uuid4(), user_id=user.id, environment=environment, created_at=now)
         session.add(seller)
-    seller.tin, seller.member_state, seller.tin_rule, seller.updated_at = (
-        checked.tin,
-        checked.member_state,
-        checked.rule,
-        now,
-    )
+    seller.member_state, seller.kind, seller.updated_at = state, identity.kind, now
+    seller.identity_sealed = box.seal(identity, seller.id)
     await session.flush()
     return seller
+
+
+def identity_of(seller: Dac7Seller, box: IdentityBox) -> SellerIdentity | None:
+    """The seller's identity, opened; None once wiped after the retention period."""
+    return None if seller.identity_sealed is None else box.open(seller.identity_sealed, seller.id)
 
 
 async def import_activities(
@@ -241,20 +278,23 @@ class SellerSnapshot:
     year: int
     figures: YearFigures
     reported_at: dt.datetime | None
+    identity: SellerIdentity | None
 
 
-async def snapshot(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, now: dt.datetime) -> SellerSnapshot:
+async def snapshot(
+    session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, now: dt.datetime, box: IdentityBox
+) -> SellerSnapshot:
     """The seller's figures for the current calendar year (UTC)."""
     seller = await may_read(session, caller, freelancer_id)
-    return await seller_snapshot(session, seller, now.year)
+    return await seller_snapshot(session, seller, now.year, box)
 
 
-async def seller_snapshot(session: AsyncSession, seller: Dac7Seller, year: int) -> SellerSnapshot:
+async def seller_snapshot(session: AsyncSession, seller: Dac7Seller, year: int, box: IdentityBox) -> SellerSnapshot:
     figures = (await year_figures(session, [seller.id], year))[seller.id]
     reported_at = await session.scalar(
         select(Dac7Report.reported_at).where(Dac7Report.seller_id == seller.id, Dac7Report.year == year)
     )
-    return SellerSnapshot(seller, year, figures, reported_at)
+    return SellerSnapshot(seller, year, figures, reported_at, identity_of(seller, box))
 
 
 def _require_seller(caller: Actor) -> None:
@@ -373,3 +413,56 @@ async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt
     if found is None:
         raise Dac7Error(f"no DAC7 grant {grant_id}")
     return await _revoke(session, found, now)
+
+
+async def read_identity(
+    session: AsyncSession, caller: Actor, freelancer_id: uuid.UUID, box: IdentityBox
+) -> tuple[Dac7Seller, SellerIdentity | None]:
+    """The seller's identity, for the seller itself and holders of its grant (the one 403 for anyone else)."""
+    seller = await may_read(session, caller, freelancer_id)
+    return seller, identity_of(seller, box)
+
+
+async def put_identity(
+    session: AsyncSession,
+    caller: Actor,
+    freelancer_id: uuid.UUID,
+    identity: SellerIdentity,
+    box: IdentityBox,
+    now: dt.datetime,
+) -> Dac7Seller:
+    """The seller's own account sets its complete identity; anyone else gets the one 403 `forbidden`."""
+    if caller.user_id != freelancer_id or caller.kind is not UserKind.freelancer:
+        raise ApiError("forbidden", FORBIDDEN_DETAIL)
+    problems = identity.problems()
+    if problems:
+        detail = "; ".join(f"{field}: {message}" for field, message in problems)
+        raise ApiError("validation_failed", detail, errors=[FieldError(f, m) for f, m in problems])
+    user = await session.get_one(User, caller.user_id)
+    return await set_identity(session, user, caller.environment, identity, box=box, now=now)
+
+
+async def withdraw(session: AsyncSession, user: User, environment: Environment, year: int, now: dt.datetime) -> None:
+    """Ask the next export of `year` to delete the seller's record sent for it (`dac7 withdraw`)."""
+    seller = await seller_of(session, user.id, environment)
+    report = None
+    if seller is not None:
+        report = await session.scalar(
+            select(Dac7Report).where(Dac7Report.seller_id == seller.id, Dac7Report.year == year)
+        )
+    if report is None or report.doc_ref_id is None or report.deleted_at is not None:
+        raise Dac7Error(f"{user.email} has no record sent for {year} in {environment.label} to withdraw")
+    report.withdrawn_at = now
+    await session.flush()
+
+
+async def reseal_all(session: AsyncSession, box: IdentityBox) -> int:
+    """Seal every identity under the current key (both environments); returns how many."""
+    count = 0
+    sealed = select(Dac7Seller).where(Dac7Seller.identity_sealed.is_not(None)).order_by(Dac7Seller.id)
+    for seller in await session.scalars(sealed):
+        assert seller.identity_sealed is not None
+        seller.identity_sealed = box.reseal(seller.identity_sealed, seller.id)
+        count += 1
+    await session.flush()
+    return count

@@ -36,7 +36,9 @@ from compliance_api.dashboard.web import (
     DashboardState,
     FormFieldRejected,
     SignInRequired,
+    TooManyRequests,
     render,
+    wait_message,
 )
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 
@@ -113,6 +115,19 @@ async def _form_field_rejected(request: Request, exc: Exception) -> Response:
     return render(request, "form-rejected.html", status_code=400, message=exc.message)
 
 
+async def _too_many_requests(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, TooManyRequests)
+    page = render(
+        request,
+        "too-many.html",
+        status_code=429,
+        error=wait_message(request, exc.retry_after),
+        title=N_("Too many requests"),
+    )
+    page.headers["Retry-After"] = str(exc.retry_after)
+    return page
+
+
 TITLES = {400: N_("Bad request"), 404: N_("Page not found"), 405: N_("Method not allowed")}
 
 
@@ -153,6 +168,7 @@ def create_dashboard(services: Services) -> FastAPI:
         dashboard.include_router(page.router)
     dashboard.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     dashboard.add_exception_handler(SignInRequired, _sign_in_required)
+    dashboard.add_exception_handler(TooManyRequests, _too_many_requests)
     dashboard.add_exception_handler(CsrfRejected, _csrf_rejected)
     dashboard.add_exception_handler(FormFieldRejected, _form_field_rejected)
     dashboard.add_exception_handler(StarletteHTTPException, _error_page)

@@ -79,8 +79,14 @@ class Question:
     text: str
     explanation: str
     legal_basis: str
-    source_url: str
+    source_url: str | None
     limits: Limits | None
+    true_when: str = "yes"
+    """The answer that sets the field to true: `no` where the question asks the positive of a negatively named field."""
+
+    def value_of(self, answer: bool) -> bool:
+        """The field's value for a yes (True) or no (False) to this question."""
+        return answer == (self.true_when == "yes")
 
 
 def questions_for(questionnaire: Questionnaire, rulesets: Rulesets, translator: Translator) -> tuple[Question, ...]:
@@ -93,11 +99,14 @@ def questions_for(questionnaire: Questionnaire, rulesets: Rulesets, translator: 
             q.text,
             q.explanation
             if questionnaire is Questionnaire.zelfstandigenwet
-            # a cross-border criterion's text says what it means when met
-            else translator.gettext("If so: %(advice)s", advice=q.explanation),
+            # a cross-border criterion's advice says what to do when it is met: after a yes, or a no where inverted
+            else translator.gettext("If so: %(advice)s", advice=q.explanation)
+            if q.true_when == "yes"
+            else translator.gettext("If not: %(advice)s", advice=q.explanation),
             q.basis,
             q.source_url,
             NUMBER_LIMITS.get(q.field),
+            q.true_when,
         )
         for q in asked.questions
     )
@@ -108,14 +117,18 @@ def questionnaire_of(kind: str, country: str | None) -> Questionnaire:
     return Questionnaire(country) if kind == "cross_border" and country else Questionnaire.zelfstandigenwet
 
 
-def answers_of(questionnaire: Questionnaire, request: Mapping[str, Any], translator: Translator) -> dict[str, str]:
-    """A stored request body as the form's values: `yes`/`no` for booleans, numbers as the reader writes them,
-    `unknown` for a question answered "don't know"; absent: not answered."""
+def answers_of(
+    questionnaire: Questionnaire, questions: tuple[Question, ...], request: Mapping[str, Any], translator: Translator
+) -> dict[str, str]:
+    """A stored request body as the form's values: `yes`/`no` for booleans (as each question asks), numbers as the
+    reader writes them, `unknown` for a question answered "don't know"; absent: not answered."""
     given = request.get("engagement" if questionnaire is Questionnaire.zelfstandigenwet else "criteria") or {}
+    asks = {q.field: q for q in questions}
     values = dict.fromkeys(request.get("dont_know") or (), "unknown")
     for name, value in given.items():
         if isinstance(value, bool):
-            values[name] = "yes" if value else "no"
+            question = asks.get(name)
+            values[name] = "yes" if (question.value_of(value) if question else value) else "no"
         elif isinstance(value, int | float):
             values[name] = translator.number(value, 0 if float(value).is_integer() else 2, grouped=False)
     return values
@@ -179,7 +192,7 @@ def submission(
         value = typed[question.field]
         if question.kind == "boolean":
             if value in {"yes", "no"}:
-                answers[question.field] = value == "yes"
+                answers[question.field] = question.value_of(value == "yes")
             elif value == "unknown":
                 dont_know.append(question.field)
             elif value:
@@ -233,9 +246,9 @@ class Fact:
     source_url: str | None
 
 
-def _answer_text(value: object, translator: Translator) -> str:
+def _answer_text(value: object, question: Question, translator: Translator) -> str:
     if isinstance(value, bool):
-        return translator.gettext("yes") if value else translator.gettext("no")
+        return translator.gettext("yes") if question.value_of(value) else translator.gettext("no")
     if isinstance(value, int | float):
         return translator.number(value)
     return str(value)
@@ -257,7 +270,7 @@ def deciding_facts(
         for rule in result.get("decided_by") or ()
     ]
     answers = [
-        Fact(q.text, _answer_text(given.get(name), translator), q.legal_basis, q.source_url)
+        Fact(q.text, _answer_text(given.get(name), q, translator), q.legal_basis, q.source_url)
         for name in result.get("deciding_facts") or ()
         if (q := by_field.get(name)) is not None
     ]

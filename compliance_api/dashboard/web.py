@@ -16,7 +16,7 @@ from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User
 from compliance_api.config import Settings
-from compliance_api.dashboard import csrf, passwords
+from compliance_api.dashboard import csrf, passwords, throttle
 from compliance_api.dashboard import service as account_service
 from compliance_api.dashboard.i18n import N_, SWITCH, Text, Translator, text
 from compliance_api.dashboard.i18n import NATIVE_NAMES as LANGUAGE_NAMES
@@ -26,6 +26,7 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.schemas import NUL
 from compliance_api.ratelimit.limiter import Limiter
+from compliance_api.ratelimit.tiers import Tier
 from compliance_api.sessions import DbSession
 
 MOUNT = "/freelancer"
@@ -43,6 +44,7 @@ NOTICES = {
     "webhook_deleted": N_("The endpoint and its delivery log are deleted; nothing more is sent to it."),
     "grant_created": N_("The grant is active: that account may now read your DAC7 figures in this environment."),
     "grant_revoked": N_("The grant is revoked: the grantee's next read of your DAC7 figures is refused."),
+    "identity_saved": N_("Your DAC7 identity is saved: the next DAC7 file sends it, as a correction if it was sent."),
 }
 
 
@@ -50,6 +52,14 @@ class SignInRequired(Exception):
     def __init__(self, next_path: str) -> None:
         super().__init__(next_path)
         self.next_path = next_path
+
+
+class TooManyRequests(Exception):
+    """A signed-in user over the rate limit of their pages: a 429 page saying how long to wait."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(retry_after)
+        self.retry_after = retry_after
 
 
 class CsrfRejected(Exception):
@@ -158,6 +168,18 @@ def render(
     return page
 
 
+def wait_message(request: Request, wait: int) -> str:
+    """ "Too many attempts", and how long to wait, in the request's language."""
+    translator = translator_of(request)
+    if wait < 120:
+        return translator.ngettext(
+            "Too many attempts. Wait %(num)s second and try again.",
+            "Too many attempts. Wait %(num)s seconds and try again.",
+            wait,
+        )
+    return translator.gettext("Too many attempts. Wait %(minutes)s minutes and try again.", minutes=-(-wait // 60))
+
+
 def api_problem(exc: ApiError, texts: dict[str, Text]) -> Text | str:
     """What a page says about a refusal of a service it calls: its own text for the codes it expects, else the
     API's (English) detail."""
@@ -187,7 +209,15 @@ async def _account(request: Request, session: DbSession) -> User:
         user = await account_service.session_user(session, cookie=value, pepper=state_of(request).pepper, now=utcnow())
     if user is None:
         raise SignInRequired(quote(request.url.path, safe="/"))
+    await throttled(request, throttle.page_buckets(user.id, user.plan))
     return user
+
+
+async def throttled(request: Request, buckets: list[tuple[str, Tier]]) -> None:
+    """Take one attempt from each bucket; TooManyRequests if any is empty."""
+    wait = await throttle.retry_after(state_of(request).limiter, buckets)
+    if wait is not None:
+        raise TooManyRequests(wait)
 
 
 async def _checked_form(request: Request) -> FormData:

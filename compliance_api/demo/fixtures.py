@@ -22,6 +22,7 @@ from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.auth import service as auth_service
 from compliance_api.auth import tokens
 from compliance_api.dac7.fixtures import UNAUTHORISED_SELLER_EMAIL, create_dac7_fixtures
+from compliance_api.dac7.sealing import IdentityBox
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.fixtures import DEMO_FREELANCER_EMAIL, create_passport_fixtures, demo_freelancer
 from compliance_api.rates.fixtures import create_demo_rates
@@ -67,7 +68,7 @@ async def create_demo(session: AsyncSession, *, pepper: bytes, rotate: bool = Fa
         "rates": await create_demo_rates(session),
         **passport,
         "passport": {**passport["passport"], "token": freelancer_token},
-        **await create_dac7_fixtures(session, business=user),
+        **await create_dac7_fixtures(session, business=user, box=IdentityBox(pepper)),
     }
     share = passport["passport_share_tokens"]["valid"]
     return DemoResult(user.email, live, test, freelancer_token, share, rotate, fixtures=fixtures)

@@ -8,6 +8,7 @@ shows it as not answered.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -42,13 +43,24 @@ from compliance_api.kit.environment import Environment
 from compliance_api.passport.signing import ALGORITHM, sign_with
 
 JWKS_PATH = "/.well-known/jwks.json"
+CERTIFICATES_PATH = "/.well-known/dossier-certificates.pem"
+
+
+def _base_url(bases: Bases, environment: Environment) -> str:
+    """An environment's own base URL (production's when it has none)."""
+    own = bases.sandbox if environment is Environment.test else bases.production
+    base_url = own if own is not None else bases.production or bases.sandbox or ""
+    return base_url.rstrip("/")
 
 
 def jwks_url(bases: Bases, environment: Environment) -> str:
-    """Where an environment's public keys are published: at its own base URL (production's when it has none)."""
-    own = bases.sandbox if environment is Environment.test else bases.production
-    base_url = own if own is not None else bases.production or bases.sandbox or ""
-    return base_url.rstrip("/") + JWKS_PATH
+    """Where an environment's public keys are published."""
+    return _base_url(bases, environment) + JWKS_PATH
+
+
+def certificates_url(bases: Bases, environment: Environment) -> str:
+    """Where an environment's PDF signing certificates are published, beside its keys."""
+    return _base_url(bases, environment) + CERTIFICATES_PATH
 
 
 def language_of(record: ClassificationRecord) -> Language:
@@ -78,20 +90,26 @@ def _cross_border_questions(
 ) -> list[DossierQuestion]:
     given: dict[str, Any] = record.request.get("criteria") or {}
     ruleset = rulesets.cross_border[result.country]
-    asked = [(c.name, c.description[language]) for c in ruleset.criteria]
-    known = {name for name, _ in asked}
-    asked += [(name, name) for name in given if name not in known]  # a criterion since removed from the ruleset
+    asked = [(c.name, c.question[language], c.true_when) for c in ruleset.criteria]
+    known = {name for name, _, _ in asked}
+    asked += [(name, name, "yes") for name in given if name not in known]  # a criterion since removed from the ruleset
     return [
-        DossierQuestion(name=name, question=text, answered=_answered(given.get(name)), answer=given.get(name))
-        for name, text in asked
+        DossierQuestion(
+            name=name, question=text, answered=_answered(given.get(name)), answer=given.get(name), true_when=true_when
+        )
+        for name, text, true_when in asked
     ]
 
 
-def _criteria(result: ZWVerdict | CrossBorderVerdict) -> list[DossierCriterion]:
+def _criteria(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets, language: Language) -> list[DossierCriterion]:
+    """The criteria of the verdict, each labelled in the dossier's language (by its id if the ruleset has since
+    dropped it)."""
     if isinstance(result, ZWVerdict):
+        asks = {q.input: q.text[language] for q in rulesets.dutch.questions}
         return [
             DossierCriterion(
                 name=c.id,
+                label=asks.get(c.input, c.id),
                 group=c.group,
                 input=c.input,
                 answered=c.answered,
@@ -101,9 +119,11 @@ def _criteria(result: ZWVerdict | CrossBorderVerdict) -> list[DossierCriterion]:
             )
             for c in result.criteria
         ]
+    describes = {c.name: c.description[language] for c in rulesets.cross_border[result.country].criteria}
     return [
         DossierCriterion(
             name=c.name,
+            label=describes.get(c.name, c.name),
             group=c.group,
             input=None,
             answered=c.provided,
@@ -145,7 +165,7 @@ def _threshold(result: ZWVerdict | CrossBorderVerdict) -> DossierThreshold | Non
     )
 
 
-def _ruleset(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets) -> DossierRuleset:
+def _ruleset(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets, language: Language) -> DossierRuleset:
     """The ruleset that answered; its law and source note from the packaged file when that is the same version."""
     ref = result.ruleset
     packaged = rulesets.dutch if isinstance(result, ZWVerdict) else rulesets.cross_border[result.country]
@@ -156,7 +176,7 @@ def _ruleset(result: ZWVerdict | CrossBorderVerdict, rulesets: Rulesets) -> Doss
         version=ref.version,
         valid_from=ref.valid_from,
         law=law,
-        source_note=packaged.source_note if same else None,
+        source_note=packaged.source_note[language] if same else None,
     )
 
 
@@ -215,8 +235,18 @@ def _test(record: ClassificationRecord, language: Language, texts: DossierTexts)
     return DossierTest(kind=record.kind, country=None, name=texts[language, "test_zelfstandigenwet"])
 
 
-def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: str, issued_at: dt.datetime) -> Dossier:
-    """The dossier of one classification, as of `issued_at`, to be signed with the key `kid`."""
+@dataclass(frozen=True, slots=True)
+class Signers:
+    """Who signs a dossier and where an auditor finds them: the JWS key and the PDF signature's certificate."""
+
+    kid: str
+    jwks_url: str
+    certificates_url: str
+    certificate_sha256: str
+
+
+def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, signers: Signers, issued_at: dt.datetime) -> Dossier:
+    """The dossier of one classification, as of `issued_at`, to be signed by `signers`."""
     record, texts = classification_record(facts.found), dossier_texts()
     language, result = language_of(record), record.result
     if record.kind is ClassificationKind.zelfstandigenwet:
@@ -246,11 +276,17 @@ def build_dossier(facts: DossierFacts, rulesets: Rulesets, *, kid: str, jwks: st
             presumption_of_employment=result.presumption_of_employment if isinstance(result, ZWVerdict) else None,
             rules_applied=result.rules_applied if isinstance(result, CrossBorderVerdict) else [],
         ),
-        criteria=_criteria(result),
-        ruleset=_ruleset(result, rulesets),
+        criteria=_criteria(result, rulesets, language),
+        ruleset=_ruleset(result, rulesets, language),
         threshold=_threshold(result),
         history=_history(record),
-        verification=DossierVerification(algorithm=ALGORITHM, kid=kid, jwks_url=jwks),
+        verification=DossierVerification(
+            algorithm=ALGORITHM,
+            kid=signers.kid,
+            jwks_url=signers.jwks_url,
+            pdf_certificates_url=signers.certificates_url,
+            pdf_certificate_sha256=signers.certificate_sha256,
+        ),
     )
 
 

@@ -9,27 +9,34 @@ import anyio
 import mimeparse  # type: ignore[import-untyped]
 import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.types import Receive, Scope, Send
 
 from compliance_api.auth.caller import Actor, CurrentCaller
 from compliance_api.classify.service import Retention
 from compliance_api.dossier import examples
-from compliance_api.dossier.document import build_dossier, jwks_url, sign
+from compliance_api.dossier.document import Signers, build_dossier, certificates_url, jwks_url, sign
 from compliance_api.dossier.render import dossier_pdf
 from compliance_api.dossier.schemas import Dossier, SignedDossier
 from compliance_api.dossier.service import dossier_facts
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.fair_limiter import FairLimiter
+from compliance_api.kit.strict_query import StrictQueryRoute
+from compliance_api.passport.certificates import PdfSigningKey
 from compliance_api.services import bases_of, services_of
+from compliance_api.sessions import transaction
 
-router = APIRouter(prefix="/v1", tags=["classify"])
+router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
 
 PDF, JSON = "application/pdf", "application/json"
 FORMATS = {"pdf": PDF, "json": JSON}
 OFFERED = [PDF, JSON]  # on a tie (`*/*`, no Accept) the last one wins: JSON, like every other answer
-RENDERING = anyio.CapacityLimiter(1)
+RENDERING: FairLimiter[uuid.UUID] = FairLimiter(1)
 """One PDF at a time per process, in a worker thread: a render is CPU work (tens of milliseconds), and a burst of
 PDF requests must not take every CPU from the process's other requests. Typst compiles without holding the GIL, so
-the event loop keeps answering meanwhile; each thread has its own compiler (see `render.Typesetter`)."""
+the event loop keeps answering meanwhile; each thread has its own compiler (see `render.Typesetter`). The accounts
+waiting take turns: one account's burst holds another's PDF for at most one render (bench/dossier.py `fairness`)."""
 
 RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
@@ -70,9 +77,11 @@ def _media_type(request: Request, format: str | None) -> str:
     return chosen
 
 
-async def render_pdf(dossier: Dossier, jws: str) -> bytes:
-    """The dossier's PDF, rendered in a worker thread, one at a time (see `RENDERING`)."""
-    return await anyio.to_thread.run_sync(dossier_pdf, dossier, jws, limiter=RENDERING)
+async def render_pdf(dossier: Dossier, jws: str, key: PdfSigningKey, account: uuid.UUID) -> bytes:
+    """The dossier's PDF signed with `key`, rendered in a worker thread, one at a time, accounts in turn (see
+    `RENDERING`)."""
+    async with RENDERING.slot(account):
+        return await anyio.to_thread.run_sync(dossier_pdf, dossier, jws, key)
 
 
 @router.get(
@@ -99,23 +108,51 @@ async def classification_dossier(
     against `/.well-known/jwks.json` of the same host. `Accept: application/pdf` (or `?format=pdf`) answers the PDF,
     in the classification's language, carrying the same JWS; otherwise JSON. Only the account that asked for it, in
     the same environment, while retention lasts; anyone else gets 404."""
-    return await dossier_response(request, caller, classification_id, _media_type(request, format))
+    media_type = _media_type(request, format)
+    async with transaction(request) as session:
+        return await dossier_response(request, session, caller, classification_id, media_type)
 
 
-async def dossier_response(request: Request, actor: Actor, classification_id: uuid.UUID, media_type: str) -> Response:
-    """The actor's dossier as `media_type` (PDF or JSON), signed now; ApiError `not_found` for anyone else's."""
+async def dossier_response(
+    request: Request, session: AsyncSession, actor: Actor, classification_id: uuid.UUID, media_type: str
+) -> Response:
+    """The actor's dossier as `media_type` (PDF or JSON), signed now, read with `session` (the request's own: a
+    second one would hold two connections at once); ApiError `not_found` for anyone else's. The PDF is rendered only
+    when the response is sent, after the request's session is closed, so no connection waits for the renderer."""
     services, now = services_of(request), utcnow()
-    settings = services.settings
-    async with services.sessionmaker() as session:
-        facts = await dossier_facts(session, actor, classification_id, Retention.of(settings), now)
+    facts = await dossier_facts(session, actor, classification_id, Retention.of(services.settings), now)
     key = services.signing_keys.signing_key(actor.environment)
+    pdf_key = services.signing_keys.pdf_signer(actor.environment)
     bases = bases_of(request)
-    jwks = jwks_url(bases, actor.environment)
-    dossier = build_dossier(facts, services.rulesets, kid=str(key.kid), jwks=jwks, issued_at=now)
+    signers = Signers(
+        kid=str(key.kid),
+        jwks_url=jwks_url(bases, actor.environment),
+        certificates_url=certificates_url(bases, actor.environment),
+        certificate_sha256=pdf_key.fingerprint,
+    )
+    dossier = build_dossier(facts, services.rulesets, signers=signers, issued_at=now)
     jws = sign(dossier, key)
     headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}
     if media_type == PDF:
         headers["Content-Disposition"] = f'attachment; filename="dossier-{classification_id}.pdf"'
-        return Response(await render_pdf(dossier, jws), media_type=PDF, headers=headers)
+        return RenderedPdf(dossier, jws, pdf_key, actor.user_id, headers)
     body = {"dossier": dossier.model_dump(mode="json"), "jws": jws}
     return Response(orjson.dumps(body), media_type=JSON, headers=headers)
+
+
+class RenderedPdf(Response):
+    """A dossier's PDF, rendered when the response is sent (see `render_pdf`): by then the request's session has
+    committed and given its connection back."""
+
+    media_type = PDF
+
+    def __init__(
+        self, dossier: Dossier, jws: str, key: PdfSigningKey, account: uuid.UUID, headers: dict[str, str]
+    ) -> None:
+        super().__init__(headers=headers)
+        self.dossier, self.jws, self.key, self.account, self.given_headers = dossier, jws, key, account, headers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.body = await render_pdf(self.dossier, self.jws, self.key, self.account)
+        self.init_headers(self.given_headers)
+        await super().__call__(scope, receive, send)

@@ -12,7 +12,7 @@ from compliance_api.classify import examples as classify_examples
 from compliance_api.classify.models import Classification, RecordWithHistory
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ClassificationRecord
-from compliance_api.dossier.document import build_dossier
+from compliance_api.dossier.document import Signers, build_dossier
 from compliance_api.dossier.service import Asker, DossierFacts
 from compliance_api.kit.environment import Environment
 
@@ -50,8 +50,12 @@ def _example() -> dict[str, Any]:
     dossier = build_dossier(
         DossierFacts(Environment.live, RecordWithHistory(row, []), asker),
         packaged_rulesets(),
-        kid=_KID,
-        jwks="http://127.0.0.1:8000/.well-known/jwks.json",
+        signers=Signers(
+            kid=_KID,
+            jwks_url="http://127.0.0.1:8000/.well-known/jwks.json",
+            certificates_url="http://127.0.0.1:8000/.well-known/dossier-certificates.pem",
+            certificate_sha256="3f1c2a9e5b7d40c8a6e2f19b0d4c7a58e3b91f6d2c0a8e47b5f3d19c6a2e0b74",
+        ),
         issued_at=record.created_at + dt.timedelta(days=30),
     )
     return {"dossier": dossier.model_dump(mode="json"), "jws": _JWS}

@@ -3,44 +3,27 @@
 Python writes every text of the page (in the dossier's language, answers and amounts as that language writes them)
 into one JSON document; the template places each as text, never as markup, and attaches the JWS as `dossier.jws`.
 So nothing a client sent (reference, metadata, answers) can do more than appear as written. The template reads no
-file but itself and no package.
-
-Fonts are found once per process: DejaVu Sans where the system has it (Debian's `fonts-dejavu-core`), else the fonts
-Typst carries inside the package (Libertinus Serif, and DejaVu Sans Mono for code in either case). A Typst compiler
-takes itself for the length of a compilation and cannot be shared by threads compiling at once ("Already borrowed"),
-so each thread makes its own, over the fonts scanned once.
-
-The PDF is PDF/A-3u (archival; PDF/A-3 allows the attached JWS). PDF/A forbids showing a character no font has, so a
-dossier whose client text holds one (an emoji, Chinese, a control character) is written as a plain PDF 1.7 instead,
-its text still extractable as sent.
+file but itself and no package. Typst compiles it (`typeset.py`); the compiled PDF is then signed as a whole
+(`pdf_signature.py`): the signature binds the pages to the attached JWS.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import orjson
 import structlog
-import typst
 
-from compliance_api.classify.language import CODES, Language, decimal
-from compliance_api.classify.verdict import Verdict
-from compliance_api.dossier.schemas import Dossier, DossierRescore, DossierThreshold
+from compliance_api.classify.language import CODES, Language, day, decimal, money
+from compliance_api.classify.verdict import Verdict, word
+from compliance_api.dossier.pdf_signature import sign_pdf
+from compliance_api.dossier.schemas import Dossier, DossierChange, DossierQuestion, DossierRescore, DossierThreshold
 from compliance_api.dossier.texts import dossier_texts
+from compliance_api.dossier.typeset import Typeset, Typesetter, typesetter
+from compliance_api.passport.certificates import PdfSigningKey
 
 JWS_ATTACHMENT = "dossier.jws"
-TEMPLATE = Path(__file__).parent / "templates" / "dossier.typ"
-FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"))  # Debian; Fedora, Alpine
-SYSTEM_FAMILY = "DejaVu Sans"
-BUNDLED_FAMILY = "Libertinus Serif"
-ARCHIVAL: typst.PDFStandard = "a-3u"
 VERDICT_COLOURS = {Verdict.safe: "#0a6a2a", Verdict.risky: "#8a5a00", Verdict.unsafe: "#a00000"}
 
 log = structlog.get_logger(__name__)
@@ -55,66 +38,27 @@ def verify_command(jwks: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Typeset:
-    """A compiled dossier, the PDF standard it meets (None: plain PDF), and what Typst warned about (nothing, for a
-    sound template)."""
-
-    pdf: bytes
-    standard: typst.PDFStandard | None
-    warnings: list[str]
+def typeset(dossier: Dossier, jws: str, setter: Typesetter | None = None) -> Typeset:
+    """The dossier's PDF as Typst writes it (unsigned), the JWS attached, dated when the dossier was issued."""
+    return (setter or typesetter()).typeset(page_data(dossier, jws), dossier.issued_at)
 
 
-class Typesetter:
-    """Compiles the dossier template with the fonts found in `font_dirs` (and those Typst bundles); one compiler
-    per thread that uses it."""
-
-    def __init__(self, font_dirs: Sequence[Path] = FONT_DIRS) -> None:
-        found = [str(folder) for folder in font_dirs if folder.is_dir()]
-        self.fonts = typst.Fonts(include_system_fonts=False, include_embedded_fonts=True, font_paths=found)
-        self.family = SYSTEM_FAMILY if SYSTEM_FAMILY in self.fonts.families() else BUNDLED_FAMILY
-        self._local = threading.local()
-
-    def _compiler(self) -> typst.Compiler:
-        compiler: typst.Compiler | None = getattr(self._local, "compiler", None)
-        if compiler is None:
-            compiler = typst.Compiler(str(TEMPLATE), font_paths=self.fonts, ignore_system_fonts=True)
-            self._local.compiler = compiler
-        return compiler
-
-    def typeset(self, dossier: Dossier, jws: str) -> Typeset:
-        """The dossier's PDF, dated when the dossier was issued (the same dossier gives the same bytes)."""
-        data = orjson.dumps(page_data(dossier, jws, self.family)).decode()
-        issued_at = dossier.issued_at.astimezone(dt.UTC).replace(microsecond=0)
-        try:
-            return self._compile(data, issued_at, ARCHIVAL)
-        except typst.TypstError as error:
-            if not error.message.startswith("PDF/A"):  # only a character PDF/A cannot show makes it a plain PDF
-                raise
-            return self._compile(data, issued_at, None)
-
-    def _compile(self, data: str, issued_at: dt.datetime, standard: typst.PDFStandard | None) -> Typeset:
-        pdf, warnings = self._compiler().compile_with_warnings(
-            sys_inputs={"data": data},
-            pdf_standards=standard,
-            pdf_tags=False,  # tags would add half again to every PDF (bench/RESULTS.md)
-            timestamp=issued_at,
-        )
-        assert isinstance(pdf, bytes)
-        return Typeset(pdf, standard, [warning.message for warning in warnings])
-
-
-@cache
-def typesetter() -> Typesetter:
-    return Typesetter()
-
-
-def dossier_pdf(dossier: Dossier, jws: str) -> bytes:
-    """The dossier as a PDF, the JWS attached as `dossier.jws`."""
-    done = typesetter().typeset(dossier, jws)
+def log_warnings(dossier: Dossier, done: Typeset) -> None:
+    """What Typst warned about (nothing, for a sound template)."""
     for warning in done.warnings:
         log.warning("dossier_typst_warning", warning=warning, classification_id=str(dossier.classification_id))
-    return done.pdf
+
+
+def signature_reason(dossier: Dossier) -> str:
+    """What a PDF reader shows as the reason of the dossier's signature."""
+    return f"Classification dossier {dossier.classification_id}"
+
+
+def dossier_pdf(dossier: Dossier, jws: str, key: PdfSigningKey) -> bytes:
+    """The dossier as a PDF, the JWS attached as `dossier.jws`, signed as a whole with `key` (PAdES)."""
+    done = typeset(dossier, jws)
+    log_warnings(dossier, done)
+    return sign_pdf(done.pdf, key, signature_reason(dossier))
 
 
 def _answer(value: object, texts: dict[str, str], language: Language) -> str:
@@ -129,6 +73,13 @@ def _answer(value: object, texts: dict[str, str], language: Language) -> str:
     return str(int(value)) if isinstance(value, float) else str(value)
 
 
+def _as_asked(question: DossierQuestion) -> object:
+    """The answer to the question as it is asked: a yes/no question asked inverted shows the opposite of the value."""
+    if isinstance(question.answer, bool) and question.true_when == "no":
+        return not question.answer
+    return question.answer
+
+
 def _change(value: object, texts: dict[str, str], language: Language) -> str:
     return value if isinstance(value, str) else _answer(value, texts, language)
 
@@ -141,39 +92,50 @@ def _moment(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _verdict(value: Verdict, texts: dict[str, str]) -> dict[str, str]:
-    return {"code": value.value, "label": texts[f"verdict_{value.value}"], "colour": VERDICT_COLOURS[value]}
+def _verdict(value: Verdict, language: Language) -> dict[str, str]:
+    """A verdict as the page shows it: its word in the dossier's language (the API's and the dashboard's word)."""
+    return {"label": word(value, language), "colour": VERDICT_COLOURS[value]}
 
 
 def _threshold(threshold: DossierThreshold | None, texts: dict[str, str], language: Language) -> dict[str, Any] | None:
     if threshold is None:
         return None
-    amount, since = _amount(threshold.amount_eur, language), f"{texts['valid_from']} {threshold.valid_from}"
+    amount = money(Decimal(str(threshold.amount_eur)), language)
+    since = f"{texts['valid_from']} {day(threshold.valid_from, language)}"
     if threshold.name == "tariefgrens":
-        head = f"tariefgrens EUR {amount}, {since}"
+        head = f"{texts['tariefgrens']}: {amount}, {since}"
     else:
-        wage = f"{texts['times_min_wage']} EUR {_amount(threshold.min_wage_hourly or 0, language)}"
-        head = f"{texts['rate_benchmark']}: EUR {amount} ({threshold.multiplier} {wage}), {since}"
-    return {"head": head, "legal_status": threshold.legal_status, "basis": threshold.basis, "url": threshold.source_url}
+        multiplier = decimal(Decimal(str(threshold.multiplier or 0)), language).rstrip("0").rstrip(",.")
+        wage = f"{texts['times_min_wage']} {money(Decimal(str(threshold.min_wage_hourly or 0)), language)}"
+        head = f"{texts['rate_benchmark']}: {amount} ({multiplier} {wage}), {since}"
+    return {"head": head, "basis": threshold.basis, "url": threshold.source_url}
 
 
-def _rescore(rescore: DossierRescore, texts: dict[str, str], language: Language) -> dict[str, Any]:
+def _changed(
+    change: DossierChange, labels: dict[str, str], texts: dict[str, str], language: Language
+) -> dict[str, Any]:
+    """One change of a re-score as a reader reads it: what changed, named by its text (a criterion by its question or
+    description, a threshold by its name), and its values before and after (a threshold as an amount)."""
+    values = (change.previous, change.new)
+    if change.what == "threshold":
+        shown = [_change(v, texts, language) if v is None else money(Decimal(str(v)), language) for v in values]
+    else:
+        shown = [_change(v, texts, language) for v in values]
+    name = labels.get(change.name, change.name)
+    return {"what": texts[f"change_{change.what}"], "name": name, "before": shown[0], "after": shown[1]}
+
+
+def _rescore(
+    rescore: DossierRescore, labels: dict[str, str], texts: dict[str, str], language: Language
+) -> dict[str, Any]:
     return {
         "at": _moment(rescore.created_at),
-        "before": _verdict(rescore.previous_verdict, texts),
-        "after": _verdict(rescore.verdict, texts),
+        "before": _verdict(rescore.previous_verdict, language),
+        "after": _verdict(rescore.verdict, language),
         "as_of": str(rescore.as_of),
         "ruleset_id": rescore.ruleset.id,
         "ruleset_version": str(rescore.ruleset.version),
-        "changes": [
-            {
-                "what": change.what,
-                "name": change.name,
-                "before": _change(change.previous, texts, language),
-                "after": _change(change.new, texts, language),
-            }
-            for change in rescore.changes
-        ],
+        "changes": [_changed(change, labels, texts, language) for change in rescore.changes],
     }
 
 
@@ -197,17 +159,24 @@ def _asked(dossier: Dossier, texts: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
-    """Every text the template shows, in the dossier's language: the `data` it is compiled with."""
+def _labels(dossier: Dossier, texts: dict[str, str]) -> dict[str, str]:
+    """What a re-score's changes are named by: each criterion's text by its id, and the threshold by its name."""
+    labels = {c.name: c.label for c in dossier.criteria if c.label}
+    labels["tariefgrens"] = texts["tariefgrens" if dossier.test.kind.value == "zelfstandigenwet" else "rate_benchmark"]
+    return labels
+
+
+def page_data(dossier: Dossier, jws: str) -> dict[str, Any]:
+    """Every text the template shows, in the dossier's language: the `data` it is compiled with (the typesetter adds
+    the font it has)."""
     language = CODES[dossier.language]
     texts = dossier_texts().of(language)
     kind = dossier.test.kind.value
     return {
         "t": texts,
         "lang": dossier.language,
-        "font": family,
         "document_title": f"{texts['title']} {dossier.reference or dossier.classification_id}",
-        "document_description": f"{dossier.test.name}: {dossier.verdict.current.value}",
+        "document_description": f"{dossier.test.name}: {word(dossier.verdict.current, language)}",
         "footer": f"{texts['title']} {dossier.classification_id}",
         "jws": jws,
         "jws_description": "Compact JWS of this dossier",
@@ -223,8 +192,8 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
         "monitored": texts["yes"] if dossier.monitor else texts["no"],
         "asked": _asked(dossier, texts),
         "verdict": {
-            "current": _verdict(dossier.verdict.current, texts),
-            "original": _verdict(dossier.verdict.original, texts),
+            "current": _verdict(dossier.verdict.current, language),
+            "original": _verdict(dossier.verdict.original, language),
             "score": str(dossier.verdict.score),
             "as_of": str(dossier.verdict.as_of),
             "advice": dossier.verdict.advice,
@@ -235,14 +204,14 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
                 "question": q.question,
                 "name": q.name,
                 "answered": q.answered,
-                "answer": _answer(q.answer, texts, language),
+                "answer": _answer(_as_asked(q), texts, language),
             }
             for q in dossier.questions
         ],
         "unanswered_note": bool(dossier.verdict.unanswered),
         "criteria": [
             {
-                "name": c.name,
+                "name": c.label or c.name,
                 "finding": texts[f"finding_{kind}_{str(c.finding).lower()}"] if c.answered else None,
                 "weight": str(c.weight),
                 "source": c.legal_basis.text,
@@ -251,7 +220,8 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
             for c in dossier.criteria
         ],
         "rules_applied": [
-            {"verdict": _verdict(rule.verdict, texts), "reason": rule.reason} for rule in dossier.verdict.rules_applied
+            {"verdict": _verdict(rule.verdict, language), "reason": rule.reason}
+            for rule in dossier.verdict.rules_applied
         ],
         "ruleset": {
             "id": dossier.ruleset.id,
@@ -261,7 +231,7 @@ def page_data(dossier: Dossier, jws: str, family: str) -> dict[str, Any]:
             "source_note": dossier.ruleset.source_note,
         },
         "threshold": _threshold(dossier.threshold, texts, language),
-        "history": [_rescore(rescore, texts, language) for rescore in dossier.history],
+        "history": [_rescore(rescore, _labels(dossier, texts), texts, language) for rescore in dossier.history],
         "verification": {
             "jwks_url": dossier.verification.jwks_url,
             "kid": dossier.verification.kid,

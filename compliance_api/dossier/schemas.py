@@ -52,10 +52,20 @@ class DossierQuestion(ResponseSchema):
     question: str = Field(description="The question, in the dossier's language.")
     answered: bool
     answer: Answer = Field(description="The answer as sent; null when not answered.")
+    true_when: Literal["yes", "no"] = Field(
+        default="yes",
+        title="The answer for a true value",
+        description="The answer to `question` that a true value stands for (`no`: an inverted question).",
+    )
 
 
 class DossierCriterion(ResponseSchema):
     name: str
+    label: str = Field(
+        default="",
+        description="What the criterion looks at, in the dossier's language: the question it reads (Dutch test) or "
+        "its description (cross-border test).",
+    )
     group: str
     input: str | None = Field(description="The question it reads (Dutch test); null for cross-border criteria.")
     answered: bool
@@ -88,7 +98,7 @@ class DossierThreshold(ResponseSchema):
     valid_from: dt.date
     legal_status: str | None
     basis: str
-    source_url: str
+    source_url: str | None
     multiplier: float | None
     min_wage_hourly: float | None
 
@@ -114,6 +124,12 @@ class DossierVerification(ResponseSchema):
     algorithm: Literal["EdDSA"]
     kid: str = Field(description="The signing key's id (RFC 7638 thumbprint).")
     jwks_url: str = Field(description="The public keys of the environment that signed.")
+    pdf_certificates_url: str = Field(
+        description="The certificates of the environment's PDF signatures (PEM), published beside the keys."
+    )
+    pdf_certificate_sha256: str = Field(
+        description="SHA-256 fingerprint (hex) of the certificate that signs this dossier's PDF as a PDF."
+    )
 
 
 class Dossier(ResponseSchema):

@@ -21,7 +21,7 @@ from compliance_api.classify import service as classify_service
 from compliance_api.classify.models import Classification, RecordWithHistory
 from compliance_api.kit.environment import Environment
 
-EXPORT_PAGE_ROWS = 200
+EXPORT_PAGE_ROWS = 50
 """Rows fetched from the cursor at a time by an export: each page costs three more reads (re-scores, users, tokens)."""
 
 

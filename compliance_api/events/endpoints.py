@@ -13,12 +13,13 @@ from compliance_api.events.models import OutboxEvent
 from compliance_api.events.schemas import Event, EventList
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
 from compliance_api.kit.schemas import IsoDateTime
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
-router = APIRouter(prefix="/v1/events", tags=["events"])
+router = APIRouter(prefix="/v1/events", tags=["events"], route_class=StrictQueryRoute)
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "`event_not_found`: no event with this id of yours in this environment in the last 30 days."}
@@ -39,7 +40,6 @@ def _event(row: OutboxEvent) -> Event:
     "",
     summary="Your events, newest first",
     operation_id="event-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=EventList,
 )
 async def list_events(

@@ -8,9 +8,10 @@ from compliance_api import __version__
 from compliance_api.health.probe import HealthStatus
 from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut, WttaCacheOut
 from compliance_api.kit.clock import utcnow
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of
 
-router = APIRouter(prefix="/v1", tags=["health"])
+router = APIRouter(prefix="/v1", tags=["health"], route_class=StrictQueryRoute)
 probes = APIRouter(tags=["operations"], include_in_schema=False)
 
 

@@ -214,6 +214,9 @@ class Idempotency:
         try:
             result = await run()
         except Exception:  # a cancelled request keeps its claim until CLAIM_LEASE runs out
+            # The caller's transaction is undone anyway: roll it back first, so that its connection is given back
+            # before the release takes one (holding one while waiting for another drains the pool under load).
+            await session.rollback()
             await _release(self.sessionmaker, record.id)
             raise
         body = orjson.dumps(_json_ready(result))

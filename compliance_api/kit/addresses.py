@@ -8,9 +8,11 @@ Host header, which the client chooses.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from starlette.types import Scope
+if TYPE_CHECKING:
+    from starlette.types import Scope
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from typing import Any, TypeVar
 
 from sqlalchemy import Select
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
 from compliance_api.db import str_enum
+from compliance_api.kit.environment_name import Environment
 
-
-class Environment(StrEnum):
-    live = "live"
-    test = "test"
-
-    @property
-    def label(self) -> str:
-        return "production" if self is Environment.live else "sandbox"
+__all__ = ["HOST", "MAX_PORT", "Environment", "EnvironmentOwned", "InvalidHost", "environment_for_host", "scoped"]
 
 
 class EnvironmentOwned:

@@ -13,17 +13,15 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
-import difflib
 import hashlib
 import hmac
 import struct
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Protocol, TypeVar
+from typing import Annotated, Generic, Protocol, TypeVar
 
-from fastapi import Depends, Query, Request
-from fastapi.routing import APIRoute
+from fastapi import Query
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -54,57 +52,6 @@ Cursor = Annotated[
         examples=["eyJ0IjoiMjAyNi0xMS0yNVQwNjowMDowMCswMDowMCJ9"],
     ),
 ]
-
-
-MAX_SHOWN_NAME = 64
-
-
-_QUERY_NAMES: dict[Callable[..., Any], tuple[str, ...]] = {}
-"""Per endpoint function (routes themselves are not hashable): the query parameters its route declares."""
-
-
-def _query_names(route: APIRoute) -> tuple[str, ...]:
-    """The query parameters `route` and its dependencies declare, by the name a request sends."""
-    known = _QUERY_NAMES.get(route.endpoint)
-    if known is None:
-        known = _QUERY_NAMES[route.endpoint] = _declared_query(route)
-    return known
-
-
-def _declared_query(route: APIRoute) -> tuple[str, ...]:
-    names: set[str] = set()
-    dependants = [route.dependant]
-    while dependants:
-        dependant = dependants.pop()
-        names.update(field.alias for field in dependant.query_params)
-        dependants.extend(dependant.dependencies)
-    return tuple(sorted(names))
-
-
-async def refuse_unknown_query(request: Request) -> None:
-    """A query parameter the list does not declare is a 400 naming it and the nearest known name: a misspelt filter
-    (`?verdit=unsafe`) would otherwise return the whole list as if it had matched."""
-    route = request.scope.get("route")
-    if not isinstance(route, APIRoute):
-        return
-    known = _query_names(route)
-    unknown = [name for name in dict.fromkeys(request.query_params.keys()) if name not in known]
-    if not unknown:
-        return
-    errors = [FieldError(f"query.{name[:MAX_SHOWN_NAME]}", _unknown_message(name, known)) for name in unknown]
-    raise ApiError("validation_failed", "; ".join(error.message for error in errors), errors=errors)
-
-
-def _unknown_message(name: str, known: Sequence[str]) -> str:
-    shown = name[:MAX_SHOWN_NAME]
-    nearest = difflib.get_close_matches(name, known, n=1)
-    if nearest:
-        return f"unknown query parameter `{shown}`; did you mean `{nearest[0]}`?"
-    return f"unknown query parameter `{shown}`; this list takes {', '.join(f'`{k}`' for k in known)}"
-
-
-KNOWN_QUERY_ONLY = Depends(refuse_unknown_query)
-"""For the `dependencies` of every list route: unknown query parameters are refused."""
 
 
 class InvalidCursor(ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -13,12 +14,16 @@ from pydantic_core import CoreSchema, PydanticCustomError
 from starlette.responses import Response
 
 from compliance_api.kit import instants
+from compliance_api.kit.field_names import known_names, shown
 from compliance_api.kit.instants import InstantError, bounded, parse_instant
 
 NUL = "\x00"
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
 NUL_ERROR = "nul_character"
 DATE_TIME_ERROR = "date_time"
+MANY_UNKNOWN_ERROR = "too_many_unknown_fields"
+MAX_UNKNOWN = 20
+"""Unknown fields of one object named one by one (as a problem lists at most 20 errors); more are one error."""
 ESCAPED_NUL = b"\\u0000"  # how orjson writes U+0000: serialising is a tenth of the cost of walking in Python
 
 
@@ -42,7 +47,28 @@ def _may_hold_nul(data: dict[Any, Any]) -> bool:
         return True
 
 
-class RequestSchema(BaseModel):
+class FewUnknownFields(BaseModel):
+    """A body (or part of one) that refuses many unknown fields as one error (see `_refuse_many_unknown`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_many_unknown(cls, data: object) -> object:
+        """An object with more unknown fields than a problem lists is one error counting them: pydantic would make
+        one error per field, and 90,000 of them took a third of a second to make and unmake."""
+        if isinstance(data, dict) and len(data) > MAX_UNKNOWN:
+            known = known_names(cls)
+            count = len(data.keys() - known)
+            if count > MAX_UNKNOWN:
+                first = itertools.islice((str(key) for key in data if key not in known), 3)
+                raise PydanticCustomError(
+                    MANY_UNKNOWN_ERROR,
+                    "{count} fields this object does not take, such as {named}",
+                    {"count": count, "named": ", ".join(f"`{shown(name)}`" for name in first)},
+                )
+        return data
+
+
+class RequestSchema(FewUnknownFields):
     """A request body: unknown fields are errors, nothing is coerced from another type, and no string holds NUL
     (PostgreSQL cannot store it in text), and no number is NaN or infinite (JSON has neither)."""
 

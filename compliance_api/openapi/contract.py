@@ -20,7 +20,7 @@ from compliance_api import CONTRACT_VERSION
 from compliance_api.auth.tokens import TOKEN_PATTERN
 from compliance_api.classify.schemas import BatchRequest
 from compliance_api.config import Settings
-from compliance_api.errors import ERROR_CATALOGUE
+from compliance_api.errors import ERROR_CATALOGUE, MAX_LISTED_ERRORS
 from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, Bases, listening_bases
 from compliance_api.kit.deprecation import OPENAPI_KEY as DEPRECATION_KEY
 from compliance_api.openapi.examples import add_operation_examples
@@ -134,7 +134,17 @@ PROBLEM_SCHEMA: dict[str, Any] = {
         "detail": {"type": "string"},
         "code": {"type": "string", "enum": list(ERROR_CATALOGUE)},
         "request_id": {"type": "string"},
-        "errors": {"type": "array", "items": {"$ref": "#/components/schemas/FieldError"}},
+        "errors": {
+            "type": "array",
+            "items": {"$ref": "#/components/schemas/FieldError"},
+            "maxItems": MAX_LISTED_ERRORS,
+            "description": "The offending fields, at most the first 20.",
+        },
+        "error_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "How many fields were at fault, when more than `errors` lists.",
+        },
     },
 }
 FIELD_ERROR_SCHEMA: dict[str, Any] = {
@@ -178,12 +188,16 @@ def _shared_responses(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "500": _problem("Internal error.", RATE_HEADERS),
         "503": _problem("The database cannot be reached.", ("Retry-After",)),
     }
-    if operation.get("parameters") or operation.get("requestBody"):
-        shared["400"] = _problem("Validation failed; `errors` lists each offending field.", RATE_HEADERS)
+    shared["400"] = _problem(
+        "Validation failed; `errors` lists each offending field (the first 20, and `error_count` when there were "
+        "more), a query parameter the operation does not take or one given twice included.",
+        RATE_HEADERS,
+    )
     if operation.get("requestBody"):
         shared["400"] = _problem(
-            "Validation failed (`validation_failed`; `errors` lists each offending field), or the body is not valid "
-            "JSON or is empty (`malformed_body`).",
+            "Validation failed (`validation_failed`; `errors` lists each offending field: the first 20, and "
+            "`error_count` when there were more; an unknown query parameter or one given twice included), or the "
+            "body is not valid JSON or is empty (`malformed_body`).",
             RATE_HEADERS,
         )
         shared["413"] = _problem("Body larger than 1 MiB.")

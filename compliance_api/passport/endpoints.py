@@ -11,8 +11,9 @@ from fastapi.responses import JSONResponse, Response
 from compliance_api.auth.caller import CurrentCaller, caller_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
-from compliance_api.passport import service, views
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.strict_query import StrictQueryRoute
+from compliance_api.passport import certificates, service, views
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.hot_path import HotPath
 from compliance_api.passport.schemas import (
@@ -28,10 +29,10 @@ from compliance_api.passport.signing import SigningKeys
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession, transaction
 
-router = APIRouter(tags=["passport"])
+router = APIRouter(tags=["passport"], route_class=StrictQueryRoute)
 # The two hot routes on a router of their own, tried right after the WTTA lookup: FastAPI tries every route before
 # the one that matches, twice (about 1.5 µs each), and verify was the 27th try (bench/RESULTS.md).
-hot_router = APIRouter(tags=["passport"])
+hot_router = APIRouter(tags=["passport"], route_class=StrictQueryRoute)
 jwks_router = APIRouter(include_in_schema=False)
 
 FREELANCER_ONLY: dict[int | str, dict[str, Any]] = {
@@ -123,7 +124,6 @@ async def create_share(
     "/v1/passport/shares",
     summary="Your share-tokens",
     operation_id="passport-share-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ShareList,
     responses=OWN,
 )
@@ -156,7 +156,6 @@ async def revoke_share(share_id: SHARE_ID, caller: CurrentCaller, session: DbSes
     "/v1/passport/shares/{share_id}/views",
     summary="Who verified a share-token",
     operation_id="passport-share-views",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=ShareViewList,
     responses=SHARE,
 )
@@ -209,3 +208,12 @@ async def jwks(request: Request) -> JSONResponse:
     return JSONResponse(
         document, media_type="application/jwk-set+json", headers={"Cache-Control": "public, max-age=300"}
     )
+
+
+@jwks_router.get("/.well-known/dossier-certificates.pem")
+async def dossier_certificates(request: Request) -> Response:
+    """The certificates that sign this host's environment's dossier PDFs, old ones included, oldest first: PEM, each
+    after a line naming it and its SHA-256 fingerprint (text a PEM reader skips)."""
+    environment = request.scope["state"]["environment"]
+    body = certificates.published_pem(_keys(request).pdf_certificates(environment))
+    return Response(body, media_type="application/x-pem-file", headers={"Cache-Control": "public, max-age=300"})

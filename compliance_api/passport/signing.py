@@ -2,7 +2,10 @@
 
 Layout: `<COMPLIANCE_SIGNING_KEYS_DIR>/<live|test>/<NNNN>.jwk.json`, each a private JWK whose `kid` is its RFC 7638
 thumbprint. The highest number signs; `compliance-api keys rotate` adds the next one, and every older key stays in
-the JWKS so signatures made with it still verify. Key files are never changed once written, so a folder is re-read
+the JWKS so signatures made with it still verify. Beside each JWK, `<NNNN>.pdf-signer.pem` holds the ECDSA P-256 key
+and self-issued certificate that sign dossier PDFs (`dossier/pdf_signature.py`): PDF readers rarely validate Ed25519,
+so a PDF signature needs a key of its own, made, kept (owner-only, like the JWK) and rotated with the JWK of the same
+number; every certificate is published beside the JWKS. Key files are never changed once written, so a folder is re-read
 only when its list of files changes, and listed again only when its mtime changes: every worker picks up a rotation
 on its next request, without a restart.
 """
@@ -23,8 +26,10 @@ from joserfc.errors import SecurityWarning
 from joserfc.jwk import OKPKey
 
 from compliance_api.kit.environment import Environment
+from compliance_api.passport import certificates
 
 ALGORITHM = "EdDSA"
+DEFAULT_OPERATOR = "compliance-api"
 SUFFIX = ".jwk.json"
 STILL_NS = 2_000_000_000
 
@@ -34,10 +39,20 @@ class NoSigningKey(Exception):
         super().__init__(f"no passport signing key in {folder}; run `compliance-api keys rotate --env ...`")
 
 
+class NoPdfSigner(Exception):
+    def __init__(self, folder: Path, number: int) -> None:
+        super().__init__(
+            f"passport key {number:04d} in {folder} has no PDF signing key and certificate "
+            f"({number:04d}{certificates.SUFFIX}); run `compliance-api keys rotate --env ...`"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class _Loaded:
     names: tuple[str, ...]
     keys: tuple[OKPKey, ...]
+    pdf_signers: tuple[certificates.PdfSigningKey, ...]
+    newest_number: int
     folder: tuple[int, int] | None  # the folder's (inode, mtime in ns) just before it was listed
     listed_ns: int
 
@@ -65,18 +80,22 @@ def _stat(folder: Path) -> tuple[int, int] | None:
     return status.st_ino, status.st_mtime_ns
 
 
-def _key_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob(f"*{SUFFIX}")) if folder.is_dir() else []
+def _key_files(folder: Path, suffix: str = SUFFIX) -> list[Path]:
+    return sorted(folder.glob(f"*{suffix}")) if folder.is_dir() else []
 
 
-def add_key(root: Path, environment: Environment) -> str:
-    """Write a new Ed25519 key after the existing ones (it signs from now on); returns its `kid`."""
+def add_key(root: Path, environment: Environment, operator: str = DEFAULT_OPERATOR) -> str:
+    """Write a new Ed25519 key after the existing ones (it signs from now on), and its PDF signing key and certificate
+    naming `operator`; returns its `kid`."""
     folder = _folder(root, environment)
     folder.mkdir(parents=True, exist_ok=True)
     key = OKPKey.generate_key("Ed25519", parameters={"use": "sig"}, private=True)
     kid = key.thumbprint()
-    files = _key_files(folder)
-    number = int(files[-1].name.split(".")[0]) + 1 if files else 1
+    taken = [certificates.number_of(path) for path in _key_files(folder) + _key_files(folder, certificates.SUFFIX)]
+    number = max(taken, default=0) + 1  # after a companion whose JWK a crash kept from being written, too
+    # The companion first: it claims the number (FileExistsError if another rotation took it), and the JWK that
+    # makes it the signing key appears only once its companion is there.
+    certificates.write_pdf_signer(folder, number, environment, operator)
     draft = folder / f".{kid}.tmp"
     descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as handle:
@@ -104,29 +123,54 @@ def sign_with(key: OKPKey, payload: bytes) -> str:
 class SigningKeys:
     """The keys of both environments; embedded mode creates a first key per environment when there is none."""
 
-    def __init__(self, root: Path, *, generate: bool) -> None:
+    def __init__(self, root: Path, *, generate: bool, operator: str = DEFAULT_OPERATOR) -> None:
         self.root = root
         self.generate = generate
+        self.operator = operator
         self._loaded: dict[Environment, _Loaded] = {}
         self._folders = {environment: _folder(root, environment) for environment in Environment}
 
-    def keys(self, environment: Environment) -> tuple[OKPKey, ...]:
+    def _load(self, environment: Environment) -> _Loaded:
         folder = self._folders[environment]
         loaded = self._loaded.get(environment)
         if loaded is not None and loaded.keys and loaded.still_current(folder):
-            return loaded.keys
+            return loaded
         status, listed_ns = _stat(folder), time.time_ns()
         files = _key_files(folder)
         if self.generate and not files:
             with contextlib.suppress(FileExistsError):  # another worker generated it first
-                add_key(self.root, environment)
+                add_key(self.root, environment, self.operator)
             status, files = None, _key_files(folder)
-        names = tuple(path.name for path in files)
-        keys = loaded.keys if loaded is not None and loaded.names == names else _read_keys(files)
-        loaded = self._loaded[environment] = _Loaded(names, keys, status, listed_ns)
+        newest = certificates.number_of(files[-1]) if files else 0
+        if self.generate and files and not (folder / f"{newest:04d}{certificates.SUFFIX}").exists():
+            with contextlib.suppress(FileExistsError):  # a key made before PDFs were signed: its companion now
+                certificates.write_pdf_signer(folder, newest, environment, self.operator)
+            status = None
+        pdf_files = _key_files(folder, certificates.SUFFIX)
+        names = tuple(path.name for path in files + pdf_files)
+        if loaded is not None and loaded.names == names:
+            keys, pdf_signers = loaded.keys, loaded.pdf_signers
+        else:
+            keys, pdf_signers = _read_keys(files), tuple(certificates.read_pdf_signer(path) for path in pdf_files)
+        loaded = self._loaded[environment] = _Loaded(names, keys, pdf_signers, newest, status, listed_ns)
         if not loaded.keys:
             raise NoSigningKey(folder)
-        return loaded.keys
+        return loaded
+
+    def keys(self, environment: Environment) -> tuple[OKPKey, ...]:
+        return self._load(environment).keys
+
+    def pdf_signer(self, environment: Environment) -> certificates.PdfSigningKey:
+        """The key and certificate that sign the environment's dossier PDFs: the newest passport key's companion."""
+        loaded = self._load(environment)
+        for signer in reversed(loaded.pdf_signers):  # a rotation writes the next one just before its JWK
+            if signer.number == loaded.newest_number:
+                return signer
+        raise NoPdfSigner(self._folders[environment], loaded.newest_number)
+
+    def pdf_certificates(self, environment: Environment) -> tuple[certificates.PdfSigningKey, ...]:
+        """Every PDF signing certificate of the environment (with its key), oldest first: all are published."""
+        return self._load(environment).pdf_signers
 
     def signing_key(self, environment: Environment) -> OKPKey:
         """The environment's newest key: the one that signs."""

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.errors import ApiError
 from compliance_api.kit.patterns import described
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.rates import service, views
 from compliance_api.rates.cache import Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
@@ -16,7 +17,7 @@ from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSe
 from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession, transaction
 
-router = APIRouter(prefix="/v1/rates", tags=["rates"])
+router = APIRouter(prefix="/v1/rates", tags=["rates"], route_class=StrictQueryRoute)
 
 REGION_PATTERN = described("^(" + "|".join(REGIONS) + ")$", "`NL` or a province code such as `NL-UT`")
 NOT_FOUND: dict[int | str, dict[str, Any]] = {

@@ -8,13 +8,14 @@ from fastapi import APIRouter, Query, Request
 
 from compliance_api.auth.caller import CurrentCaller
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.requestlog import service
 from compliance_api.requestlog.schemas import LIST_EXAMPLE, LoggedRequest, RequestList, RequestToken
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
-router = APIRouter(prefix="/v1/requests", tags=["requests"])
+router = APIRouter(prefix="/v1/requests", tags=["requests"], route_class=StrictQueryRoute)
 
 
 def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
@@ -38,7 +39,6 @@ def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
     "",
     summary="Your requests, newest first",
     operation_id="request-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=RequestList,
     openapi_extra={"responses": {"200": {"content": {"application/json": {"example": LIST_EXAMPLE}}}}},
 )

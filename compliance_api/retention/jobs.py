@@ -1,7 +1,8 @@
 """The daily purges, for the worker: `await run_daily(sessionmaker, settings, stop)` as one of its tasks.
 
 Each day: sandbox data past 30 days (fixtures kept), verdicts past their retention (production years, sandbox days),
-Idempotency-Key records past 24 hours, events and logged requests past 30 days; then monitored verdicts are re-scored
+production DAC7 records past their record-keeping period (`dac7/retention.py`), Idempotency-Key records past 24 hours,
+events and logged requests past 30 days; then monitored verdicts are re-scored
 under today's law (once a day per environment, and once more when a start brings new ruleset versions). Each job is
 its own transaction; one failing does not stop the others.
 """
@@ -22,6 +23,7 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.service import Retention
 from compliance_api.classify.service import purge_expired as purge_expired_classifications
 from compliance_api.config import Settings
+from compliance_api.dac7.retention import purge_expired as purge_expired_dac7
 from compliance_api.events.service import purge_expired as purge_expired_events
 from compliance_api.idempotency.service import purge_expired as purge_expired_idempotency
 from compliance_api.kit.clock import utcnow
@@ -98,8 +100,8 @@ async def _purge_sandbox(sessionmaker: async_sessionmaker[AsyncSession], setting
 
 
 async def _purge_expired(sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, now: dt.datetime) -> bool:
-    """Verdicts past retention, Idempotency-Key records past 24 hours, events past the event log's 30 days and
-    requests past the request log's 30 days."""
+    """Verdicts past retention, Idempotency-Key records past 24 hours, events past the event log's 30 days,
+    requests past the request log's 30 days and production DAC7 records past their record-keeping period."""
     retention = Retention(settings.classification_retention_years, settings.sandbox_retention_days)
     try:
         async with sessionmaker.begin() as session:
@@ -107,10 +109,20 @@ async def _purge_expired(sessionmaker: async_sessionmaker[AsyncSession], setting
             keys = await purge_expired_idempotency(session, now)
             events = await purge_expired_events(session, now)
             requests = await purge_expired_requests(session, now)
+            dac7 = await purge_expired_dac7(session, settings.dac7_retention_years, now)
     except (SQLAlchemyError, OSError) as exc:
         return _reported("expired_purge_failed", exc)
     by_environment = {f"verdicts_{e.value}": n for e, n in verdicts.items()}
-    log.info("expired_purged", idempotency_records=keys, events=events, requests=requests, **by_environment)
+    log.info(
+        "expired_purged",
+        idempotency_records=keys,
+        events=events,
+        requests=requests,
+        dac7_activities=dac7.activities,
+        dac7_reports=dac7.reports,
+        dac7_sellers=dac7.sellers,
+        **by_environment,
+    )
     return True
 
 

@@ -240,7 +240,8 @@ def aged(model: type[object], stamp: str = "created_at") -> PurgeRule:
 # environment-owned and stay too.
 # The WTTA register's version counter is not data either (the purge raises it when admissions or imports go).
 # The re-score runs say when monitored verdicts were last re-scored, per environment: a schedule, not data. So does
-# the register file a refresh refused (at most one row per URL, removed by the next import from it).
+# the register file a refresh refused (at most one row per URL, removed by the next import from it). The DAC7 platform
+# operator's identity is configuration too (`dac7 operator`, one row per environment).
 KEPT: frozenset[str] = frozenset(
     {
         "api_token",
@@ -249,6 +250,7 @@ KEPT: frozenset[str] = frozenset(
         "wtta_register_version",
         "classification_rescore_run",
         "wtta_refused_file",
+        "dac7_operator",
     }
 )
 

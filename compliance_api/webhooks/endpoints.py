@@ -16,7 +16,8 @@ from compliance_api.errors import ApiError, FieldError
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT, KNOWN_QUERY_ONLY, Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service, ssrf
@@ -34,7 +35,7 @@ from compliance_api.webhooks.schemas import (
     ReplayRequest,
 )
 
-router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
+router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"], route_class=StrictQueryRoute)
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "`webhook_endpoint_not_found`: no endpoint with this id of yours in this environment."}
@@ -122,7 +123,6 @@ async def create(
     "",
     summary="Your webhook endpoints",
     operation_id="webhook-endpoint-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=EndpointList,
 )
 async def list_endpoints(
@@ -193,21 +193,41 @@ async def remove(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSes
     summary="Rotate the signing secret",
     operation_id="webhook-endpoint-rotate-secret",
     response_model=EndpointWithSecret,
-    responses=NOT_FOUND,
+    responses={
+        **NOT_FOUND,
+        409: {
+            "description": "`secret_rotation_in_progress`: the endpoint was rotated less than 24 hours ago and its "
+            "previous secret still signs; `idempotency_mismatch`, `idempotency_in_progress`: as for any "
+            "Idempotency-Key."
+        },
+    },
 )
-async def rotate_secret(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession, request: Request) -> Any:
-    """A new `whsec_` secret, shown once; for 24 hours deliveries carry signatures with the old and the new one."""
-    row, secret = await service.rotate_secret(
-        session, service.Owner.of(caller), endpoint_id, box=services_of(request).webhook_secrets, now=utcnow()
+async def rotate_secret(
+    endpoint_id: ENDPOINT_ID,
+    caller: CurrentCaller,
+    session: DbSession,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
+    """A new `whsec_` secret, shown once; for 24 hours deliveries carry signatures with the old and the new one. A
+    second rotation within those 24 hours is refused (409 `secret_rotation_in_progress`), so that the secret your
+    receiver still checks keeps signing; a retry with the same Idempotency-Key replays the first answer."""
+
+    async def run() -> EndpointWithSecret:
+        row, secret = await service.rotate_secret(
+            session, service.Owner.of(caller), endpoint_id, box=services_of(request).webhook_secrets, now=utcnow()
+        )
+        return _with_secret(row, secret)
+
+    return await services_of(request).idempotency.answer(
+        caller, session, idempotency_key, fingerprint("POST", request.url.path, None), run
     )
-    return _with_secret(row, secret)
 
 
 @router.post(
     "/{endpoint_id}/replay",
     summary="Re-send past events",
     operation_id="webhook-endpoint-replay",
-    dependencies=[KNOWN_QUERY_ONLY],
     status_code=202,
     response_model=ReplayAccepted,
     responses={
@@ -285,7 +305,6 @@ async def send_test(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: Db
     "/{endpoint_id}/deliveries",
     summary="The delivery log",
     operation_id="webhook-delivery-list",
-    dependencies=[KNOWN_QUERY_ONLY],
     response_model=DeliveryList,
     responses=NOT_FOUND,
 )

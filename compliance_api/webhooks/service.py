@@ -192,8 +192,15 @@ async def remove(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID) ->
 async def rotate_secret(
     session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, box: SecretBox, now: datetime
 ) -> tuple[WebhookEndpoint, str]:
-    """A new secret; the current one keeps signing too (two signatures) for 24 hours."""
+    """A new secret; the current one keeps signing too (two signatures) for 24 hours. Refused while a previous
+    rotation's 24 hours last: a third secret would end the first one's overlap at once."""
     row = await get(session, owner, endpoint_id)
+    if row.previous_secret_expires_at is not None and row.previous_secret_expires_at > now:
+        raise ApiError(
+            "secret_rotation_in_progress",
+            f"This endpoint's previous secret signs until {row.previous_secret_expires_at.isoformat()}; rotate "
+            "again after that. If the new secret leaked, delete the endpoint and create a new one.",
+        )
     secret = new_secret()
     row.previous_secret_sealed = row.secret_sealed
     row.previous_secret_expires_at = now + ROTATION_OVERLAP

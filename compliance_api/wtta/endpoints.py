@@ -13,12 +13,13 @@ from compliance_api.auth.caller import CurrentCaller, caller_of
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
+from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of
 from compliance_api.sessions import DbSession, transaction
 from compliance_api.wtta import service
 from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
 
-router = APIRouter(prefix="/v1/wtta", tags=["wtta"])
+router = APIRouter(prefix="/v1/wtta", tags=["wtta"], route_class=StrictQueryRoute)
 
 KVK_PATTERN = described(r"^[0-9]{8}$", "a KvK number of 8 digits, such as 12345678")
 KVK_DESCRIPTION = "KvK number, exactly 8 digits."

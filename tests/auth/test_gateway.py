@@ -127,10 +127,8 @@ async def test_token_on_the_other_environments_host_is_wrong_environment(
     _, token = await create_token(sessionmaker, pepper, environment=token_environment)
     response = await client.get("/v1/health", headers={**bearer(token), "Host": host})
     assert_401(response.status_code, response.json(), dict(response.headers), "wrong_environment")
-    label = token_environment.label
-    assert response.json()["detail"] == (
-        f"A {token[:8]} token works only in the {label}: send it to the {label}'s base URL."
-    )
+    where = {Environment.live: "production", Environment.test: "the sandbox"}[token_environment]
+    assert response.json()["detail"] == f"A {token[:8]} token works only in {where}: send it to {where}'s base URL."
 
 
 async def test_each_token_works_on_its_own_host(

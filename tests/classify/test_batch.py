@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
+import string
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from compliance_api.classify.models import Classification
 from compliance_api.config import Settings
 from compliance_api.events.models import OutboxEvent
+from compliance_api.idempotency.models import IdempotencyRecord
 from tests.classify.conftest import Account
 from tests.conftest import running_app
 
@@ -261,3 +264,31 @@ async def test_the_413_names_the_limit_in_force(settings: Settings, engine: Asyn
     assert response.json()["detail"].startswith(
         "The request body exceeds the size limit (50000 bytes); split the batch"
     )
+
+
+async def test_a_keyed_batch_of_bad_items_stores_at_most_a_kilobyte_an_item(
+    client: AsyncClient, account: Account, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """1000 items of 15 unknown fields each, with long random names (so nothing repeats and each is named): every
+    item lists what fits and counts them all, and the record keeps at most 1 MB; a replay answers the same bytes."""
+    rng = random.Random(35)
+    alphabet = string.ascii_letters + string.digits
+
+    def item() -> dict[str, Any]:
+        return {"engagement": {"".join(rng.choices(alphabet, k=55)): 0 for _ in range(15)}}
+
+    body = orjson.dumps({"items": [item() for _ in range(1000)]})
+    assert len(body) <= 1024 * 1024
+    headers = {**account.live, "content-type": "application/json", "Idempotency-Key": "bad-items"}
+    first = await client.post(ZW_BATCH, content=body, headers=headers)
+    assert first.status_code == 200
+    data = first.json()["data"]
+    assert all(problem["errors"] for problem in data)
+    assert all(len(problem["errors"]) == 15 or problem["error_count"] == 15 for problem in data)
+    async with sessionmaker() as session:
+        stored = await session.scalar(select(func.length(IdempotencyRecord.response_body)))
+    assert stored is not None
+    assert stored <= 1000 * 1024
+    again = await client.post(ZW_BATCH, content=body, headers=headers)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.content == first.content

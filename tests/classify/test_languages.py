@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from httpx import AsyncClient, Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.classify.language import Language, negotiate
+from compliance_api.classify.language import Language, money, negotiate
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import CrossBorderRule, DecisiveRule, Rulesets
 from compliance_api.classify.verdict import Country, Verdict
@@ -107,9 +108,7 @@ async def test_the_dutch_verdict_is_written_in_the_asked_language(
     threshold = ruleset.tariefgrens_on(ruleset.version)
     assert threshold is not None
     assert ruleset.weighing.presumption_pending is not None
-    pending = ruleset.weighing.presumption_pending[language].format(
-        amount="38.00" if language is Language.en else "38,00"
-    )
+    pending = ruleset.weighing.presumption_pending[language].format(amount=money(Decimal("38"), language))
     texts = ruleset.texts
     assert body["advice"] == " ".join([*(c.advice[language] for c in hit), pending, texts.not_assessed[language]])
     assert body["tariefgrens"]["basis"] == threshold.basis[language]
@@ -138,8 +137,10 @@ async def test_each_cross_border_verdict_is_written_in_the_asked_language(
             assert ruleset.texts.rule_applied[language].format(reason=rule.reason[language]) in body["advice"]
     for criterion in ruleset.criteria:
         assert (criterion.advice[language] in body["advice"]) is (criterion.name in FIRING[country])
-    unanswered = ruleset.texts.unanswered[language].format(fields=", ".join(body["unanswered"]))
+    asked = [c.question[language] for c in ruleset.criteria if c.name in body["unanswered"]]
+    unanswered = ruleset.texts.unanswered[language].format(questions=" ".join(asked))
     assert unanswered in body["advice"]
+    assert not any(name in body["advice"] for name in body["unanswered"]), "questions are named by their text"
 
 
 @pytest.mark.parametrize("code", CODES)

@@ -14,6 +14,7 @@ import pytest
 
 from compliance_api import app as app_module
 from compliance_api.classify import ruleset as ruleset_module
+from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import (
     CROSS_BORDER_FILES,
     DUTCH_FILE,
@@ -53,10 +54,10 @@ def test_the_packaged_rulesets_load(ruleset_dir: Path) -> None:
     )
 
 
-def test_every_source_note_flags_what_to_verify(ruleset_dir: Path) -> None:
+def test_every_source_note_says_which_reading_is_the_services_own(ruleset_dir: Path) -> None:
     rulesets = load_rulesets(ruleset_dir)
     for ruleset in (rulesets.dutch, *rulesets.cross_border.values()):
-        assert "VERIFY" in ruleset.source_note or "risk model" in ruleset.source_note
+        assert "this service's own" in ruleset.source_note[Language.en], ruleset.id
 
 
 def _set(path: str, value: Any) -> Edit:
@@ -202,7 +203,7 @@ def _drop(path: str) -> Edit:
             CROSS_BORDER_FILES[Country.FR],
             _set("texts.unanswered.fr", "Non renseignés : {champs}."),
             "texts",
-            "unanswered.fr: placeholders must be fields",
+            "unanswered.fr: placeholders must be questions",
         ),
         (
             DUTCH_FILE,
@@ -243,15 +244,7 @@ def test_every_text_is_translated_and_differs_from_english(ruleset_dir: Path) ->
         assert len(set(translations)) == 4, translations
 
 
-def test_every_verify_left_says_what_could_not_be_checked() -> None:
-    """A `VERIFY` is kept only with its reason (the source was not available or not conclusive), never bare."""
-    rulesets = packaged_rulesets()
-    for ruleset in (rulesets.dutch, *rulesets.cross_border.values()):
-        for part in ruleset.source_note.split("VERIFY")[1:]:
-            assert part.startswith(", not checkable"), (ruleset.id, part[:80])
-
-
 def test_the_belgian_rules_say_how_actual_authority_weighs_and_cite_the_programme_law() -> None:
-    note = packaged_rulesets().cross_border[Country.BE].source_note
-    assert "actually exercised therefore outweighs the written self-employed qualification" in note
-    assert "Programme Law (I) of 27 Dec 2006, Title XIII, art. 331-333" in note
+    note = packaged_rulesets().cross_border[Country.BE].source_note[Language.en]
+    assert "can be exercised over the work therefore outweighs a written self-employed qualification" in note
+    assert "Title XIII of the Programme Law (I) of 27 December 2006" in note

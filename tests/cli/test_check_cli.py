@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from compliance_api.cli import serve
+from compliance_api.cli import serving
 from compliance_api.server import GuardedHttpToolsProtocol
 from tests.cli.conftest import invoke, with_signing_keys
 
@@ -26,7 +26,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     def fake_run(app: str, **options: Any) -> None:
         calls.append({"app": app, **options})
 
-    monkeypatch.setattr(serve, "run_uvicorn", fake_run)
+    monkeypatch.setattr(serving, "run_uvicorn", fake_run)
     return calls
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import csv
 import os
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -178,7 +182,7 @@ async def test_a_run_stopped_part_way_resumes_without_classifying_any_row_twice(
     with cut_off(api, answered=4) as proxy:
         code, _, stderr = await _bulk(env, str(source), *options, "--base-url", proxy, "--retries", "0")
     assert code == 1
-    assert "of 12 batches were answered before the run stopped; run the same command" in stderr
+    assert "batches were answered before the run stopped; run the same command" in stderr
     assert not out.exists()
     first_run = await _classified(sessionmaker, user)
     assert 0 < len(first_run) < 238
@@ -232,6 +236,7 @@ async def test_a_refused_token_stops_the_run_without_showing_it(
     code, stdout, stderr = await _bulk(env, str(EXAMPLE), "--out", str(out), "--base-url", api)
     assert code == 1
     assert "the API answered 401" in stderr
+    assert "resume" not in stderr  # running again with the same token cannot help
     assert not out.exists()
     help_code, help_text, _ = await _bulk(env, "--help")
     assert help_code == 0
@@ -299,3 +304,76 @@ def test_results_for_a_folder_that_does_not_exist_are_refused_before_anything_is
     code, _, stderr = invoke(cli_env, "classify", "bulk", str(EXAMPLE), "--out", str(out), "--email", "a@example.com")
     assert code == 2
     assert f"error: --out: folder {out.parent} does not exist" in stderr
+
+
+@contextmanager
+def answers_one_batch_then_hangs() -> Iterator[tuple[str, threading.Event]]:
+    """A deployment that answers the first batch and holds the second open; the event is set when it arrives."""
+    holding, released = threading.Event(), threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            items = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))["items"]
+            if holding.is_set() or self.server.answered:  # type: ignore[attr-defined]
+                holding.set()
+                released.wait(30)
+                return
+            self.server.answered = True  # type: ignore[attr-defined]
+            body = orjson.dumps({"data": [{"id": f"v{n}", "verdict": "safe", "score": 1} for n in range(len(items))]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    class Listener(ThreadingHTTPServer):
+        answered = False
+
+        def handle_error(self, *_: object) -> None:
+            pass
+
+    listener = Listener(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.server_address[1]}", holding
+    finally:
+        released.set()
+        listener.shutdown()
+        listener.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_ctrl_c_and_sigterm_say_what_was_answered_and_how_to_resume(
+    cli_env: dict[str, str], tmp_path: Path, signum: signal.Signals, status: int
+) -> None:
+    source, out = tmp_path / "engagements.csv", tmp_path / "verdicts.csv"
+    source.write_text(f"{DUTCH}\na,80,12,5,0,yes,yes\nb,80,12,5,0,yes,yes\n", encoding="utf-8")
+    env = {**os.environ, **cli_env, "COMPLIANCE_API_TOKEN": "sk_live_" + "x" * 38}
+    with answers_one_batch_then_hangs() as (base_url, holding):
+        command = [sys.executable, "-m", "compliance_api", "classify", "bulk", str(source), "--out", str(out)]
+        options = ["--base-url", base_url, "--batch-size", "1", "--concurrency", "1"]
+        process = subprocess.Popen([*command, *options], env=env, stderr=subprocess.PIPE, text=True)
+        assert holding.wait(60), "the second batch never arrived"
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == status
+    assert f"stopped by {signum.name}: 1 batches were answered, no results written; run the same command" in stderr
+    assert not out.exists()
+    assert not (tmp_path / "verdicts.csv.partial").exists()
+
+
+async def test_a_base_url_whose_host_does_not_resolve_fails_at_once(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """`.invalid` never resolves (RFC 6761): no retry, no minute of waiting, no advice to resume."""
+    env = {**cli_env, "COMPLIANCE_API_TOKEN": "sk_live_" + "x" * 38}
+    out = tmp_path / "verdicts.csv"
+    code, _, stderr = await _bulk(env, str(EXAMPLE), "--out", str(out), "--base-url", "http://compliance.invalid")
+    assert code == 1
+    assert "cannot resolve 'compliance.invalid', the host of --base-url" in stderr
+    assert "retrying" not in stderr
+    assert "resume" not in stderr
+    assert not out.exists()

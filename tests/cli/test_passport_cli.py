@@ -105,6 +105,11 @@ def test_keys_rotate_adds_a_signing_key_and_keeps_the_old_ones(cli_env: dict[str
     assert [k.kid for k in keys.keys(Environment.live)] == second["published"]
     assert invoke(cli_env, "keys", "rotate", "--env", "test")[0] == 0
     assert {k.kid for k in keys.keys(Environment.test)}.isdisjoint(second["published"])
+    assert (
+        second["pdf_certificate_sha256"]
+        == keys.pdf_signer(Environment.live).fingerprint
+        != first["pdf_certificate_sha256"]
+    ), "a new PDF signing certificate with each key, its fingerprint printed to be published"
 
 
 def test_idempotency_purge_reports_a_count(cli_env: dict[str, str]) -> None:

@@ -11,8 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import User
 from compliance_api.dac7 import activity_file, service
+from compliance_api.dac7.fixtures import DEMO_OPERATOR
+from compliance_api.dac7.identity import Dac7Address, Dac7FinancialAccount, Dac7Tin, SellerIdentity
+from compliance_api.dac7.operator import set_operator
+from compliance_api.dac7.sealing import IdentityBox
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from tests.conftest import SECRET
 from tests.passport.conftest import (
     Account,
     business,  # noqa: F401  (the fixture, registered here by the import)
@@ -20,6 +25,7 @@ from tests.passport.conftest import (
 )
 
 VALID_BSN = "111222333"
+TEST_BOX = IdentityBox(SECRET.encode())  # the box of the `settings` fixture
 HEADER = "activity_id,freelancer_id,activity_date,consideration_eur,fees_eur,taxes_eur,activity_type"
 
 
@@ -39,15 +45,35 @@ def row(
     return f"{activity_id},{seller},{day.isoformat()},{consideration},{fees},{taxes},{kind}"
 
 
+def complete_identity(tin: str = VALID_BSN, state: str = "NL", last_name: str = "de Vries") -> SellerIdentity:
+    """An individual with everything a DAC7 report needs, resident where the TIN was issued."""
+    return SellerIdentity(
+        first_name="Jan",
+        last_name=last_name,
+        date_of_birth=dt.date(1990, 4, 1),
+        address=Dac7Address(country=state, street="Damrak", building="1", post_code="1012 LG", city="Amsterdam"),
+        tins=[Dac7Tin(tin=tin, issued_by=state)],
+        financial_account=Dac7FinancialAccount(iban="NL91ABNA0417164300", holder="J. de Vries"),
+    )
+
+
 async def make_seller(
     sessionmaker: async_sessionmaker[AsyncSession],
     user: User,
     environment: Environment = Environment.live,
     tin: str = VALID_BSN,
     state: str = "NL",
+    identity: SellerIdentity | None = None,
 ) -> None:
+    """A seller with a complete identity (or the one given), sealed as the app's settings seal it."""
     async with sessionmaker.begin() as session:
-        await service.record_seller(session, user, environment, tin=tin, member_state=state, now=utcnow())
+        chosen = identity or complete_identity(tin, state)
+        await service.set_identity(session, user, environment, chosen, box=TEST_BOX, now=utcnow())
+
+
+async def make_operator(sessionmaker: async_sessionmaker[AsyncSession], environment: Environment) -> None:
+    async with sessionmaker.begin() as session:
+        await set_operator(session, environment, DEMO_OPERATOR, utcnow())
 
 
 async def import_rows(

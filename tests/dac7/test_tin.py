@@ -10,6 +10,7 @@ from compliance_api.dac7 import service
 from compliance_api.dac7.tin import GENERIC_ONLY, MEMBER_STATES, TIN_MODULES, InvalidTin, check_tin
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from tests.dac7.conftest import TEST_BOX
 from tests.factories import create_user
 
 VALID = {
@@ -73,18 +74,20 @@ async def test_recording_a_seller_refuses_a_bad_tin_and_a_business(
     async with sessionmaker.begin() as session:
         with pytest.raises(InvalidTin):
             await service.record_seller(
-                session, freelancer, Environment.live, tin="111222334", member_state="NL", now=utcnow()
+                session, freelancer, Environment.live, tin="111222334", member_state="NL", box=TEST_BOX, now=utcnow()
             )
         with pytest.raises(service.Dac7Error, match="only freelancers"):
             await service.record_seller(
-                session, business, Environment.live, tin=VALID["NL"], member_state="NL", now=utcnow()
+                session, business, Environment.live, tin=VALID["NL"], member_state="NL", box=TEST_BOX, now=utcnow()
             )
         recorded = await service.record_seller(
-            session, freelancer, Environment.live, tin="1112.22.333", member_state="nl", now=utcnow()
+            session, freelancer, Environment.live, tin="1112.22.333", member_state="nl", box=TEST_BOX, now=utcnow()
         )
-        assert (recorded.tin, recorded.member_state, recorded.tin_rule) == ("111222333", "NL", "stdnum.nl.bsn")
+        held = service.identity_of(recorded, TEST_BOX)
+        assert held is not None
+        assert (held.tins[0].tin, recorded.member_state, held.tins[0].rule) == ("111222333", "NL", "stdnum.nl.bsn")
         again = await service.record_seller(
-            session, freelancer, Environment.live, tin=VALID["DE"], member_state="DE", now=utcnow()
+            session, freelancer, Environment.live, tin=VALID["DE"], member_state="DE", box=TEST_BOX, now=utcnow()
         )
         assert again.id == recorded.id, "a second call replaces the TIN"
         assert await service.seller_of(session, freelancer.id, Environment.test) is None

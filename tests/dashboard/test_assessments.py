@@ -189,7 +189,9 @@ async def test_a_decided_verdict_shows_the_rule_and_the_answers_that_decided_it(
     upcoming = page[page.index('id="next"') : page.index('id="answers"')]
     assert "the rules above decide the verdict" in upcoming
     detail = html.unescape((await browser.get(f"/freelancer/classifications/live/{made}")).text)
-    assert "<code>instructions_without_own_risk</code>" in detail, "the verdict page says what decided it too"
+    [rule] = [r for r in packaged_rulesets().dutch.decisive if r.id == "instructions_without_own_risk"]
+    assert rule.reason[Language.en] in detail, "the verdict page says what decided it too"
+    assert "instructions_without_own_risk" not in detail, "by its reason, not its id"
 
 
 async def test_answers_come_back_filled_in_and_a_change_is_a_new_verdict(
@@ -269,28 +271,36 @@ async def test_a_cross_border_questionnaire_uses_the_country_s_criteria_and_rule
     form = (await browser.get(f"{START}/new", params={"questionnaire": "DE", "environment": "test"})).text
     for criterion in ruleset.criteria:
         assert f'id="q-{criterion.name}"' in form
-        assert html.escape(criterion.description[0], quote=False) in form or criterion.description[0] in html.unescape(
-            form
-        )
+        assert criterion.question[Language.en] in html.unescape(form)
     answers = {
         "subject_to_instructions": "yes",
         "integrated_in_client_organisation": "yes",
         "fixed_working_hours": "no",
-        "works_at_client_premises": "yes",
+        "no_entrepreneurial_risk": "no",  # asked positively: "Does the freelancer bear an entrepreneurial risk…?"
     }
     environment, made = _made(await _submit(browser, answers, questionnaire="DE", environment="test"))
     assert environment == "test"
     stored = await _stored(sessionmaker, made)
     assert stored.environment is Environment.test
-    assert stored.request == {"country": "DE", "criteria": {k: v == "yes" for k, v in answers.items()}}
+    assert stored.request == {
+        "country": "DE",
+        "criteria": {
+            "subject_to_instructions": True,
+            "integrated_in_client_organisation": True,
+            "fixed_working_hours": False,
+            "no_entrepreneurial_risk": True,
+        },
+    }
     assert stored.result["verdict"] == "unsafe"
     page = (await browser.get(f"{START}/test/{made}")).text
     decided = html.unescape(page[page.index('id="decided"') : page.index('id="next"')])
     assert "BSG Herrenberg" in decided, "the rule that decided it"
     assert stored.result["decided_by"][0]["legal_basis"]["text"] in decided
-    descriptions = {c.name: c.description[Language.en] for c in ruleset.criteria}
+    asked = {c.name: (c.question[Language.en], "yes" if c.true_when == "yes" else "no") for c in ruleset.criteria}
     for name in stored.result["deciding_facts"]:
-        assert f"{descriptions[name]} <strong>yes</strong>" in decided, name
+        assert f"{asked[name][0]} <strong>{asked[name][1]}</strong>" in decided, name
+    again = (await browser.get(f"{START}/test/{made}")).text
+    assert '<input type="radio" name="no_entrepreneurial_risk" value="no" checked>' in again, "shown as answered"
 
 
 async def test_the_questionnaire_is_in_the_reader_s_language_and_so_is_the_verdict(
@@ -302,9 +312,7 @@ async def test_the_questionnaire_is_in_the_reader_s_language_and_so_is_the_verdi
         await browser.get(f"{START}/new", params={"questionnaire": "FR", "environment": "live"}, headers=german)
     ).text
     ruleset = packaged_rulesets().cross_border[Country.FR]
-    assert html.escape(ruleset.criteria[1].description[3], quote=False) in form or ruleset.criteria[1].description[
-        3
-    ] in html.unescape(form)
+    assert ruleset.criteria[1].question[Language.de] in html.unescape(form)
     assert "Weiß nicht" in form
     _, made = _made(await _submit(browser, {"client_gives_orders": "yes"}, questionnaire="FR", headers=german))
     assert (await _stored(sessionmaker, made)).language == "de"

@@ -225,7 +225,7 @@ async def test_a_verdict_page_explains_it_in_its_language_with_its_history(
         assert criterion["legal_basis"]["source_url"] in text
     history = text[text.index('id="history"') :]
     assert "safe</span> → <span" in history
-    threshold = '<td>threshold</td><td lang="en"><code>tariefgrens</code></td><td>36.0</td><td>38.0</td>'
+    threshold = "<td>threshold</td><td>the hourly-rate threshold</td><td>36.00</td><td>38.00</td>"
     assert threshold in history, "what changed: the threshold"
     record = (await client.get(f"/v1/classifications/{made['id']}", headers=fay.live)).json()
     [later] = record["history"]

@@ -8,6 +8,7 @@ from httpx import AsyncClient, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
+from compliance_api.dac7.identity import Dac7Tin, SellerIdentity
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from tests.dac7.conftest import give_grant, import_rows, make_seller, row
@@ -121,3 +122,68 @@ async def test_a_business_account_is_told_dac7_pages_are_for_sellers(
     assert "DAC7 pages are for sellers" in page.text
     refused = await _grant(browser, Environment.live, str(someone.id))
     assert refused.status_code == 403
+
+
+async def test_the_seller_sees_what_is_held_about_it_and_what_a_report_lacks(
+    browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
+    await make_seller(sessionmaker, user)
+    await make_seller(
+        sessionmaker, user, Environment.test, identity=SellerIdentity(tins=[Dac7Tin(tin="111222333", issued_by="NL")])
+    )
+    page = (await browser.get("/freelancer/dac7")).text
+    live = section(page, "dac7", Environment.live)
+    assert 'data-field="name">Jan de Vries<' in live
+    assert 'data-field="date_of_birth">1990-04-01<' in live
+    assert "Damrak 1, 1012 LG Amsterdam (NL)" in live
+    assert 'data-field="iban">NL91ABNA0417164300 (J. de Vries)<' in live
+    assert 'data-field="lacking"' not in live
+    assert f"PUT /v1/dac7/seller/{user.id}/identity" in live
+    sandbox = section(page, "dac7", Environment.test)
+    assert 'data-field="tins">111222333 (NL)<' in sandbox
+    assert 'data-field="lacking">first_name, last_name, date_of_birth, address<' in sandbox
+
+
+FORM = {
+    "first_name": "Fay",
+    "last_name": "Jansen",
+    "date_of_birth": "1992-05-06",
+    "street": "Damrak",
+    "building": "2",
+    "post_code": "1012 LG",
+    "city": "Amsterdam",
+    "country": "NL",
+    "tin": "111222333",
+    "tin_issued_by": "NL",
+    "birth_city": "",
+    "birth_country": "",
+    "vat": "",
+    "iban": "NL91ABNA0417164300",
+    "holder": "F. Jansen",
+}
+
+
+async def test_the_seller_corrects_its_identity_with_the_api_s_checks(
+    browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, client: AsyncClient
+) -> None:
+    user = await signed_up_user(browser, sessionmaker, "fay@example.com")
+    await make_seller(sessionmaker, user)
+    _, token = await create_token(sessionmaker, pepper, user=user)
+    url = f"/v1/dac7/seller/{user.id}/identity"
+    before = (await client.get(url, headers=bearer(token))).json()
+    refused = await post_form(
+        browser, "/freelancer/dac7/live/identity", {**FORM, "tin": "111222334"}, page="/freelancer/dac7"
+    )
+    assert refused.status_code == 400
+    assert "tins.0: " in refused.text
+    assert (await client.get(url, headers=bearer(token))).json() == before, "nothing written"
+    saved = await post_form(browser, "/freelancer/dac7/live/identity", FORM, page="/freelancer/dac7")
+    assert saved.status_code == 303
+    after = (await client.get(url, headers=bearer(token))).json()
+    assert (after["first_name"], after["last_name"], after["date_of_birth"]) == ("Fay", "Jansen", "1992-05-06")
+    assert after["financial_account"] == {"iban": "NL91ABNA0417164300", "holder": "F. Jansen"}
+    assert after["complete"] is True
+    page = (await browser.get(saved.headers["location"])).text
+    assert "Your DAC7 identity is saved" in page
+    assert 'value="Jansen"' in section(page, "dac7", Environment.live), "the form shows what is held"

@@ -7,6 +7,7 @@ import uuid
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.dashboard import throttle
 from tests.dashboard.test_classifications_page import PAGE, _classify, _integrator
 from tests.dossier.conftest import attached_jws, pdf_text, verify_jws
 
@@ -43,3 +44,24 @@ async def test_nobody_else_and_no_other_environment_downloads_a_dossier(
         assert seen.status_code == 404
         assert "private-ref" not in seen.text
     assert (await browser.get(f"{PAGE}/test/{made['id']}/dossier.pdf")).status_code == 404
+
+
+async def test_dossier_downloads_are_limited_per_user_and_others_are_not_held(
+    browser: AsyncClient,
+    other_browser: AsyncClient,
+    client: AsyncClient,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    pepper: bytes,
+) -> None:
+    fay = await _integrator(browser, sessionmaker, pepper, "fay@example.com")
+    made = await _classify(client, fay.live, {"engagement": {}, "reference": "flood"})
+    link = f"{PAGE}/live/{made['id']}/dossier.pdf"
+    for _ in range(throttle.DOSSIERS_PER_USER.burst):
+        assert (await browser.get(link)).status_code == 200
+    held = await browser.get(link)
+    assert held.status_code == 429
+    assert 1 <= int(held.headers["retry-after"]) <= 60
+    assert "Too many" in held.text
+    bob = await _integrator(other_browser, sessionmaker, pepper, "bob@example.com")
+    his = await _classify(client, bob.live, {"engagement": {}, "reference": "bob-1"})
+    assert (await other_browser.get(f"{PAGE}/live/{his['id']}/dossier.pdf")).status_code == 200

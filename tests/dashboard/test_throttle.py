@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from httpx import AsyncClient
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from compliance_api.accounts.models import Plan
 from compliance_api.dashboard import throttle
+from compliance_api.kit.environment import Environment
 from compliance_api.ratelimit.limiter import Limiter
-from compliance_api.ratelimit.tiers import Tier
+from compliance_api.ratelimit.tiers import Tier, tier_for
+from tests.dashboard.conftest import signed_up_user
 
 
 def _sign_in(email: str, address: str) -> list[tuple[str, Tier]]:
@@ -53,3 +59,18 @@ def test_account_keys_are_the_same_for_every_spelling_the_account_lookup_accepts
 
 def test_addresses_that_do_not_validate_still_share_a_key_across_case_and_width() -> None:
     assert throttle.account_key("reset", "not an address") == throttle.account_key("reset", "ＮＯＴ ａｎ address")
+
+
+async def test_a_signed_in_users_pages_are_limited_as_the_plans_api_tokens_are(
+    browser: AsyncClient, other_browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    await signed_up_user(browser, sessionmaker, "flood@example.com")
+    await signed_up_user(other_browser, sessionmaker, "calm@example.com")
+    tier = tier_for(Plan.free, Environment.live)
+    answers = [(await browser.get("/freelancer/api-tokens")).status_code for _ in range(tier.burst + 1)]
+    assert answers[0] == 200
+    assert answers[-1] == 429
+    held = await browser.get("/freelancer/api-tokens")
+    assert held.status_code == 429
+    assert int(held.headers["retry-after"]) >= 1
+    assert (await other_browser.get("/freelancer/api-tokens")).status_code == 200

@@ -91,6 +91,7 @@ async def test_the_json_dossier_states_every_question_the_verdict_sources_histor
         "question": "What is the hourly rate in EUR, excluding VAT?",
         "answered": True,
         "answer": 37,
+        "true_when": "yes",
     }
     assert (questions["profit_risk"]["answered"], questions["profit_risk"]["answer"]) == (False, None)
     assert (questions["other_clients_count"]["answered"], questions["own_tools"]["answer"]) == (False, True)
@@ -151,15 +152,17 @@ async def test_the_pdf_shows_the_verdict_answers_sources_and_history_and_carries
         "Classification dossier",
         "contract-37",
         verdict["id"],
-        "Verdict as first answered safe (safe)",
+        "Verdict as first answered safe",
         *(
-            f"{QUESTIONS[field]} {answer} {field}"
+            f"{QUESTIONS[field]} {answer}"
             for field, answer in (("hourly_rate_eur", "37"), ("profit_risk", "not answered"), ("can_delegate", "yes"))
         ),
-        "tariefgrens EUR 36.00",
+        "Dutch hourly-rate threshold (tariefgrens): €36.00, valid from 1 January 2025",
         "req-dossier-0002",
         account.user.email,
         "Re-score history",
+        "Threshold: Dutch hourly-rate threshold (tariefgrens)",
+        "€38.00",
         "under the law of 2026-09-01",
     ):
         assert expected in text, expected
@@ -178,18 +181,22 @@ async def test_the_pdf_shows_the_verdict_answers_sources_and_history_and_carries
 async def test_a_french_cross_border_dossier_asks_the_country_s_criteria_in_french(
     client: AsyncClient, account: Account
 ) -> None:
-    body = {"country": "FR", "criteria": {"client_gives_orders": True, "client_can_sanction": False}}
+    answers = {"not_registered_as_independent": True, "client_gives_orders": True, "client_can_sanction": False}
+    body = {"country": "FR", "criteria": answers}
     verdict = await _classify(client, CB, body, {**account.live, "Accept-Language": "fr"})
     answer = await client.get(dossier_url(verdict["id"], "?format=pdf"), headers=account.live)
     assert answer.headers["content-type"] == "application/pdf"
     text = pdf_text(answer.content)
     criteria = packaged_rulesets().cross_border[Country.FR].criteria
     for criterion in criteria:
-        assert criterion.description[2][:30] in text, criterion.name  # French is the third language
+        assert criterion.question[Language.fr][:30] in text, criterion.name
+        assert criterion.description[Language.fr][:30] in text, criterion.name
+        assert criterion.name not in text, "a criterion is named by its text, never by its id"
     assert "Dossier de qualification" in text
     assert "Test transfrontalier : France" in text
-    assert "client_can_sanction non" in text
-    assert text.count("sans réponse") >= len(criteria) - 2
+    assert f"{criteria[3].question[Language.fr]} non" in text
+    assert f"{criteria[0].question[Language.fr]} non" in text, "not registered: no to the question asked positively"
+    assert text.count("sans réponse") >= len(criteria) - 3
     assert "lien de subordination" in text.lower() or "subordination" in text
     save_first_page(answer.content, "cross-border-fr")
 

@@ -24,9 +24,10 @@ from pypdf import PdfReader
 from pypdf.generic import ArrayObject, Destination, DictionaryObject, IndirectObject
 
 from compliance_api.classify.language import Language
-from compliance_api.dossier.render import FONT_DIRS, Typesetter, typesetter, verify_command
+from compliance_api.dossier.render import typeset, verify_command
 from compliance_api.dossier.schemas import Dossier
 from compliance_api.dossier.texts import dossier_texts
+from compliance_api.dossier.typeset import FONT_DIRS, Typesetter
 from tests.classify.conftest import Account
 from tests.conftest import require_program
 from tests.dossier.conftest import attached_jws, pdf_text, verify_jws
@@ -86,8 +87,12 @@ def _pdf_a_part(pdf: bytes) -> tuple[str, str] | None:
     metadata = PdfReader(io.BytesIO(pdf)).xmp_metadata
     assert metadata is not None
     xmp = metadata.stream.get_data().decode()
-    part = re.search(r"<pdfaid:part>(\d)</pdfaid:part><pdfaid:conformance>(\w)</pdfaid:conformance>", xmp)
-    return (part[1], part[2]) if part else None
+    # Typst writes them as elements; pyHanko, signing, rewrites them as attributes (RDF allows either)
+    part = re.search(r"<pdfaid:part>(\d)</pdfaid:part>|pdfaid:part=\"(\d)\"", xmp)
+    conformance = re.search(r"<pdfaid:conformance>(\w)</pdfaid:conformance>|pdfaid:conformance=\"(\w)\"", xmp)
+    if part is None or conformance is None:
+        return None
+    return part[1] or part[2], conformance[1] or conformance[2]
 
 
 def _attached_file(pdf: bytes) -> DictionaryObject:
@@ -138,7 +143,7 @@ async def test_every_character_the_dossier_uses_is_set_with_dejavu_or_with_typst
     require_program(str(FONT_DIRS[0] / "DejaVuSans.ttf"), "apt-get install fonts-dejavu-core")
 
     for fonts, family in ((FONT_DIRS, "DejaVuSans"), ((), "LibertinusSerif")):
-        done = Typesetter(fonts).typeset(dossier, jws)
+        done = typeset(dossier, jws, Typesetter(fonts))
         # PDF/A refuses a character no font has a glyph for: the archival standard shows every one was set.
         assert (done.standard, _pdf_a_part(done.pdf), done.warnings) == ("a-3u", ("3", "U"), []), family
         assert family in _fonts(done.pdf)
@@ -168,13 +173,13 @@ async def test_threads_typeset_at_once_each_with_its_own_compiler(client: AsyncC
     dossier, jws = await _signed(client, account, {"reference": "shared"})
     at_once = threading.Barrier(4)
 
-    def typeset(index: int) -> list[str]:
+    def read_back(index: int) -> list[str]:
         at_once.wait()
         mine = dossier.model_copy(update={"reference": f"thread-{index}"})
-        return [pdf_text(typesetter().typeset(mine, jws).pdf) for _ in range(3)]
+        return [pdf_text(typeset(mine, jws).pdf) for _ in range(3)]
 
     with ThreadPoolExecutor(4) as pool:
-        done = list(pool.map(typeset, range(4)))
+        done = list(pool.map(read_back, range(4)))
     for index, texts in enumerate(done):
         assert all(f"thread-{index}" in text for text in texts)
 
@@ -183,7 +188,7 @@ async def test_the_same_dossier_gives_the_same_bytes_dated_when_it_was_issued(
     client: AsyncClient, account: Account
 ) -> None:
     dossier, jws = await _signed(client, account, {"reference": "twice"})
-    first, second = (Typesetter().typeset(dossier, jws).pdf for _ in range(2))
+    first, second = (typeset(dossier, jws, Typesetter()).pdf for _ in range(2))
     assert first == second
     information = PdfReader(io.BytesIO(first)).metadata
     assert information is not None

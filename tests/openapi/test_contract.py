@@ -34,7 +34,7 @@ async def test_generated_contract_equals_the_frozen_file(app: FastAPI) -> None:
 async def test_contract_is_openapi_3_1_with_a_dated_version(client: AsyncClient) -> None:
     schema = (await client.get("/openapi.json")).json()
     assert schema["openapi"] == "3.1.0"
-    assert schema["info"]["version"] == "2026-07-09"
+    assert schema["info"]["version"] == "2026-11-28"
     assert CONTRACT_VERSION in frozen_versions()
 
 

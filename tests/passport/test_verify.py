@@ -205,4 +205,6 @@ def test_production_refuses_to_start_without_signing_keys(settings: Settings, tm
     add_key(tmp_path / "keys", Environment.live)
     add_key(tmp_path / "keys", Environment.test)
     create_app(production)
-    assert sorted(p.name for p in (tmp_path / "keys" / "live").iterdir()) == ["0001.jwk.json"], "nothing generated"
+    assert sorted(p.name for p in (tmp_path / "keys" / "live").iterdir()) == ["0001.jwk.json", "0001.pdf-signer.pem"], (
+        "nothing generated: the key and its PDF signing certificate, as `keys rotate` made them"
+    )

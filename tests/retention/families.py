@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
+from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -13,7 +15,9 @@ from compliance_api.classify.schemas import ZelfstandigenwetRequest
 from compliance_api.dac7 import dpi
 from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7.activity_file import ActivityRow
+from compliance_api.dac7.fixtures import DEMO_OPERATOR
 from compliance_api.dac7.models import ActivityType
+from compliance_api.dac7.operator import set_operator
 from compliance_api.events import service as events_service
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
@@ -26,6 +30,7 @@ from compliance_api.rates import service as rates_service
 from compliance_api.wtta import register_import
 from compliance_api.wtta.register_file import validate
 from tests.classify.conftest import caller_for
+from tests.dac7.conftest import TEST_BOX, complete_identity
 from tests.factories import create_user
 
 SECTOR, REGION = "ict", "NL-UT"
@@ -112,8 +117,10 @@ async def dac7(sessionmaker: async_sessionmaker[AsyncSession]) -> None:
             "1", f"act-{environment}", seller.id, ActivityType.personal_services, now.date(), 100_00, 0, 0
         )
         async with sessionmaker.begin() as session:
-            await dac7_service.record_seller(session, seller, environment, tin="111222333", member_state="NL", now=now)
+            await dac7_service.set_identity(session, seller, environment, complete_identity(), box=TEST_BOX, now=now)
+            await set_operator(session, environment, DEMO_OPERATOR, now)
             await dac7_service.import_activities(session, environment, [row], now=now)
             await dac7_service.grant(session, seller, grantee, environment, now)
-            operator = dpi.Operator(name="Platform B.V.", tin="NL001", country="NL")
-            await dpi.export_year(session, environment, now.year, operator, now=now)
+            with tempfile.TemporaryDirectory() as folder:
+                out = Path(folder) / "dac7.xml"
+                await dpi.export_year(session, environment, now.year, box=TEST_BOX, out=out, now=now)

@@ -186,3 +186,35 @@ async def test_the_url_rule_is_the_contracts_ecmascript_pattern(
     anna = await make_account()
     answer = await client.post("/v1/webhook-endpoints", json={"url": url, "enabled_events": ["*"]}, headers=anna.live)
     assert (answer.json().get("code") != "validation_failed") is schema_valid, answer.json()
+
+
+async def test_a_second_rotation_within_24_hours_is_refused_so_the_first_secret_keeps_signing(
+    client: AsyncClient, make_account: MakeAccount
+) -> None:
+    anna = await make_account()
+    made = (
+        await client.post("/v1/webhook-endpoints", json={"url": HOOK, "enabled_events": ["*"]}, headers=anna.live)
+    ).json()
+    path = f"/v1/webhook-endpoints/{made['id']}/rotate-secret"
+    first = await client.post(path, headers=anna.live)
+    assert first.status_code == 200
+    second = await client.post(path, headers=anna.live)
+    assert second.status_code == 409
+    assert second.json()["code"] == "secret_rotation_in_progress"
+    assert first.json()["previous_secret_expires_at"][:19] in second.json()["detail"]
+
+
+async def test_a_retried_rotation_with_the_same_idempotency_key_rotates_once(
+    client: AsyncClient, make_account: MakeAccount
+) -> None:
+    anna = await make_account()
+    made = (
+        await client.post("/v1/webhook-endpoints", json={"url": HOOK, "enabled_events": ["*"]}, headers=anna.live)
+    ).json()
+    path = f"/v1/webhook-endpoints/{made['id']}/rotate-secret"
+    keyed = {**anna.live, "Idempotency-Key": "rotate-2026-11"}
+    first = await client.post(path, headers=keyed)
+    again = await client.post(path, headers=keyed)
+    assert again.status_code == 200
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json()["secret"] == first.json()["secret"]

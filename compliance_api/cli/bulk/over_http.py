@@ -4,14 +4,16 @@ A 429 is waited out for as long as its `Retry-After` says, as often as it comes 
 rate limit paces the run). A timeout, a lost connection, a 408, a 5xx or a 409 `idempotency_in_progress` (the same
 batch still running, e.g. from a run that was stopped) is retried `attempts` times, waiting twice as long each time
 (with jitter, or `Retry-After` when the answer has one); the key makes the server answer a batch it already did from
-its record. Any other answer stops the run. The retry transports of httpx libraries decide by status alone and wait
-inside the transport, where the problem's `code` cannot be read and a wait cannot be reported.
+its record. Any other answer stops the run, and so does a host that does not resolve (no retry: a misspelt
+`--base-url` does not become right a minute later). The retry transports of httpx libraries decide by status alone
+and wait inside the transport, where the problem's `code` cannot be read and a wait cannot be reported.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +96,11 @@ class HttpSender:
                 batch.endpoint.value, json={"items": batch.bodies}, headers={"Idempotency-Key": batch.key}
             )
         except httpx.TransportError as exc:  # timeouts included
+            if _unresolved(exc):
+                raise SendFailed(
+                    f"cannot resolve {self.http.base_url.host!r}, the host of --base-url ({exc}); check the address",
+                    resumable=False,
+                ) from None
             return _Failure(f"{type(exc).__name__}: {exc}".rstrip(":. "), None, counted=True)
         if response.status_code == 200:
             return _answer(batch, response)
@@ -101,7 +108,17 @@ class HttpSender:
         failure = _Failure(f"{response.status_code} {code}", _retry_after(response), response.status_code != 429)
         if response.status_code == 429 or _transient(response.status_code, code):
             return failure
-        raise SendFailed(f"{batch.lines}: the API answered {failure.reason}: {detail}")
+        raise SendFailed(f"{batch.lines}: the API answered {failure.reason}: {detail}", resumable=False)
+
+
+def _unresolved(exc: BaseException) -> bool:
+    """Whether a connection failed because its host name does not resolve (a `socket.gaierror` under httpx's)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _transient(status: int, code: str) -> bool:

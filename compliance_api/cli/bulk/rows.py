@@ -16,22 +16,26 @@ the batches were also 14 to 45 times faster (bench/bulk_modes.py, bench/RESULTS.
 a batch: a row is classified again when another row of its batch changed (or the batch size, `--as-of` or
 `--run-id` did).
 
-The results are the input's columns with `line` in front and `id`, `verdict`, `score`, `error_code` and `error`
-after, written whole or not at all.
+The file is read as a stream and answered a block at a time, so memory stays flat whatever its size. The results are
+the input's columns with `line` in front and `id`, `verdict`, `score`, `error_code` and `error` after, written as the
+blocks are answered under a temporary name that becomes `--out` when the run is complete: whole or not at all. A cell
+that a spreadsheet would run as a formula (`=…`, `+…`, `-…`, `@…`) is written with a leading `'`, as the dossier
+export writes its index.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-import io
+import itertools
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from compliance_api.classify.questions import Test
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
@@ -40,6 +44,7 @@ from compliance_api.classify.verdict import Country
 from compliance_api.kit import rowfile
 from compliance_api.kit.filevalues import NO_ROWS
 from compliance_api.kit.rowfile import RowFileError
+from compliance_api.kit.spreadsheet import safe_cell
 
 COUNTRY, REFERENCE, MONITOR = "country", "reference", "monitor"
 DUTCH_NUMBERS: dict[str, Callable[[str], Any]] = {
@@ -149,10 +154,10 @@ class _BadCell(ValueError):
     pass
 
 
-def read_rows(raw: bytes, as_of: str | None) -> tuple[list[str], list[Row]]:
-    """The header and the rows of a bulk CSV, each row with its request body (`as_of`, YYYY-MM-DD, in every body
-    when given) or its error. A file that cannot be read, or whose header names an unknown column, is one
-    RowFileError."""
+def read_rows(source: IO[bytes], as_of: str | None) -> tuple[list[str], Iterator[Row]]:
+    """The header and the rows of a bulk CSV, read lazily from `source` (the first row is read at once), each row
+    with its request body (`as_of`, YYYY-MM-DD, in every body when given) or its error. A file that cannot be read,
+    or whose header names an unknown column, is one RowFileError (a bad row far down the file: when it is reached)."""
     header: list[str] = []
 
     def check_header(names: Sequence[str]) -> Sequence[str]:
@@ -160,11 +165,12 @@ def read_rows(raw: bytes, as_of: str | None) -> tuple[list[str], list[Row]]:
         _check_header(header)
         return header
 
-    records = rowfile.read(io.BytesIO(raw), fields=(), check_header=check_header, json_format=False)
-    rows = [_row(record.line, position, record.values, as_of) for position, record in enumerate(records, start=1)]
-    if not rows:
+    records = rowfile.read(source, fields=(), check_header=check_header, json_format=False)
+    rows = (_row(record.line, position, record.values, as_of) for position, record in enumerate(records, start=1))
+    first = next(rows, None)
+    if first is None:
         raise RowFileError(NO_ROWS)
-    return header, rows
+    return header, itertools.chain((first,), rows)
 
 
 def _check_header(header: Sequence[str]) -> None:
@@ -267,14 +273,34 @@ def batch_key(run_id: str, endpoint: Endpoint, rows: Sequence[Row]) -> str:
     return "bulk-" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def write_results(out: Path, header: Sequence[str], rows: Sequence[Row], outcomes: Mapping[int, Outcome]) -> None:
-    """`line`, the input columns and each row's outcome, written whole or not at all (through a temporary file)."""
+ResultWriter = Callable[[Sequence[Row], Mapping[int, Outcome]], None]
+"""Writes the results of some rows (a block), given each row's outcome by line."""
+
+
+@contextmanager
+def results_file(
+    out: Path, header: Sequence[str], advance: Callable[[int], None] | None = None
+) -> Iterator[ResultWriter]:
+    """`line`, the input columns and each row's outcome, written as they come to a temporary file that becomes `out`
+    when the block ends without an error, and is deleted otherwise: whole or not at all. Every text cell is
+    spreadsheet-safe (`kit.spreadsheet`); `advance` hears how many rows each write wrote (a progress bar)."""
     partial = out.with_name(out.name + ".partial")
-    with partial.open("w", encoding="utf-8", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow(["line", *header, *RESULT_COLUMNS])
-        for row in rows:
-            outcome = outcomes[row.line]
-            result = (outcome.id, outcome.verdict, outcome.score, outcome.error_code, outcome.error)
-            writer.writerow([row.line, *(row.cells[name] for name in header), *result])
+    try:
+        with partial.open("w", encoding="utf-8", newline="") as file:
+            writer = csv.writer(file)
+            writer.writerow(["line", *header, *RESULT_COLUMNS])
+
+            def write(rows: Sequence[Row], outcomes: Mapping[int, Outcome]) -> None:
+                for row in rows:
+                    outcome = outcomes[row.line]
+                    result = (outcome.id, outcome.verdict, outcome.score, outcome.error_code, outcome.error)
+                    cells = (*(row.cells[name] for name in header), *result)
+                    writer.writerow([row.line, *(safe_cell(cell) for cell in cells)])
+                if advance is not None:
+                    advance(len(rows))
+
+            yield write
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(out)

@@ -26,6 +26,7 @@ from compliance_api.dashboard.web import (
     set_cookie,
     state_of,
     translator_of,
+    wait_message,
 )
 from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.clock import utcnow
@@ -51,18 +52,7 @@ async def _throttled(
 
 
 def _too_many(request: Request, template: str, wait: int, **context: Any) -> HTMLResponse:
-    translator = translator_of(request)
-    if wait < 120:
-        message = translator.ngettext(
-            "Too many attempts. Wait %(num)s second and try again.",
-            "Too many attempts. Wait %(num)s seconds and try again.",
-            wait,
-        )
-    else:
-        message = translator.gettext(
-            "Too many attempts. Wait %(minutes)s minutes and try again.", minutes=-(-wait // 60)
-        )
-    response = render(request, template, status_code=429, error=message, **context)
+    response = render(request, template, status_code=429, error=wait_message(request, wait), **context)
     response.headers["Retry-After"] = str(wait)
     return response
 

@@ -233,7 +233,7 @@ async def assessment_page(
         presumption=_presumption(record.result, translator),
         next_questions=next_questions(record.result, questions),
         answer_sets=answer_sets(record.result, questions),
-        values=answers_of(questionnaire, record.request, translator),
+        values=answers_of(questionnaire, questions, record.request, translator),
         reference=record.reference or "",
     )
 

@@ -14,15 +14,17 @@ from fastapi.responses import HTMLResponse, Response
 from compliance_api.classify import listing
 from compliance_api.classify import service as classify_service
 from compliance_api.classify import views as classify_views
+from compliance_api.classify.language import CODES
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.rescore import causes
-from compliance_api.classify.schemas import ClassificationRecord, LaterVerdict
+from compliance_api.classify.ruleset import Rulesets
+from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, LaterVerdict
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.dashboard import query
+from compliance_api.dashboard import query, throttle
 from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
-from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of, translator_of
+from compliance_api.dashboard.web import CurrentAccount, not_found, render, state_of, throttled, translator_of
 from compliance_api.dossier.endpoints import PDF, dossier_response
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -187,6 +189,7 @@ async def classification_page(
     return render(
         request,
         "classifications/detail.html",
+        labels=_labels(record, services_of(request).rulesets),
         account=account,
         record=record,
         environment=environment,
@@ -196,13 +199,44 @@ async def classification_page(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Labels:
+    """What the explanation names instead of field and criterion ids, in the verdict's language: the question that
+    asks each input, and the description of each cross-border criterion (what "met" means)."""
+
+    asked: dict[str, str]
+    described: dict[str, str]
+    criteria: dict[str, str]
+    """Each criterion by its id (Dutch test) or name (cross-border): the question it reads, or its description."""
+
+
+def _labels(record: ClassificationRecord, rulesets: Rulesets) -> Labels:
+    language = CODES[record.language]
+    if record.kind is ClassificationKind.zelfstandigenwet:
+        asked = {q.input: q.text[language] for q in rulesets.dutch.questions}
+        return Labels(asked, {}, {c.id: asked[c.input] for c in rulesets.dutch.criteria})
+    result = record.result
+    if not isinstance(result, CrossBorderVerdict):
+        return Labels({}, {}, {})
+    ruleset = rulesets.cross_border[result.country]
+    described = {c.name: c.description[language] for c in ruleset.criteria}
+    return Labels({c.name: c.question[language] for c in ruleset.criteria}, described, described)
+
+
 @router.get(PATH + "/{environment}/{classification_id}/dossier.pdf", include_in_schema=False)
 async def classification_dossier(
-    request: Request, environment: Environment, classification_id: uuid.UUID, account: CurrentAccount
+    request: Request,
+    environment: Environment,
+    classification_id: uuid.UUID,
+    account: CurrentAccount,
+    session: DbSession,
 ) -> Response:
-    """The verdict's signed dossier as a PDF, as `GET /v1/classifications/{id}/dossier` answers it."""
+    """The verdict's signed dossier as a PDF, as `GET /v1/classifications/{id}/dossier` answers it, read with the
+    request's session (the one that found the signed-in account). Rendering costs CPU: limited by its own bucket
+    on top of the page limit."""
+    await throttled(request, throttle.dossier_buckets(account.id))
     try:
-        return await dossier_response(request, Acting.of(account, environment), classification_id, PDF)
+        return await dossier_response(request, session, Acting.of(account, environment), classification_id, PDF)
     except ApiError:  # another user's, the other environment's, expired or unknown
         return not_found(request, account)
 

@@ -14,11 +14,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7 import views as dac7_views
-from compliance_api.dac7.schemas import Dac7SellerOut, Grant, GrantCreate
+from compliance_api.dac7.identity import SellerIdentity, refusals
+from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant, GrantCreate
+from compliance_api.dac7.sealing import IdentityBox, identity_box
 from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
@@ -26,6 +29,7 @@ from compliance_api.dashboard.web import CheckedForm, CurrentAccount, api_proble
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.services import settings_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
@@ -40,17 +44,20 @@ REFUSALS = {
 class EnvironmentDac7:
     environment: Environment
     snapshot: Dac7SellerOut | None
+    identity: Dac7IdentityOut | None
     grants: list[Grant]
 
 
-async def _dac7_in(session: AsyncSession, account: User, environment: Environment) -> EnvironmentDac7:
+async def _dac7_in(session: AsyncSession, account: User, environment: Environment, box: IdentityBox) -> EnvironmentDac7:
     caller = Acting.of(account, environment)
     try:
-        snapshot = dac7_views.seller(await dac7_service.snapshot(session, caller, account.id, utcnow()))
+        found = await dac7_service.snapshot(session, caller, account.id, utcnow(), box)
     except ApiError:  # no seller record in this environment
-        snapshot = None
+        snapshot, identity = None, None
+    else:
+        snapshot, identity = dac7_views.seller(found), dac7_views.identity(found.seller, found.identity)
     grants = [dac7_views.grant(found) for found in await dac7_service.list_grants(session, caller)]
-    return EnvironmentDac7(environment, snapshot, list(reversed(grants)))
+    return EnvironmentDac7(environment, snapshot, identity, list(reversed(grants)))
 
 
 async def _page(
@@ -58,7 +65,8 @@ async def _page(
 ) -> HTMLResponse:
     entries: list[EnvironmentDac7] = []
     if account.kind is UserKind.freelancer:
-        entries = [await _dac7_in(session, account, environment) for environment in Environment]
+        box = identity_box(settings_of(request))
+        entries = [await _dac7_in(session, account, environment, box) for environment in Environment]
     return render(
         request,
         "dac7/page.html",
@@ -95,6 +103,68 @@ async def create_grant(
             grantee_id=grantee_id,
         )
     return redirect("/dac7?done=grant_created")
+
+
+IDENTITY_FIELDS = (
+    "first_name",
+    "last_name",
+    "date_of_birth",
+    "birth_city",
+    "birth_country",
+    "street",
+    "building",
+    "post_code",
+    "city",
+    "country",
+    "tin",
+    "tin_issued_by",
+    "vat",
+    "iban",
+    "holder",
+)
+
+
+def _identity_body(form: FormData, current: SellerIdentity | None) -> dict[str, Any]:
+    """An individual's identity from the form; TINs beyond the first (which the form does not show) are kept."""
+    v = {name: field(form, name).strip() for name in IDENTITY_FIELDS}
+    other_tins = [t.model_dump(exclude={"rule"}) for t in current.tins[1:]] if current is not None else []
+    tins = [{"tin": v["tin"], "issued_by": v["tin_issued_by"]}] if v["tin"] else []
+    return {
+        "first_name": v["first_name"] or None,
+        "last_name": v["last_name"] or None,
+        "date_of_birth": v["date_of_birth"] or None,
+        "place_of_birth": {"city": v["birth_city"], "country": v["birth_country"]} if v["birth_city"] else None,
+        "address": {
+            "country": v["country"],
+            "street": v["street"] or None,
+            "building": v["building"] or None,
+            "post_code": v["post_code"] or None,
+            "city": v["city"],
+        },
+        "tins": [*tins, *other_tins],
+        "tin_not_issued": not tins and not other_tins,
+        "vat": v["vat"] or None,
+        "financial_account": {"iban": v["iban"], "holder": v["holder"] or None} if v["iban"] else None,
+    }
+
+
+@router.post("/dac7/{environment}/identity", include_in_schema=False)
+async def save_identity(
+    request: Request, environment: Environment, account: CurrentAccount, form: CheckedForm, session: DbSession
+) -> Response:
+    """The seller corrects its own identity: the same checks and rules as `PUT /v1/dac7/seller/{id}/identity`."""
+    box = identity_box(settings_of(request))
+    caller = Acting.of(account, environment)
+    try:
+        _, current = await dac7_service.read_identity(session, caller, account.id, box)
+        identity = SellerIdentity.model_validate(_identity_body(form, current))
+        await dac7_service.put_identity(session, caller, account.id, identity, box, utcnow())
+    except ValidationError as exc:
+        error = "; ".join(f"{name}: {message}" for name, message in refusals(exc))
+        return await _page(request, account, session, status_code=400, error=error)
+    except ApiError as exc:
+        return await _page(request, account, session, status_code=exc.status_code, error=str(exc.detail))
+    return redirect("/dac7?done=identity_saved")
 
 
 @router.get("/dac7/{environment}/grants/{grant_id}/revoke", include_in_schema=False)

@@ -1,4 +1,5 @@
-"""DAC7 seller snapshots and grants: the demo freelancer (an NL seller) and its grant to the demo business."""
+"""DAC7 seller snapshots, identities and grants: the demo freelancer (an NL seller) and its grant to the demo
+business."""
 
 from __future__ import annotations
 
@@ -15,7 +16,45 @@ GRANT: dict[str, Any] = {
     "status": "active",
 }
 
+IDENTITY_IN: dict[str, Any] = {
+    "kind": "individual",
+    "first_name": "Jan",
+    "last_name": "de Vries",
+    "date_of_birth": "1990-04-01",
+    "place_of_birth": {"city": "Utrecht", "country": "NL"},
+    "address": {
+        "country": "NL",
+        "street": "Keizersgracht",
+        "building": "100",
+        "post_code": "1015 AA",
+        "city": "Amsterdam",
+    },
+    "tins": [{"tin": "111222333", "issued_by": "NL"}],
+    "financial_account": {"iban": "NL91ABNA0417164300", "holder": "J. de Vries"},
+}
+IDENTITY_OUT: dict[str, Any] = {
+    **IDENTITY_IN,
+    "legal_name": None,
+    "tins": [{"tin": "111222333", "issued_by": "NL", "rule": "stdnum.nl.bsn"}],
+    "tin_not_issued": False,
+    "vat": None,
+    "business_registration_number": None,
+    "permanent_establishments": [],
+    "freelancer_id": FREELANCER_ID,
+    "residence": "NL",
+    "complete": True,
+    "lacking": [],
+    "updated_at": "2026-07-09T12:00:00Z",
+    "livemode": False,
+}
+
 EXAMPLES: dict[str, dict[str, Any]] = {
+    "dac7-identity-get": {"parameters": {"freelancer_id": FREELANCER_ID}, "responses": {"200": IDENTITY_OUT}},
+    "dac7-identity-put": {
+        "parameters": {"freelancer_id": FREELANCER_ID},
+        "request": IDENTITY_IN,
+        "responses": {"200": IDENTITY_OUT},
+    },
     "dac7-seller-get": {
         "parameters": {"freelancer_id": FREELANCER_ID},
         "responses": {

@@ -4,6 +4,8 @@ answers is tested against a real server in tests/cli/test_classify_bulk.py); the
 
 from __future__ import annotations
 
+import io
+import socket
 from collections.abc import Iterator
 
 import httpx
@@ -14,7 +16,7 @@ from compliance_api.cli.bulk.rows import Batch, batches, read_rows
 from compliance_api.cli.bulk.runner import Answer, SendFailed
 
 TOKEN = "sk_live_" + "x" * 38
-BATCH: Batch = batches(read_rows(b"reference,own_tools\na,yes\nb,no\n", None)[1], 100, "")[0]
+BATCH: Batch = batches(read_rows(io.BytesIO(b"reference,own_tools\na,yes\nb,no\n"), None)[1], 100, "")[0]
 VERDICTS = {"data": [{"id": "1", "verdict": "risky", "score": 40}, {"id": "2", "verdict": "risky", "score": 50}]}
 
 Step = httpx.Response | Exception
@@ -123,3 +125,27 @@ async def test_any_other_answer_stops_the_run_at_once(answer: httpx.Response, me
     with pytest.raises(SendFailed, match=message):
         await _send(script)
     assert len(script.requests) == 1
+
+
+async def test_a_host_that_does_not_resolve_stops_at_once_without_resume_advice() -> None:
+    unresolved = httpx.ConnectError("[Errno -2] Name or service not known")
+    unresolved.__cause__ = socket.gaierror(-2, "Name or service not known")
+    script = Script(unresolved)
+    with pytest.raises(SendFailed) as failed:
+        await _send(script)
+    assert len(script.requests) == 1  # no retry
+    assert str(failed.value).startswith("cannot resolve 'api.example.com', the host of --base-url")
+    assert not failed.value.resumable
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+async def test_a_refusal_is_not_worth_resuming(status: int) -> None:
+    with pytest.raises(SendFailed) as failed:
+        await _send(Script(_problem(status, "refused")))
+    assert not failed.value.resumable
+
+
+async def test_a_batch_out_of_retries_is_worth_resuming() -> None:
+    with pytest.raises(SendFailed) as failed:
+        await _send(Script(_problem(503, "service_unavailable")), attempts=0)
+    assert failed.value.resumable

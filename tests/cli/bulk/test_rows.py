@@ -4,6 +4,7 @@ out."""
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from compliance_api.cli.bulk.rows import (
     RowError,
     batches,
     read_rows,
-    write_results,
+    results_file,
 )
 from compliance_api.kit.rowfile import RowFileError
 
@@ -25,7 +26,7 @@ EXAMPLE = Path(__file__).parents[3] / "docs" / "integrate" / "bulk-example.csv"
 
 
 def _rows(text: str, as_of: str | None = None) -> list[Row]:
-    return read_rows(text.encode(), as_of)[1]
+    return list(read_rows(io.BytesIO(text.encode()), as_of)[1])
 
 
 def test_the_country_column_picks_the_test_and_cells_become_typed_answers() -> None:
@@ -89,12 +90,13 @@ def test_a_row_that_cannot_be_a_request_names_its_line_and_every_bad_field() -> 
 )
 def test_a_file_that_cannot_be_read_is_one_error_naming_where(text: str, message: str) -> None:
     with pytest.raises(RowFileError) as refused:
-        read_rows(text.encode(), None)
+        list(read_rows(io.BytesIO(text.encode()), None)[1])
     assert str(refused.value).startswith(message)
 
 
 def test_the_example_file_of_the_guide_reads_as_the_guide_says() -> None:
-    header, rows = read_rows(EXAMPLE.read_bytes(), None)
+    header, read = read_rows(io.BytesIO(EXAMPLE.read_bytes()), None)
+    rows = list(read)
     assert header[:3] == ["country", "reference", "monitor"]
     sent = {row.line: row.parsed.body.get("country", "NL") for row in rows if isinstance(row.parsed, Request)}
     assert sent == {2: "NL", 3: "NL", 4: "DE", 5: "FR", 6: "BE", 7: "NL"}
@@ -172,10 +174,12 @@ def test_an_api_problem_names_the_csv_column() -> None:
 
 
 def test_results_keep_the_input_with_line_in_front_and_outcomes_after(tmp_path: Path) -> None:
-    header, rows = read_rows(b'reference,own_tools\n"a, b",yes\nc,maybe\n', None)
+    header, read = read_rows(io.BytesIO(b'reference,own_tools\n"a, b",yes\nc,maybe\n'), None)
+    rows = list(read)
     outcomes = {2: Outcome(id="1", verdict="risky", score="40"), 3: Outcome.refused(3, rows[1].parsed)}  # type: ignore[arg-type]
     out = tmp_path / "results.csv"
-    write_results(out, header, rows, outcomes)
+    with results_file(out, header) as write:
+        write(rows, outcomes)
     with out.open(encoding="utf-8", newline="") as file:
         written = list(csv.reader(file))
     assert written[0] == ["line", "reference", "own_tools", "id", "verdict", "score", "error_code", "error"]
@@ -186,3 +190,25 @@ def test_results_keep_the_input_with_line_in_front_and_outcomes_after(tmp_path: 
         "line 3: field own_tools: 'maybe' is not a yes/no answer: true/false, yes/no or 1/0",
     ]
     assert not (tmp_path / "results.csv.partial").exists()
+
+
+def test_results_neutralise_cells_a_spreadsheet_would_run_as_formulas(tmp_path: Path) -> None:
+    text = 'reference,own_tools\n"=HYPERLINK(""http://x"",""y"")",yes\n+cmd|calc,yes\n@SUM(A1),no\n-2+3,yes\nplain,no\n'
+    header, read = read_rows(io.BytesIO(text.encode()), None)
+    rows = list(read)
+    outcomes = {row.line: Outcome(id="1", verdict="safe", score="1") for row in rows}
+    out = tmp_path / "results.csv"
+    with results_file(out, header) as write:
+        write(rows, outcomes)
+    with out.open(encoding="utf-8", newline="") as file:
+        references = [line[1] for line in list(csv.reader(file))[1:]]
+    assert references == ['\'=HYPERLINK("http://x","y")', "'+cmd|calc", "'@SUM(A1)", "'-2+3", "plain"]
+
+
+def test_rows_are_read_lazily() -> None:
+    """The rows of a large file come as they are read: getting the first reads a small part of the file."""
+    text = ("reference,own_tools\n" + "".join(f"r{n},yes\n" for n in range(200_000))).encode()
+    source = io.BytesIO(text)
+    _, rows = read_rows(source, None)
+    assert next(rows).cells["reference"] == "r0"
+    assert source.tell() < len(text) / 10

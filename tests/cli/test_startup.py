@@ -1,0 +1,113 @@
+"""The CLI starts at once: `--help` imports no command, a command's own help imports neither the database layer nor
+the web framework, and a command that works imports what it uses and not the application. Held by counting the
+modules a fresh interpreter has imported, never by timing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compliance_api.cli import COMMANDS
+from tests.cli.conftest import invoke
+
+HEAVY = ("fastapi", "starlette", "sqlalchemy", "redis", "uvicorn", "pydantic_settings", "compliance_api.app")
+"""What the whole application brings and a command that does no work must not import."""
+
+LOADED_MODULES = """
+import json, sys
+from compliance_api.cli import app
+try:
+    app(sys.argv[1:], prog_name="compliance-api")
+except SystemExit:
+    pass
+sys.stderr.write(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_modules(*args: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules a fresh interpreter has imported after running `compliance-api ARGS`."""
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_MODULES, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return set(json.loads(done.stderr.splitlines()[-1]))
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {name for name in modules if name.split(".")[0] in HEAVY or name in HEAVY}
+
+
+def test_help_imports_no_command() -> None:
+    modules = loaded_modules("--help")
+    assert heavy(modules) == set()
+    assert {name for name in modules if name.startswith("compliance_api")} == {"compliance_api", "compliance_api.cli"}
+
+
+LIGHT_COMMANDS = (
+    "serve",
+    "worker",
+    "demo",
+    "migrate",
+    "check",
+    "purge-sandbox",
+    "users",
+    "tokens",
+    "keys",
+    "idempotency",
+    "rulesets",
+    "passport",
+    "dac7",
+    "classifications",
+    "webhooks",
+)
+"""Commands whose help imports nothing heavy (`classify`, `wtta`, `rates` and `openapi` still do: their helpers are
+typed with the domain's own classes at module level, and the openapi tests replace its module's functions)."""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        *([name, "--help"] for name in LIGHT_COMMANDS),
+        ["tokens"],
+        ["tokens", "create", "--help"],
+        ["keys", "rotate", "--help"],
+        ["users", "create", "--help"],
+        ["webhooks", "add", "--help"],
+        ["idempotency", "purge", "--help"],
+    ],
+    ids=" ".join,
+)
+def test_commands_that_do_no_work_import_nothing_heavy(args: list[str]) -> None:
+    assert heavy(loaded_modules(*args)) == set()
+
+
+def test_a_command_imports_what_it_uses_not_the_application(cli_env: dict[str, str]) -> None:
+    assert invoke(cli_env, "migrate")[0] == 0
+    assert invoke(cli_env, "users", "create", "startup@example.com")[0] == 0
+    modules = loaded_modules("tokens", "create", "startup@example.com", "--env", "test", env=cli_env)
+    assert "compliance_api.auth.service" in modules, "the command ran"
+    assert not {"compliance_api.app", "compliance_api.dashboard.app", "uvicorn"} & modules
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_the_listed_help_is_the_commands_own(name: str) -> None:
+    """The table `--help` prints from says what each command's own help says (its first paragraph)."""
+    command = COMMANDS[name].load(name)
+    own = command.short_help or command.help or ""
+    assert COMMANDS[name].help == " ".join(own.split("\n\n")[0].split())
+
+
+def test_every_command_is_listed_and_keeps_its_shape() -> None:
+    code, out, _ = invoke({}, "--help")
+    assert code == 0
+    assert all(name in out for name in COMMANDS)
+    code, out, _ = invoke({}, "keys", "--help")
+    assert code == 0
+    assert "rotate" in out, "a group of one command stays a group"
