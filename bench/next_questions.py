@@ -18,8 +18,14 @@ sent the same `--requests` classify calls per test with engagements drawn as abo
 server), one at a time from this process. The server's CPU time per call (from /proc) is compared: the difference
 is what ranking costs a served verdict; the target is at most 10 %.
 
+`--sets` measures the bounded search for a set of answers (`decide.answer_sets`), which runs only for a `risky`
+verdict that no single answer changes: for each test, `--engagements` drawn engagements as above, the patterns that
+need it kept, and per pattern the CPU time of the search alone (memos emptied, best of `--repeat`) against the whole
+verdict, with how many searches found a set, found that none would, or stopped at the budget (SET_BUDGET verdicts).
+
     .venv/bin/python bench/next_questions.py [--engagements 400] [--repeat 5] [--seed 7]
     .venv/bin/python bench/next_questions.py --served [--requests 1000]
+    .venv/bin/python bench/next_questions.py --sets [--engagements 2000]
 """
 
 from __future__ import annotations
@@ -41,12 +47,14 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).parent))
 import harness
 
-from compliance_api.classify import crossborder, dutch
-from compliance_api.classify.decide import next_questions
+from compliance_api.classify import crossborder, decide, dutch
+from compliance_api.classify.decide import SET_BUDGET, AnswerSet, answer_sets, next_questions
+from compliance_api.classify.language import DEFAULT_LANGUAGE
 from compliance_api.classify.ruleset import Rulesets, packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.service import score_cross_border, score_engagement
 from compliance_api.classify.verdict import Country
+from compliance_api.kit.environment import Environment
 
 NOW = dt.datetime(2026, 11, 27, 12, tzinfo=dt.UTC)
 NUMBERS = {
@@ -114,7 +122,9 @@ def _measure_dutch(rulesets: Rulesets, bodies: list[ZelfstandigenwetRequest], re
         if current.value != "risky":
             continue
         kept += 1
-        verdict_ns += _best(partial(score_engagement, body, rulesets, NOW), forget, repeat)
+        verdict_ns += _best(
+            partial(score_engagement, body, rulesets, NOW, DEFAULT_LANGUAGE, Environment.live), forget, repeat
+        )
         rank = partial(next_questions, test.table, test.branch_verdict, true, false, current, test.order, test.rules)
         ranking_ns += _best(partial(rank, test.touching, test.weight), forget, repeat)
     return verdict_ns, ranking_ns, kept
@@ -131,7 +141,9 @@ def _measure_cross_border(rulesets: Rulesets, country: Country, bodies: list[Any
         if current.value != "risky":
             continue
         kept += 1
-        verdict_ns += _best(partial(score_cross_border, body, rulesets, NOW), forget, repeat)
+        verdict_ns += _best(
+            partial(score_cross_border, body, rulesets, NOW, DEFAULT_LANGUAGE, Environment.live), forget, repeat
+        )
         rank = partial(
             next_questions, test.table, test.branch_verdict, true, false, current, ruleset.criterion_names, test.rules
         )
@@ -146,8 +158,8 @@ def serve(port: int, *, ranked: bool) -> None:
     from compliance_api.server import uvicorn_options
 
     if not ranked:
-        for module in (dutch, crossborder):
-            setattr(module, "next_questions", lambda *_args, **_kwargs: [])  # noqa: B010
+        setattr(decide, "next_questions", lambda *_args, **_kwargs: [])  # noqa: B010
+        setattr(decide, "answer_sets", lambda *_args, **_kwargs: ((), True))  # noqa: B010
     settings = Settings()
     options = uvicorn_options(settings, host="127.0.0.1", port=port, workers=1) | {"factory": False}
     uvicorn.run(create_app(settings), **options)
@@ -218,11 +230,72 @@ def served(requests: int, seed: int) -> None:
         )
 
 
+def _search(
+    test: dutch.DutchTest | crossborder.CrossBorderTest, order: list[str], true: int, false: int
+) -> tuple[tuple[AnswerSet, ...], bool]:
+    current = test.verdict(true, false)
+    least = test.answers_to_decide(true, false)
+    return answer_sets(test.table, test.verdict, true, false, current, order, frozenset(), least)
+
+
+def sets(engagements: int, repeat: int, seed: int) -> None:
+    """The cost of the bounded search for a set of answers, where a verdict needs it."""
+    rulesets, draw = packaged_rulesets(), random.Random(seed)
+    print(f"search budget: {SET_BUDGET} verdicts; {engagements} drawn engagements per test")
+    print("| test | patterns that need it | found / none would / stopped | search, µs mean | max | verdict, µs mean |")
+    print("|---|---:|---|---:|---:|---:|")
+    dutch_rows = [(body, body.engagement.model_dump()) for body in _dutch_bodies(rulesets, engagements, draw)]
+    cases: list[tuple[str, Any, list[tuple[Any, Any]], Callable[[Any], object]]] = [
+        (
+            "NL",
+            dutch.dutch_test(rulesets.dutch, NOW.date()),
+            dutch_rows,
+            lambda b: score_engagement(b, rulesets, NOW, DEFAULT_LANGUAGE, Environment.live),
+        )
+    ]
+    for country in (Country.FR, Country.DE, Country.BE):
+        test = crossborder.cross_border_test(rulesets.cross_border[country])
+        rows = [(body, body.criteria) for body in _cross_border_bodies(rulesets, country, engagements, draw)]
+        cases.append(
+            (
+                country.value,
+                test,
+                rows,
+                lambda b: score_cross_border(b, rulesets, NOW, DEFAULT_LANGUAGE, Environment.live),
+            )
+        )
+    for name, test, rows, score in cases:
+        forget = _forget(test)
+        order = list(test.order) if isinstance(test, dutch.DutchTest) else list(test.ruleset.criterion_names)
+        spent: list[int] = []
+        verdicts: list[int] = []
+        ends = {"found": 0, "none": 0, "stopped": 0}
+        for body, answers in rows:
+            forget()
+            true, false = test.table.known(answers)
+            outcome = test.outcome(true, false)
+            if outcome.verdict.value != "risky" or outcome.could_change:
+                continue
+            found, complete = _search(test, order, true, false)
+            ends["found" if found else "none" if complete else "stopped"] += 1
+            spent.append(_best(partial(_search, test, order, true, false), forget, repeat))
+            verdicts.append(_best(partial(score, body), forget, repeat))
+        if not spent:
+            print(f"| {name} | 0 | | | | |")
+            continue
+        mean, worst, verdict = sum(spent) / len(spent) / 1000, max(spent) / 1000, sum(verdicts) / len(verdicts) / 1000
+        print(
+            f"| {name} | {len(spent)} | {ends['found']} / {ends['none']} / {ends['stopped']} | {mean:.0f} | "
+            f"{worst:.0f} | {verdict:.0f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--unranked", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--served", action="store_true", help="measure served verdicts (see above)")
+    parser.add_argument("--sets", action="store_true", help="measure the search for a set of answers (see above)")
     parser.add_argument("--requests", type=int, default=1000, help="classify calls per test with --served")
     parser.add_argument("--engagements", type=int, default=400, help="engagements drawn per test")
     parser.add_argument("--repeat", type=int, default=5, help="timings per engagement; the best is kept")
@@ -234,6 +307,9 @@ def main() -> None:
     if args.served:
         harness.stop_on_signals()
         served(args.requests, args.seed)
+        return
+    if args.sets:
+        sets(args.engagements, args.repeat, args.seed)
         return
     rulesets, draw = packaged_rulesets(), random.Random(args.seed)
     rows = [("NL", *_measure_dutch(rulesets, _dutch_bodies(rulesets, args.engagements, draw), args.repeat))]

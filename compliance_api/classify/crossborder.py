@@ -3,14 +3,15 @@
 Each criterion is an indicator of employment: `true` met, `false` known not to be met, left out unanswered. The
 verdict follows the facts, in this order:
 
-1. `unsafe` when a decisive rule for employment holds (the ruleset's `decisive` rules, each with its source);
-2. `unsafe` when the weighing rules (`rules`: shares of the weighted indicators met, counts) say so;
-3. `safe` when a decisive rule for self-employment holds;
-4. otherwise `risky` when a weighing rule says so, else `safe`, but never `safe` while answering the unanswered
-   criteria could still lead to `unsafe`.
+1. `unsafe` when a decisive rule for employment holds (the ruleset's `decisive` rules, each with its source; below
+   the weighing's floor only a statutory one);
+2. `unsafe` when a weighing rule for `unsafe` (`rules`: a share of the weighted indicators met) fires;
+3. `safe` when a decisive rule for self-employment holds, unless the weighing points to employment;
+4. otherwise the weighing of the stated facts (`decide.Balance`): `unsafe` or `safe` where they clearly point that
+   way, `risky` where they are balanced or too few.
 
-Unanswered criteria count as not met and never make a verdict decisive; for a `risky` verdict the next questions
-say which answers would decide it.
+Unanswered criteria are never weighed and never make a verdict decisive; every verdict lists the unanswered criteria
+whose answer could still change it (`could_change`), and a `risky` one the next questions.
 """
 
 from __future__ import annotations
@@ -20,20 +21,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from compliance_api.classify.decide import (
+    AnswerSet,
+    Balance,
     CompiledRule,
     CompiledTest,
     FactTable,
     Memo,
     NextQuestion,
+    Outcome,
     RuleSides,
     WeightSum,
     compile_rule,
     conditions_of,
     equals_bool,
-    next_questions,
     rules_by_input,
 )
-from compliance_api.classify.dutch import Outcome
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
 from compliance_api.classify.ruleset import (
     CrossBorderRule,
@@ -61,6 +63,10 @@ class CrossBorderAssessment:
     next_questions: tuple[NextQuestion, ...]
     advice: str
     language: Language
+    could_change: tuple[NextQuestion, ...] = ()
+    answer_sets: tuple[AnswerSet, ...] = ()
+    sets_complete: bool = True
+    balance: tuple[int, int, int] = (0, 0, 0)  # the stated facts' weight toward employment and self-employment, count
 
 
 def unknown_criteria(ruleset: CrossBorderRuleset, names: Iterable[str]) -> list[str]:
@@ -104,6 +110,7 @@ class CrossBorderTest(CompiledTest):
         self.rules = rules
         self.touching = rules_by_input(self.table, rules)
         self.sides = RuleSides.of(rules)
+        self.balance = Balance(ruleset.weighing, self.met_bits)
         self._decided = Memo()
         self._outcomes = Memo()
         self._weighed = Memo()
@@ -123,11 +130,6 @@ class CrossBorderTest(CompiledTest):
             )
         )
 
-    def could_be_unsafe(self, true: int, false: int, far: list[int]) -> bool:
-        """Whether some answers to the unanswered criteria would give `unsafe` (`far`: the rules' distances)."""
-        worst_case = self.weighed(true | (self.all_met & ~(true | false)))
-        return worst_case is Verdict.unsafe or self.sides.unsafe_could_hold(far)
-
     def weighed(self, true: int) -> Verdict:
         """The least safe verdict of the weighing rules that fire on the criteria met (`safe` if none does),
         remembered: the next questions ask it of few distinct sets of criteria."""
@@ -141,58 +143,37 @@ class CrossBorderTest(CompiledTest):
         return found  # type: ignore[return-value]
 
     def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        unsafe, safe = self.sides.holding(far)
+        unsafe, safe = self.sides.holding(far, self.balance.stated(true, false) < self.balance.floor)
         if unsafe:
             return Verdict.unsafe, unsafe
         if not safe:
             return self._undecided(true, false, far), ()
-        # The facts the law treats as enough for self-employment hold. Indicators weighing as much as `unsafe`, or a
-        # rule for employment one answer away, stand against them: then it is risky.
+        # The facts the law treats as enough for self-employment hold (they answer the legal test's core, which the
+        # weighing of the other indicators does not outweigh). A weighing rule for `unsafe`, or a rule for employment
+        # one answer away, keep the rule from deciding: then the weighing of the stated facts does.
         if self.weighed(true) is Verdict.unsafe or self.sides.one_answer_away(far, safe):
-            return Verdict.risky, ()
+            return self._undecided(true, false, far), ()
         return Verdict.safe, safe
 
     def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
-        """The verdict where no decisive rule holds: the weighing, and the floor while the unanswered criteria
-        could still make it `unsafe`."""
-        weighed = self.weighed(true)
-        if weighed is not Verdict.safe:
-            return weighed
-        if self.could_be_unsafe(true, false, far):
-            return self.ruleset.unanswered_floor
-        return Verdict.safe
+        """The verdict where no decisive rule holds: a weighing rule for `unsafe`, then the weighing of the stated
+        facts."""
+        enough = self.balance.stated(true, false) >= self.balance.floor
+        if enough and self.weighed(true) is Verdict.unsafe:
+            return Verdict.unsafe
+        return self.balance.verdict(true, false)
 
-    def outcome(self, true: int, false: int) -> Outcome:
-        """Everything the facts decide (remembered): the verdict and its rules, its bounds, the next questions."""
-        key = (true, false)
+    def outcome(self, true: int, false: int, deferred: frozenset[str] = frozenset()) -> Outcome:
+        """Everything the facts decide (remembered): the verdict and its rules, its bounds, what could change it."""
+        key = (true, false, deferred)
         found = self._outcomes.get(key)
         if found is None:
             verdict, rules = self.decide(true, false)
-            order = self.ruleset.criterion_names
-            questions = (
-                tuple(
-                    next_questions(
-                        self.table,
-                        self.branch_verdict,
-                        true,
-                        false,
-                        verdict,
-                        order,
-                        self.rules,
-                        self.touching,
-                        self.weight,
-                    )
-                )
-                if verdict is Verdict.risky
-                else ()
-            )
-            found = Outcome(
-                verdict,
-                rules,
+            bounds = (
                 self.verdict(*self.answered_all(true, false, met=False)),
                 self.verdict(*self.answered_all(true, false, met=True)),
-                questions,
             )
+            found = self.changes(true, false, verdict, rules, bounds, self.ruleset.criterion_names, deferred)
             self._outcomes.remember(key, found)
         return found  # type: ignore[return-value]
 
@@ -225,9 +206,12 @@ def _advice(
     not_provided: tuple[str, ...],
     bounds: tuple[Verdict, Verdict],
     language: Language,
+    stated: int,
 ) -> str:
     texts = ruleset.texts
     sentences = [ruleset.advice[verdict][language]]
+    if stated < ruleset.weighing.floor:
+        sentences.append(ruleset.weighing.texts.too_few[language].format(stated=stated, floor=ruleset.weighing.floor))
     sentences += [texts.rule_applied[language].format(reason=reason) for reason in reasons]
     sentences += [criterion.advice[language] for criterion in ruleset.criteria if criterion.name in met]
     if not_provided:
@@ -244,13 +228,17 @@ def assess_criteria(
     criteria: Mapping[str, bool],
     as_of: dt.date,
     language: Language = DEFAULT_LANGUAGE,
+    dont_know: frozenset[str] = frozenset(),
 ) -> CrossBorderAssessment:
-    """Score the criteria, advising in `language`; names must be the ruleset's (see `unknown_criteria`)."""
+    """Score the criteria, advising in `language`; names must be the ruleset's (see `unknown_criteria`). `dont_know`
+    names the criteria answered "don't know": they are not ranked first among the next questions."""
     test = cross_border_test(ruleset)
     true, false = test.table.known(criteria)
     met = tuple(name for name in ruleset.criterion_names if test.met_bits[name] & true)
     not_provided = tuple(name for name in ruleset.criterion_names if name not in criteria)
-    outcome = test.outcome(true, false)
+    outcome = test.outcome(true, false, dont_know)
+    employment, self_employment = test.balance.sides(true, false)
+    stated = test.balance.stated(true, false)
     verdict, held = outcome.verdict, outcome.rules
     fired = test.fired(true)
     bounds = (outcome.best_case, outcome.worst_case)
@@ -260,6 +248,8 @@ def assess_criteria(
     facts = 0
     for rule in held:
         facts |= rule.facts_of(true)
+    if verdict is not Verdict.risky and not held:  # the weighing decided: the stated facts that point its way
+        facts = (true if verdict is Verdict.unsafe else false) & test.all_met
     return CrossBorderAssessment(
         ruleset=ruleset,
         verdict=verdict,
@@ -274,6 +264,10 @@ def assess_criteria(
         decided_by=tuple(rule.source for rule in held),
         decided_facts=tuple(name for name, bits in test.table.inputs.items() if bits & facts),
         next_questions=outcome.next_questions,
-        advice=_advice(ruleset, verdict, reasons, met, not_provided, bounds, language),
+        advice=_advice(ruleset, verdict, reasons, met, not_provided, bounds, language, stated),
         language=language,
+        could_change=outcome.could_change,
+        answer_sets=outcome.answer_sets,
+        sets_complete=outcome.sets_complete,
+        balance=(employment, self_employment, stated),
     )

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import combinations, product
 from typing import Any, NamedTuple
 
-from compliance_api.classify.ruleset import DecisiveRule, Fact
+from compliance_api.classify.ruleset import DecisiveRule, Fact, Weighing
 from compliance_api.classify.verdict import Verdict
 
 Value = bool | int | float | None
@@ -270,13 +271,67 @@ def distances(rules: Sequence[CompiledRule], true: int, false: int) -> list[int]
     return [distance(rule, true, false) for rule in rules]
 
 
+class Balance:
+    """The weighing of the stated facts, as the country's courts weigh them (the ruleset's `weighing`).
+
+    Each indicator is one fact: known true, it weighs its `employment` weight; known false, its `self_employment`
+    weight; unknown, nothing (a fact that is not stated is never weighed). Below `floor` stated facts (answered
+    inputs of the test, whatever they weigh), the weighing gives no verdict. From the floor up, one side decides when
+    it weighs at least `clear_ratio` times the other, or when its lead over the other exceeds
+    `balanced_within_percent` of their total plus `unanswered_share_percent` of what the unanswered indicators could
+    weigh against it. The margin asked for shrinks as more is answered: with every indicator answered, any lead
+    beyond a true balance decides. Each side's condition only gets easier as facts pointing its way are added, so a
+    step toward employment never makes a verdict safer
+    (from the floor up). Integer arithmetic throughout."""
+
+    def __init__(self, weighing: Weighing, bits: Mapping[str, int]) -> None:
+        weights = {indicator.input: indicator for indicator in weighing.indicators}
+        present = [(bits[name], weights[name]) for name in weights if bits.get(name)]
+        self.employment = WeightSum((bit, indicator.employment) for bit, indicator in present)
+        self.self_employment = WeightSum((bit, indicator.self_employment) for bit, indicator in present)
+        self.unanswered = weighing.unanswered_share_percent
+        self.mask = sum(bit for bit, _ in present)
+        self.floor = weighing.floor
+        ratio = weighing.clear_ratio.as_integer_ratio()
+        self.ratio_num, self.ratio_den = ratio
+        self.margin = weighing.balanced_within_percent
+
+    def stated(self, true: int, false: int) -> int:
+        """How many of the test's inputs are answered."""
+        return ((true | false) & self.mask).bit_count()
+
+    def sides(self, true: int, false: int) -> tuple[int, int]:
+        """The weight of the stated facts toward employment, and toward self-employment."""
+        return self.employment(true & self.mask), self.self_employment(false & self.mask)
+
+    def verdict(self, true: int, false: int) -> Verdict:
+        """`unsafe` or `safe` where the stated facts clearly point that way, else `risky`."""
+        if self.stated(true, false) < self.floor:
+            return Verdict.risky
+        employment, self_employment = self.sides(true, false)
+        if employment and employment * self.ratio_den >= self.ratio_num * self_employment:
+            return Verdict.unsafe
+        if self_employment and self_employment * self.ratio_den >= self.ratio_num * employment:
+            return Verdict.safe
+        unknown = self.mask & ~(true | false)
+        balanced = self.margin * (employment + self_employment)
+        lead = (employment - self_employment) * 100
+        if lead > balanced + self.unanswered * self.self_employment(unknown):
+            return Verdict.unsafe
+        if -lead > balanced + self.unanswered * self.employment(unknown):
+            return Verdict.safe
+        return Verdict.risky
+
+
 @dataclass(frozen=True, slots=True)
 class RuleSides:
-    """A test's decisive rules split by verdict, as positions in its list of rules (and of their distances)."""
+    """A test's decisive rules split by verdict, as positions in its list of rules (and of their distances);
+    `statutory` the positions of the rules a statute makes decisive (they decide below the weighing's floor)."""
 
     rules: tuple[CompiledRule, ...]
     unsafe: tuple[int, ...]
     safe: tuple[int, ...]
+    statutory: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, rules: Sequence[CompiledRule]) -> RuleSides:
@@ -284,16 +339,21 @@ class RuleSides:
             tuple(rules),
             tuple(i for i, rule in enumerate(rules) if rule.verdict is Verdict.unsafe),
             tuple(i for i, rule in enumerate(rules) if rule.verdict is Verdict.safe),
+            frozenset(i for i, rule in enumerate(rules) if rule.source.statutory),
         )
 
-    def holding(self, far: Sequence[int]) -> tuple[tuple[CompiledRule, ...], tuple[CompiledRule, ...]]:
+    def holding(
+        self, far: Sequence[int], below_floor: bool = False
+    ) -> tuple[tuple[CompiledRule, ...], tuple[CompiledRule, ...]]:
         """The rules for employment and for self-employment that hold, given each rule's distance (an employment rule
-        that a holding self-employment rule rebuts does not hold)."""
+        that a holding self-employment rule rebuts does not hold). Below the weighing's floor, only statutory rules
+        decide."""
         if 0 not in far:  # most often no rule holds: say so without building anything
             return (), ()
         rules = self.rules
-        safe = tuple(rules[i] for i in self.safe if not far[i])
-        unsafe = tuple(rules[i] for i in self.unsafe if not far[i])
+        statutory = self.statutory
+        safe = tuple(rules[i] for i in self.safe if not far[i] and (not below_floor or i in statutory))
+        unsafe = tuple(rules[i] for i in self.unsafe if not far[i] and (not below_floor or i in statutory))
         if unsafe and safe:  # a presumption its rebuttal answers does not decide
             safe_ids = {rule.id for rule in safe}
             unsafe = tuple(rule for rule in unsafe if not rule.rebutted_by & safe_ids)
@@ -305,9 +365,24 @@ class RuleSides:
         rules = self.rules
         return any(far[i] <= 1 for i in self.unsafe if not rules[i].rebutted_by & holding_ids)
 
-    def unsafe_could_hold(self, far: Sequence[int]) -> bool:
-        """Whether answering the unknown facts could make a rule for employment hold."""
-        return min(map(far.__getitem__, self.unsafe), default=64) < 64
+
+NEXT_QUESTIONS = 5
+"""How many next questions a `risky` verdict lists."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Everything a test's facts decide: the verdict, the rules that gave it, its bounds (every unanswered input
+    answered the way that does not point to employment, and the way that does), and what could change it."""
+
+    verdict: Verdict
+    rules: tuple[CompiledRule, ...]
+    best_case: Verdict
+    worst_case: Verdict
+    next_questions: tuple[NextQuestion, ...]
+    could_change: tuple[NextQuestion, ...] = ()
+    answer_sets: tuple[AnswerSet, ...] = ()
+    sets_complete: bool = True
 
 
 class CompiledTest:
@@ -317,6 +392,10 @@ class CompiledTest:
 
     rules: list[CompiledRule]
     sides: RuleSides
+    table: FactTable
+    touching: dict[str, tuple[int, ...]]
+    weight: dict[str, int]
+    balance: Balance
     _decided: Memo
 
     def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
@@ -336,6 +415,55 @@ class CompiledTest:
 
     def verdict(self, true: int, false: int) -> Verdict:
         return self.decide(true, false)[0]
+
+    def changes(
+        self,
+        true: int,
+        false: int,
+        verdict: Verdict,
+        rules: tuple[CompiledRule, ...],
+        bounds: tuple[Verdict, Verdict],
+        order: Sequence[str],
+        deferred: frozenset[str],
+    ) -> Outcome:
+        """The verdict with what could change it: every unanswered input one of whose answers changes it, the next
+        questions of a `risky` verdict (the five that can move it most), and, where no single answer changes a
+        `risky` verdict, the smallest sets of answers that would."""
+        could_change = tuple(
+            next_questions(
+                self.table,
+                self.branch_verdict,
+                true,
+                false,
+                verdict,
+                order,
+                self.rules,
+                self.touching,
+                self.weight,
+                None,
+                deferred,
+            )
+        )
+        sets: tuple[AnswerSet, ...] = ()
+        complete = True
+        if verdict is Verdict.risky and not could_change:
+            sets, complete = answer_sets(
+                self.table, self.verdict, true, false, verdict, order, deferred, self.answers_to_decide(true, false)
+            )
+        questions = could_change[:NEXT_QUESTIONS] if verdict is Verdict.risky else ()
+        return Outcome(verdict, rules, bounds[0], bounds[1], questions, could_change, sets, complete)
+
+    def answers_to_decide(self, true: int, false: int) -> int:
+        """A lower bound on how many more answers a decisive verdict needs: below the weighing's floor only a
+        statutory rule decides, and each answer adds at most one stated fact."""
+        balance = self.balance
+        missing = balance.floor - balance.stated(true, false)
+        if missing <= 1:
+            return 1
+        far = distances(self.rules, true, false)
+        if any(far[index] < 64 for index in self.sides.statutory):
+            return 1
+        return missing
 
     def branch_verdict(self, true: int, false: int, far: list[int]) -> Verdict:
         """The verdict of one answer the next questions weigh, from the rules' distances given it (not remembered:
@@ -367,15 +495,18 @@ def next_questions(
     rules: Sequence[CompiledRule],
     touching: Mapping[str, tuple[int, ...]],
     weight: Mapping[str, int],
-    limit: int = 5,
+    limit: int | None = 5,
+    deferred: frozenset[str] = frozenset(),
 ) -> list[NextQuestion]:
-    """The unanswered inputs whose answer can move the verdict most, best first, at most `limit`.
+    """The unanswered inputs one of whose answers changes the verdict, the one that can move it most first, at most
+    `limit` (all of them with None). An input no answer of which changes the verdict is never listed.
 
-    Ranked by how many of their answers decide the verdict, then how many change it, then how much closer to a
-    decisive rule the best answer brings it (fewer facts missing is closer), then how much the input weighs in the
-    weighing of the indicators (`weight`), then the ruleset's order. `touching` names, per input, the rules that read
-    its facts: an answer changes only their distances, so each answer's verdict is decided from the current
-    distances with just those recomputed.
+    Ranked first by whether the question was answered "don't know" (`deferred`: those come after every other), then
+    by how many of their answers decide the verdict, then how many change it, then how much closer to a decisive rule
+    the best answer brings it (fewer facts missing is closer), then how much the input weighs in the weighing of the
+    indicators (`weight`), then the ruleset's order. `touching` names, per input, the rules that read its facts: an
+    answer changes only their distances, so each answer's verdict is decided from the current distances with just
+    those recomputed.
     """
     far = distances(rules, true, false)
     closest = min(far, default=64)
@@ -407,10 +538,77 @@ def next_questions(
             decisive += verdict is not Verdict.risky
             moving += verdict is not current
             answers.append(Answer(branch.value, branch.low, branch.high, verdict))
-        rank = (-decisive, -moving, -nearer, -weight.get(input_name, 0), position)
+        if not moving:
+            continue
+        rank = (input_name in deferred, -decisive, -moving, -nearer, -weight.get(input_name, 0), position)
         ranked.append((rank, NextQuestion(input_name, tuple(answers))))
     ranked.sort(key=lambda entry: entry[0])
     return [question for _, question in ranked[:limit]]
+
+
+class SetAnswer(NamedTuple):
+    input: str
+    value: bool | int | float
+    low: Decimal | None
+    high: Decimal | None
+
+
+class AnswerSet(NamedTuple):
+    """Answers to several unanswered questions that, given together, change a verdict no single answer changes."""
+
+    answers: tuple[SetAnswer, ...]
+    verdict: Verdict
+
+
+SET_SIZE = 3
+SET_BUDGET = 4096
+"""The bounded search for a set of answers: sets of at most SET_SIZE answers, at most SET_BUDGET verdicts tried
+(bench/next_questions.py measures what it costs)."""
+
+
+def answer_sets(
+    table: FactTable,
+    verdict_of: Callable[[int, int], Verdict],
+    true: int,
+    false: int,
+    current: Verdict,
+    order: Sequence[str],
+    deferred: frozenset[str] = frozenset(),
+    least: int = 2,
+) -> tuple[tuple[AnswerSet, ...], bool]:
+    """The smallest sets of at most SET_SIZE answers that change the verdict (the first found for each verdict they
+    lead to), and whether the search was complete: `((), True)` says that no such set exists.
+
+    Sets of two answers are tried before sets of three, questions answered "don't know" last; the search stops at
+    the first size that changes the verdict, or after SET_BUDGET verdicts (then `complete` is False). `least` is a
+    lower bound on the answers any change needs (the floor still to reach): smaller sets are not tried, and beyond
+    SET_SIZE none would."""
+    known = true | false
+    inputs = [name for name in order if table.inputs.get(name, 0) and not known & table.inputs[name]]
+    inputs.sort(key=lambda name: name in deferred)
+    tried = 0
+    for size in range(max(2, least), SET_SIZE + 1):
+        found: dict[Verdict, AnswerSet] = {}
+        for names in combinations(inputs, size):
+            for branches in product(*(table.branches[name] for name in names)):
+                tried += 1
+                if tried > SET_BUDGET:
+                    return tuple(found.values()), False
+                after_true, after_false = true, false
+                for branch in branches:
+                    after_true, after_false = after_true | branch.true, after_false | branch.false
+                verdict = verdict_of(after_true, after_false)
+                if verdict is not current and verdict not in found:
+                    found[verdict] = AnswerSet(
+                        tuple(
+                            SetAnswer(name, branch.value, branch.low, branch.high)
+                            for name, branch in zip(names, branches, strict=True)
+                        ),
+                        verdict,
+                    )
+        if found:
+            return tuple(found.values()), True
+    return (), True
 
 
 class Memo(dict[Hashable, object]):

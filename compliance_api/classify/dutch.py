@@ -4,13 +4,14 @@ The verdict follows the facts, in this order:
 
 1. `unsafe` when a decisive rule for employment holds (the ruleset's `decisive` rules, each with its source);
 2. `unsafe` when the employment indicators hit weigh at least `unsafe_at_score` (or `unsafe_at_score_with_presumption`
-   with the rate at or below the tariefgrens);
-3. `safe` when a decisive rule for self-employment holds and the rate does not trigger the presumption;
-4. otherwise `risky` when the indicators hit weigh at least `risky_at_score` or the presumption applies, else `safe`,
-   but never `safe` while answering the unanswered inputs could still lead to `unsafe`.
+   while the rate presumption is law and the rate is at or below the tariefgrens);
+3. `safe` when a decisive rule for self-employment holds, unless the presumption applies or the weighing points to
+   employment;
+4. otherwise the weighing of the stated facts (`decide.Balance`): `unsafe` or `safe` where they clearly point that
+   way, `risky` where they are balanced or too few (below the floor, only a statutory rule decides).
 
-Unanswered inputs count as not hit and never make a verdict decisive; for a `risky` verdict the next questions say
-which answers would decide it.
+Unanswered inputs are never weighed and never make a verdict decisive; every verdict lists the unanswered inputs
+whose answer could still change it (`could_change`), and a `risky` one the next questions.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from decimal import Decimal
 
 from compliance_api.classify.decide import (
     STEPS,
+    AnswerSet,
+    Balance,
     CompiledRule,
     CompiledTest,
     Condition,
     FactTable,
     Memo,
     NextQuestion,
+    Outcome,
     RuleSides,
     WeightSum,
     at_least,
@@ -36,7 +40,6 @@ from compliance_api.classify.decide import (
     conditions_of,
     equals_bool,
     equals_number,
-    next_questions,
     rules_by_input,
 )
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language, day, money
@@ -75,6 +78,10 @@ class DutchAssessment:
     language: Language
     decided: Decided | None
     next_questions: tuple[NextQuestion, ...]
+    could_change: tuple[NextQuestion, ...] = ()
+    answer_sets: tuple[AnswerSet, ...] = ()
+    sets_complete: bool = True
+    balance: tuple[int, int, int] = (0, 0, 0)  # the stated facts' weight toward employment and self-employment, count
 
     @property
     def ratio(self) -> float:
@@ -126,21 +133,13 @@ def _hit_answers(
     raise AssertionError(condition)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    verdict: Verdict
-    rules: tuple[CompiledRule, ...]
-    best_case: Verdict  # every unanswered input answered the way that does not hit its criterion
-    worst_case: Verdict  # ... and the way that hits it
-    next_questions: tuple[NextQuestion, ...]
-
-
 class DutchTest(CompiledTest):
     """One ruleset with one tariefgrens entry (or none), compiled to facts: built once, used for every verdict."""
 
-    def __init__(self, ruleset: DutchRuleset, tariefgrens: DutchTariefgrens | None) -> None:
+    def __init__(self, ruleset: DutchRuleset, tariefgrens: DutchTariefgrens | None, presumption_in_force: bool) -> None:
         self.ruleset = ruleset
         self.tariefgrens = tariefgrens
+        self.presumption_in_force = presumption_in_force
         self.scoring = ruleset.scoring
         self.kinds = {question.input: question.kind for question in ruleset.questions}
         self.order = [question.input for question in ruleset.questions]
@@ -155,7 +154,9 @@ class DutchTest(CompiledTest):
         ]
         self.score = WeightSum((bit, weight) for _, bit, weight in self.criteria)
         self.weight = {criterion.input: criterion.weight for criterion in ruleset.criteria}
-        self.presumption_bit = sum(bit for criterion, bit, _ in self.criteria if criterion.presumption)
+        self.rate_bit = sum(bit for criterion, bit, _ in self.criteria if criterion.presumption)
+        self.presumption_bit = self.rate_bit if presumption_in_force else 0
+        self.balance = Balance(ruleset.weighing, {criterion.input: bit for criterion, bit, _ in self.criteria})
         rules = [compile_rule(rule, self.table, self.kinds) for rule in ruleset.decisive]
         self.rules = rules
         self.touching = rules_by_input(self.table, rules)
@@ -177,36 +178,32 @@ class DutchTest(CompiledTest):
         rules = self.scoring
         return score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption)
 
-    def could_be_unsafe(self, true: int, false: int, far: list[int]) -> bool:
-        """Whether some answers to the unanswered inputs would give `unsafe` (`far`: the rules' distances)."""
-        worst = self.score(true | (self.score.mask & ~(true | false)))
-        presumption = bool(self.presumption_bit and not self.presumption_bit & false)
-        return self._weighs_unsafe(worst, presumption) or self.sides.unsafe_could_hold(far)
-
     def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        unsafe, safe = self.sides.holding(far)
+        unsafe, safe = self.sides.holding(far, self.balance.stated(true, false) < self.balance.floor)
         if unsafe:
             return Verdict.unsafe, unsafe
         if not safe:
             return self._undecided(true, false, far), ()
-        # The facts the law treats as enough for self-employment hold. The rate presumption, indicators weighing as
-        # much as `unsafe`, or a rule for employment one answer away stand against them: then it is risky.
+        # The facts the law treats as enough for self-employment hold (they answer the legal test's core, which the
+        # weighing of the other indicators does not outweigh). The rate presumption (while it is law), indicators
+        # scoring as much as `unsafe`, or a rule for employment one answer away keep the rule from deciding: then the
+        # weighing of the stated facts does.
         score, presumption = self.score(true), bool(true & self.presumption_bit)
         if presumption or self._weighs_unsafe(score, presumption) or self.sides.one_answer_away(far, safe):
-            return self.scoring.presumption_floor, ()
+            return self._undecided(true, false, far), ()
         return Verdict.safe, safe
 
     def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
-        """The verdict where no decisive rule holds: the weighing of the indicators, and the floor while the
-        unanswered inputs could still make it `unsafe`."""
+        """The verdict where no decisive rule holds: the score rule, then the weighing of the stated facts (never
+        `safe` against the rate presumption while it is law)."""
         score, presumption = self.score(true), bool(true & self.presumption_bit)
-        if self._weighs_unsafe(score, presumption):
+        enough = self.balance.stated(true, false) >= self.balance.floor
+        if enough and self._weighs_unsafe(score, presumption):
             return Verdict.unsafe
-        if score >= self.scoring.risky_at_score or presumption:
-            return Verdict.risky
-        if self.could_be_unsafe(true, false, far):
-            return self.scoring.unanswered_floor
-        return Verdict.safe
+        weighed = self.balance.verdict(true, false)
+        if weighed is Verdict.safe and presumption:
+            return self.scoring.presumption_floor
+        return weighed
 
     def answered_all(self, true: int, false: int, *, hit: bool) -> tuple[int, int]:
         """The facts were every unanswered input answered the way that hits its criterion (or the way that does not)."""
@@ -232,52 +229,34 @@ class DutchTest(CompiledTest):
             self._answers.remember(values, found)
         return found  # type: ignore[return-value]
 
-    def outcome(self, true: int, false: int) -> Outcome:
-        """Everything the facts decide (remembered): the verdict and its rules, its bounds, the next questions."""
-        key = (true, false)
+    def outcome(self, true: int, false: int, deferred: frozenset[str] = frozenset()) -> Outcome:
+        """Everything the facts decide (remembered): the verdict and its rules, its bounds, what could change it."""
+        key = (true, false, deferred)
         found = self._outcomes.get(key)
         if found is None:
             verdict, rules = self.decide(true, false)
-            questions = (
-                tuple(
-                    next_questions(
-                        self.table,
-                        self.branch_verdict,
-                        true,
-                        false,
-                        verdict,
-                        self.order,
-                        self.rules,
-                        self.touching,
-                        self.weight,
-                    )
-                )
-                if verdict is Verdict.risky
-                else ()
-            )
-            found = Outcome(
-                verdict,
-                rules,
+            bounds = (
                 self.verdict(*self.answered_all(true, false, hit=False)),
                 self.verdict(*self.answered_all(true, false, hit=True)),
-                questions,
             )
+            found = self.changes(true, false, verdict, rules, bounds, self.order, deferred)
             self._outcomes.remember(key, found)
         return found  # type: ignore[return-value]
 
 
-_TESTS: dict[tuple[int, int], DutchTest] = {}
+_TESTS: dict[tuple[int, int, bool], DutchTest] = {}
 
 
 def dutch_test(ruleset: DutchRuleset, as_of: dt.date) -> DutchTest:
-    """The compiled test for the rules in force on `as_of`, built once per ruleset and threshold entry (keyed by
-    identity: the rulesets are frozen, and hashing them would cost as much as a verdict; the test holds both objects,
-    so their ids are not reused)."""
+    """The compiled test for the rules in force on `as_of`, built once per ruleset, threshold entry and whether its
+    presumption is law on that day (keyed by identity: the rulesets are frozen, and hashing them would cost as much
+    as a verdict; the test holds both objects, so their ids are not reused)."""
     tariefgrens = ruleset.tariefgrens_on(as_of)
-    key = (id(ruleset), id(tariefgrens))
+    in_force = tariefgrens is not None and tariefgrens.presumption_on(as_of)
+    key = (id(ruleset), id(tariefgrens), in_force)
     test = _TESTS.get(key)
     if test is None or test.ruleset is not ruleset or test.tariefgrens is not tariefgrens:
-        test = _TESTS[key] = DutchTest(ruleset, tariefgrens)
+        test = _TESTS[key] = DutchTest(ruleset, tariefgrens, in_force)
     return test
 
 
@@ -287,13 +266,18 @@ def _advice(
     as_of: dt.date,
     bounds: tuple[Verdict, Verdict],
     language: Language,
+    stated: int,
 ) -> str:
     ruleset, tariefgrens = test.ruleset, test.tariefgrens
     texts = ruleset.texts
     sentences = [result.criterion.advice[language] for result in assessment_parts if result.hit]
+    rate_hit = any(result.hit and result.criterion.presumption for result in assessment_parts)
+    pending = ruleset.weighing.presumption_pending
     if tariefgrens is None:
         sentences.append(texts.no_threshold[language].format(as_of=day(as_of, language)))
-    elif any(result.hit and result.criterion.presumption for result in assessment_parts):
+    elif rate_hit and not test.presumption_in_force and pending is not None:
+        sentences.append(pending[language].format(amount=money(tariefgrens.amount_eur, language)))
+    elif rate_hit:
         sentences.append(
             texts.threshold_used[language].format(
                 amount=money(tariefgrens.amount_eur, language),
@@ -302,6 +286,8 @@ def _advice(
                 basis=tariefgrens.basis[language],
             )
         )
+    if stated < ruleset.weighing.floor:
+        sentences.append(ruleset.weighing.texts.too_few[language].format(stated=stated, floor=ruleset.weighing.floor))
     unanswered = {result.criterion.input for result in assessment_parts if not result.answered}
     if unanswered:
         asked = [question.text[language] for question in ruleset.questions if question.input in unanswered]
@@ -324,7 +310,7 @@ def _decided(
             facts |= rule.facts_of(true)
         inputs = tuple(name for name, bits in test.table.inputs.items() if bits & facts)
         return Decided(tuple(rule.source for rule in rules), inputs)
-    weighed = true if verdict is Verdict.unsafe else true | false
+    weighed = true if verdict is Verdict.unsafe else false  # the stated facts that point the verdict's way
     inputs = tuple(criterion.input for criterion, bit, _ in test.criteria if bit & weighed)
     return Decided((), inputs)
 
@@ -334,12 +320,16 @@ def assess_engagement(
     engagement: Mapping[str, EngagementValue],
     as_of: dt.date,
     language: Language = DEFAULT_LANGUAGE,
+    dont_know: frozenset[str] = frozenset(),
 ) -> DutchAssessment:
-    """Score the engagement, advising in `language`; a field that is missing (or null) is unanswered and counts as
-    not hit."""
+    """Score the engagement, advising in `language`; a field that is missing (or null) is unanswered and is not
+    weighed. `dont_know` names the questions answered "don't know": they are not ranked first among the next
+    questions."""
     test = dutch_test(ruleset, as_of)
     true, false, results = test.read(engagement)
-    outcome = test.outcome(true, false)
+    outcome = test.outcome(true, false, dont_know)
+    employment, self_employment = test.balance.sides(true, false)
+    stated = test.balance.stated(true, false)
     verdict, rules, best_case, worst_case = outcome.verdict, outcome.rules, outcome.best_case, outcome.worst_case
     return DutchAssessment(
         verdict=verdict,
@@ -350,8 +340,12 @@ def assess_engagement(
         tariefgrens=test.tariefgrens,
         presumption_of_employment=bool(true & test.presumption_bit),
         results=results,
-        advice=_advice(test, results, as_of, (best_case, worst_case), language),
+        advice=_advice(test, results, as_of, (best_case, worst_case), language, stated),
         language=language,
         decided=_decided(test, verdict, rules, true, false),
         next_questions=outcome.next_questions,
+        could_change=outcome.could_change,
+        answer_sets=outcome.answer_sets,
+        sets_complete=outcome.sets_complete,
+        balance=(employment, self_employment, stated),
     )

@@ -94,7 +94,8 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
     language = Language[record.language]
     if record.kind is ClassificationKind.zelfstandigenwet:
         dutch = ZelfstandigenwetRequest.model_validate_json(raw)
-        assessment = assess_engagement(rulesets.dutch, dutch.engagement.model_dump(), as_of, language)
+        engagement = dutch.engagement.model_dump()
+        assessment = assess_engagement(rulesets.dutch, engagement, as_of, language, frozenset(dutch.dont_know))
         return views.dutch_verdict(
             assessment,
             rulesets.dutch,
@@ -107,7 +108,7 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
     cross_border = CrossBorderRequest.model_validate_json(raw)
     ruleset = rulesets.cross_border[cross_border.country]
     return views.cross_border_verdict(
-        assess_criteria(ruleset, cross_border.criteria, as_of, language),
+        assess_criteria(ruleset, cross_border.criteria, as_of, language, frozenset(cross_border.dont_know)),
         rulesets.phrases,
         id=record.id,
         created_at=now,

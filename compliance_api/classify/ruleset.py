@@ -187,6 +187,10 @@ class DecisiveRule(_Strict):
         default=(),
         description="The safe rules that rebut this one (a presumption): while one of them holds, it does not decide.",
     )
+    statutory: bool = Field(
+        default=False,
+        description="A statute (not case law) makes these facts enough: the rule decides below the weighing's floor.",
+    )
     reason: Translated
     basis: Text
     source_url: OfficialUrl = None
@@ -216,6 +220,62 @@ def _inputs_known(rules: Sequence[DecisiveRule], inputs: Sequence[str], field: s
         unknown = sorted({fact.input for fact in rule.facts} - set(inputs))
         if unknown:
             raise ValueError(f"{field}.{index}: unknown inputs {', '.join(unknown)}")
+
+
+class Indicator(_Strict):
+    """What one input weighs in the weighing of the stated facts: `employment` when its answer points to employment
+    (the Dutch criterion hit, a cross-border criterion met), `self_employment` when it is answered the other way. Zero
+    where the law gives that answer no weight (the absence of a platform criterion says nothing of self-employment)."""
+
+    input: Identifier
+    employment: Annotated[int, Field(ge=0, le=100)]
+    self_employment: Annotated[int, Field(ge=0, le=100)]
+
+
+class WeighingTexts(_Strict):
+    """The weighing's sentences, each a template in every language."""
+
+    reason: Translated
+    too_few: Translated
+
+    @model_validator(mode="after")
+    def _templates(self) -> WeighingTexts:
+        _check_placeholders("reason", self.reason, employment="", self_employment="", stated="")
+        _check_placeholders("too_few", self.too_few, stated="", floor="")
+        return self
+
+
+class Weighing(_Strict):
+    """How the stated facts are weighed, as the country's courts weigh them (docs/integrate/classify.md).
+
+    Below `floor` stated facts (answered inputs), no verdict is decisive unless a statutory decisive rule holds.
+    From the floor up, the verdict is decisive when the stated facts weigh at least `clear_ratio` times as much one
+    way as the other, or when one side's lead exceeds `balanced_within_percent` of their total plus
+    `unanswered_share_percent` of what the unanswered inputs could weigh against it (with every input answered: any
+    lead beyond a true balance). Unanswered inputs are never weighed as facts: they only ask for a larger lead."""
+
+    floor: Annotated[int, Field(ge=1, le=20)]
+    clear_ratio: Annotated[Decimal, Field(gt=1, le=10)]
+    balanced_within_percent: Annotated[int, Field(ge=0, le=50)]
+    unanswered_share_percent: Annotated[int, Field(ge=0, le=100)]
+    basis: Text
+    source_url: OfficialUrl = None
+    indicators: Annotated[tuple[Indicator, ...], Field(min_length=1)]
+    presumption_pending: Translated | None = Field(
+        default=None,
+        description="Said when the rate is at or below a threshold whose act is not in force on the day judged.",
+    )
+    texts: WeighingTexts
+
+    @model_validator(mode="after")
+    def _pending(self) -> Weighing:
+        if self.presumption_pending is not None:
+            _check_placeholders("presumption_pending", self.presumption_pending, amount="")
+        return self
+
+    def check_inputs(self, inputs: Sequence[str]) -> None:
+        if [indicator.input for indicator in self.indicators] != list(inputs):
+            raise ValueError("weighing.indicators: one per input, in the order of the inputs")
 
 
 class DutchQuestion(_Strict):
@@ -248,6 +308,15 @@ class DutchTariefgrens(_Strict):
     legal_status: LegalStatus
     basis: Translated = Field(description="Quoted in the advice, so written in every language.")
     source_url: OfficialUrl = None
+    in_force_from: dt.date | None = Field(
+        default=None,
+        description="The day the act making this amount a presumption of employment enters into force; none while no "
+        "date is published (the presumption then never applies).",
+    )
+
+    def presumption_on(self, day: dt.date) -> bool:
+        """Whether the rate presumption is law on `day`."""
+        return self.in_force_from is not None and day >= self.in_force_from
 
 
 class DutchTexts(_Strict):
@@ -274,11 +343,7 @@ class DutchTexts(_Strict):
 class DutchScoring(_Strict):
     unsafe_at_score: Annotated[int, Field(ge=0, le=100)]
     unsafe_at_score_with_presumption: Annotated[int, Field(ge=0, le=100)]
-    risky_at_score: Annotated[int, Field(ge=0, le=100)]
     presumption_floor: Verdict
-    unanswered_floor: Verdict = Field(
-        description="The least safe verdict when counting the unanswered criteria as hit would give unsafe."
-    )
 
 
 def _dated(entries: Sequence[DutchTariefgrens] | Sequence[CrossBorderTariefgrens], field: str) -> None:
@@ -294,6 +359,7 @@ class DutchRuleset(RulesetHeader):
     questions: Annotated[tuple[DutchQuestion, ...], Field(min_length=1)]
     decisive: tuple[DecisiveRule, ...]
     scoring: DutchScoring
+    weighing: Weighing
     texts: DutchTexts
 
     @model_validator(mode="after")
@@ -307,6 +373,7 @@ class DutchRuleset(RulesetHeader):
         if [question.input for question in self.questions] != list(ENGAGEMENT_FIELDS):
             raise ValueError("questions: one per engagement field, in the order of the fields")
         _inputs_known(self.decisive, ENGAGEMENT_FIELDS, "decisive")
+        self.weighing.check_inputs(ENGAGEMENT_FIELDS)
         if sum(criterion.weight for criterion in self.criteria) != 100:
             raise ValueError("criteria: weights must add up to 100")
         if [c.presumption for c in self.criteria].count(True) != 1:
@@ -387,9 +454,7 @@ class CrossBorderRuleset(RulesetHeader):
     decisive: tuple[DecisiveRule, ...]
     tariefgrens: Annotated[tuple[CrossBorderTariefgrens, ...], Field(min_length=1)]
     advice: dict[Verdict, Translated]
-    unanswered_floor: Verdict = Field(
-        description="The least safe verdict when counting the unanswered criteria as met would give unsafe."
-    )
+    weighing: Weighing
     texts: CrossBorderTexts
 
     @model_validator(mode="after")
@@ -405,6 +470,7 @@ class CrossBorderRuleset(RulesetHeader):
             if unknown:
                 raise ValueError(f"rules.{index}: unknown criteria {', '.join(unknown)}")
         _inputs_known(self.decisive, names, "decisive")
+        self.weighing.check_inputs(names)
         for index, decisive in enumerate(self.decisive):
             if any(fact.is_ is None for fact in decisive.facts):
                 raise ValueError(f"decisive.{index}: a criterion is met or not: use `is`")

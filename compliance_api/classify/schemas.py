@@ -10,7 +10,7 @@ import uuid
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, Strict, StrictBool, StringConstraints
 
 from compliance_api.classify.language import Language, LanguageCode
 from compliance_api.classify.models import ClassificationKind
@@ -133,14 +133,23 @@ class Engagement(RequestSchema):
     )
 
 
+DONT_KNOW_DESCRIPTION = (
+    'The questions answered "don\'t know": they stay unanswered (never weighed), and the next questions no longer '
+    "rank them first."
+)
+
+
 class ZelfstandigenwetRequest(Tracked):
     engagement: Engagement
     as_of: IsoDate | None = Field(default=None, description=AS_OF_DESCRIPTION)
+    dont_know: list[Annotated[EngagementField, Strict(False)]] = Field(
+        default_factory=list, max_length=50, description=DONT_KNOW_DESCRIPTION
+    )
 
 
 def _per_country_schema(schema: dict[str, Any]) -> None:
     """Publish one exact variant per country, so the contract lists each country's criterion names."""
-    shared = {name: schema["properties"][name] for name in ("as_of", "reference", "metadata", "monitor")}
+    shared = {name: schema["properties"][name] for name in ("as_of", "reference", "metadata", "monitor", "dont_know")}
     variants = [
         {
             "title": f"CrossBorderRequest{country}",
@@ -173,6 +182,9 @@ class CrossBorderRequest(Tracked, json_schema_extra=_per_country_schema):
         "(`GET /v1/classify/cross-border/criteria`)."
     )
     as_of: IsoDate | None = Field(default=None, description=AS_OF_DESCRIPTION)
+    dont_know: list[str] = Field(
+        default_factory=list, max_length=50, description=DONT_KNOW_DESCRIPTION + " Criterion names, as in `criteria`."
+    )
 
 
 class RulesetRef(ResponseSchema):
@@ -215,14 +227,52 @@ class NextQuestion(ResponseSchema):
     legal_basis: LegalBasis
 
 
+class SetAnswerOut(ResponseSchema):
+    field: str = Field(description="The request field that answers it.")
+    answer: str = Field(description="The answer, in the language of the verdict: yes or no, or a range of numbers.")
+    value: bool | int | float = Field(description="An answer that takes this branch, to send as the field's value.")
+
+
+class AnswerSetOut(ResponseSchema):
+    """Answers that, given together, change a `risky` verdict that no single answer changes."""
+
+    answers: list[SetAnswerOut]
+    verdict: Verdict = Field(description="The verdict with these answers and everything else as it is now.")
+
+
+class WeighingOut(ResponseSchema):
+    """The weighing of the stated facts, as the country's courts weigh them (unanswered inputs weigh nothing)."""
+
+    employment: int = Field(ge=0, description="The weight of the stated facts that point to employment.")
+    self_employment: int = Field(ge=0, description="The weight of the stated facts that point to self-employment.")
+    stated_facts: int = Field(ge=0, description="How many of the test's questions are answered.")
+    floor: int = Field(ge=1, description="Below this many answered questions, only a statutory rule gives a verdict.")
+
+
+COULD_CHANGE_DESCRIPTION = (
+    "Every unanswered question one of whose answers would change this verdict, with where each answer leads; empty "
+    "when no single answer would."
+)
+ANSWER_SETS_DESCRIPTION = (
+    "For a `risky` verdict that no single answer changes: the smallest sets of at most three answers that would, one "
+    "for each verdict they lead to."
+)
+ANSWER_SET_SEARCH_DESCRIPTION = (
+    "`not_needed` (a single answer can change the verdict, or it is decisive), `found` (see `next_answer_sets`), "
+    "`none_would` (no set of at most three answers changes it) or `stopped` (the bounded search ended first)."
+)
+AnswerSetSearch = Literal["not_needed", "found", "none_would", "stopped"]
+
+
 DECIDED_BY_DESCRIPTION = (
     "Why the verdict is decisive: the decisive rules that hold (each with its reason and legal source), or "
     "`weighing`. Empty when the verdict is `risky`."
 )
 DECIDING_FACTS_DESCRIPTION = "The inputs whose answers decided the verdict (empty when it is `risky`)."
 NEXT_QUESTIONS_DESCRIPTION = (
-    "For a `risky` verdict: at most five unanswered questions, the one whose answer can move the verdict most first, "
-    "each with where its answers lead. Empty when the verdict is decisive."
+    "For a `risky` verdict: at most five unanswered questions one of whose answers changes the verdict, the one that "
+    'can move it most first (a question answered "don\'t know" after the others), each with where its answers '
+    "lead. Empty when the verdict is decisive, and when no single answer changes it (see `next_answer_sets`)."
 )
 
 
@@ -252,19 +302,24 @@ class ZWVerdict(ResponseSchema):
     criteria_hit: list[DutchCriterionId]
     advice: str
     presumption_of_employment: bool = Field(
-        description="The rate is at or below the tariefgrens in force on `as_of` (the verdict is then never safe)."
+        description="The rate presumption applies: its act is in force on `as_of` and the rate is at or below its "
+        "tariefgrens (the verdict is then never safe); false while no date of entry into force is published."
     )
     tariefgrens: DutchTariefgrensOut | None = Field(description="The threshold in force on `as_of`, if any.")
     as_of: dt.date
     ruleset: RulesetRef
     criteria: list[DutchCriterionOut]
     unanswered: list[EngagementField] = Field(
-        description="The inputs not answered: counted as not hit, but the verdict is never `safe` while hitting "
-        "them could make it `unsafe`; the advice says how answering them could change the verdict."
+        description="The inputs not answered: never weighed; `could_change` lists those whose answer could change "
+        "the verdict."
     )
     decided_by: list[DecidingRule] = Field(default_factory=list, description=DECIDED_BY_DESCRIPTION)
     deciding_facts: list[EngagementField] = Field(default_factory=list, description=DECIDING_FACTS_DESCRIPTION)
     next_questions: list[NextQuestion] = Field(default_factory=list, description=NEXT_QUESTIONS_DESCRIPTION)
+    could_change: list[NextQuestion] = Field(default_factory=list, description=COULD_CHANGE_DESCRIPTION)
+    next_answer_sets: list[AnswerSetOut] = Field(default_factory=list, description=ANSWER_SETS_DESCRIPTION)
+    answer_set_search: AnswerSetSearch = Field(default="not_needed", description=ANSWER_SET_SEARCH_DESCRIPTION)
+    weighing: WeighingOut | None = Field(default=None, description="The weighing of the stated facts.")
     reference: str | None = Field(description="The `reference` sent with the request, if any.")
     metadata: dict[str, str] = Field(description="The `metadata` sent with the request (empty when none).")
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
@@ -309,13 +364,17 @@ class CrossBorderVerdict(ResponseSchema):
     criteria_met: list[CrossBorderCriterionName]
     criteria_not_provided: list[CrossBorderCriterionName] = Field(description="The same list as `unanswered`.")
     unanswered: list[CrossBorderCriterionName] = Field(
-        description="The criteria not provided: counted as not met, but the verdict is never `safe` while meeting "
-        "them could make it `unsafe`; the advice says how answering them could change the verdict."
+        description="The criteria not provided: never weighed; `could_change` lists those whose answer could change "
+        "the verdict."
     )
     rules_applied: list[AppliedRule]
     decided_by: list[DecidingRule] = Field(default_factory=list, description=DECIDED_BY_DESCRIPTION)
     deciding_facts: list[CrossBorderCriterionName] = Field(default_factory=list, description=DECIDING_FACTS_DESCRIPTION)
     next_questions: list[NextQuestion] = Field(default_factory=list, description=NEXT_QUESTIONS_DESCRIPTION)
+    could_change: list[NextQuestion] = Field(default_factory=list, description=COULD_CHANGE_DESCRIPTION)
+    next_answer_sets: list[AnswerSetOut] = Field(default_factory=list, description=ANSWER_SETS_DESCRIPTION)
+    answer_set_search: AnswerSetSearch = Field(default="not_needed", description=ANSWER_SET_SEARCH_DESCRIPTION)
+    weighing: WeighingOut | None = Field(default=None, description="The weighing of the stated facts.")
     tariefgrens: CrossBorderTariefgrensOut | None
     as_of: dt.date
     ruleset: RulesetRef
@@ -402,6 +461,11 @@ class DecisiveRuleOut(ResponseSchema):
     at_least: int | None
     of: list[FactOut]
     unless: list[FactOut]
+    statutory: bool = Field(
+        default=False,
+        description="A statute makes these facts enough, so the rule decides even with fewer than four questions "
+        "answered (rules drawn from case law need four).",
+    )
     legal_basis: LegalBasis
 
 

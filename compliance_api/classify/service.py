@@ -126,7 +126,9 @@ def score_engagement(
 ) -> Scored:
     """The verdict of the Dutch test, for a caller in `environment`."""
     ruleset = rulesets.dutch
-    assessment = assess_engagement(ruleset, body.engagement.model_dump(), body.as_of or now.date(), language)
+    assessment = assess_engagement(
+        ruleset, body.engagement.model_dump(), body.as_of or now.date(), language, frozenset(body.dont_know)
+    )
     verdict = views.dutch_verdict(
         assessment,
         ruleset,
@@ -148,21 +150,22 @@ def score_cross_border(
 ) -> Scored:
     """The verdict of the country's test, for a caller in `environment`; unknown criterion names are a 400."""
     ruleset = rulesets.cross_border[body.country]
-    unknown = unknown_criteria(ruleset, body.criteria)
+    unknown = [("criteria", name) for name in unknown_criteria(ruleset, body.criteria)]
+    unknown += [("dont_know", name) for name in unknown_criteria(ruleset, body.dont_know)]
     if unknown:
         allowed = ", ".join(ruleset.criterion_names)
-        named = ", ".join(shown(name) for name in unknown[:MAX_LISTED_ERRORS])
+        named = ", ".join(shown(name) for _, name in unknown[:MAX_LISTED_ERRORS])
         more = f" and {len(unknown) - MAX_LISTED_ERRORS} more" if len(unknown) > MAX_LISTED_ERRORS else ""
         raise ApiError(
             "validation_failed",
             f"Unknown criteria for {body.country}: {named}{more}. Allowed: {allowed}.",
             errors=[
-                FieldError(f"criteria.{shown(name)}", _unknown_criterion(name, body.country.value, allowed, ruleset))
-                for name in unknown[:MAX_LISTED_ERRORS]
+                FieldError(f"{field}.{shown(name)}", _unknown_criterion(name, body.country.value, allowed, ruleset))
+                for field, name in unknown[:MAX_LISTED_ERRORS]
             ],
             error_count=len(unknown),
         )
-    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language)
+    assessment = assess_criteria(ruleset, body.criteria, body.as_of or now.date(), language, frozenset(body.dont_know))
     verdict = views.cross_border_verdict(
         assessment,
         rulesets.phrases,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, TypeVar, cast
 
 from compliance_api.classify.crossborder import CrossBorderAssessment
-from compliance_api.classify.decide import Answer, NextQuestion
+from compliance_api.classify.decide import Answer, AnswerSet, NextQuestion
 from compliance_api.classify.dutch import DutchAssessment, DutchCriterionResult
 from compliance_api.classify.language import Language, decimal
 from compliance_api.classify.models import Classification, RecordWithHistory
@@ -25,6 +25,7 @@ from compliance_api.classify.ruleset import (
     Fact,
     Phrases,
     RulesetHeader,
+    Weighing,
     link,
 )
 from compliance_api.classify.schemas import (
@@ -218,8 +219,70 @@ def _dutch_decided(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: 
         if assessment.presumption_of_employment
         else ruleset.scoring.unsafe_at_score
     )
-    source = link(ruleset.sources[0].url)
-    return [_weighing_json(assessment.verdict, assessment.score, threshold, ruleset.law, source, phrases, language)]
+    if assessment.verdict is Verdict.unsafe and assessment.score >= threshold:
+        source = link(ruleset.sources[0].url)
+        return [_weighing_json(assessment.verdict, assessment.score, threshold, ruleset.law, source, phrases, language)]
+    return [_balance_json(assessment.verdict, ruleset.weighing, assessment.balance, language)]
+
+
+def _balance_json(
+    verdict: Verdict, weighing: Weighing, balance: tuple[int, int, int], language: Language
+) -> dict[str, Any]:
+    """The weighing of the stated facts as the rule that decided."""
+    employment, self_employment, stated = balance
+    return {
+        "rule": "weighing",
+        "verdict": verdict.value,
+        "reason": weighing.texts.reason[language].format(
+            employment=employment, self_employment=self_employment, stated=stated
+        ),
+        "legal_basis": {"text": weighing.basis, "source_url": link(weighing.source_url)},
+    }
+
+
+def _weighing_out(weighing: Weighing, balance: tuple[int, int, int]) -> dict[str, int]:
+    return {
+        "employment": balance[0],
+        "self_employment": balance[1],
+        "stated_facts": balance[2],
+        "floor": weighing.floor,
+    }
+
+
+def _answer_sets_json(
+    sets: tuple[AnswerSet, ...], asked: Mapping[str, tuple[str, str]], phrases: Phrases, language: Language
+) -> list[dict[str, Any]]:
+    """`next_answer_sets`; `asked` gives each input's kind and the answer that sets it to true."""
+    return [
+        {
+            "answers": [
+                {
+                    "field": answer.input,
+                    "answer": _answer_label(
+                        Answer(answer.value, answer.low, answer.high, found.verdict),
+                        *asked[answer.input],
+                        phrases,
+                        language,
+                    ),
+                    "value": answer.value,
+                }
+                for answer in found.answers
+            ],
+            "verdict": found.verdict.value,
+        }
+        for found in sets
+    ]
+
+
+def answer_set_search(
+    verdict: Verdict, could_change: tuple[NextQuestion, ...], sets: tuple[AnswerSet, ...], complete: bool
+) -> str:
+    """How the search for a set of answers ended (`AnswerSetSearch`)."""
+    if verdict is not Verdict.risky or could_change:
+        return "not_needed"
+    if sets:
+        return "found"
+    return "none_would" if complete else "stopped"
 
 
 _QUESTIONS: dict[tuple[int, Language], tuple[object, list[dict[str, Any]]]] = {}
@@ -241,15 +304,20 @@ def _in_language(
     return entry[1]
 
 
-def _dutch_questions(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases) -> list[dict[str, Any]]:
-    return _in_language(
-        assessment.next_questions,
-        assessment.language,
-        lambda: _dutch_questions_now(assessment, ruleset, phrases),
-    )
+def _dutch_questions(
+    assessment: DutchAssessment,
+    ruleset: DutchRuleset,
+    phrases: Phrases,
+    found: tuple[NextQuestion, ...] | None = None,
+) -> list[dict[str, Any]]:
+    """`next_questions` (or, given `found`, those questions) written out in the verdict's language."""
+    source = assessment.next_questions if found is None else found
+    return _in_language(source, assessment.language, lambda: _dutch_questions_now(assessment, ruleset, phrases, source))
 
 
-def _dutch_questions_now(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases) -> list[dict[str, Any]]:
+def _dutch_questions_now(
+    assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases, source: tuple[NextQuestion, ...]
+) -> list[dict[str, Any]]:
     questions = {question.input: question for question in ruleset.questions}
     language = assessment.language
     return [
@@ -262,7 +330,7 @@ def _dutch_questions_now(assessment: DutchAssessment, ruleset: DutchRuleset, phr
             phrases,
             language,
         )
-        for found in assessment.next_questions
+        for found in source
     ]
 
 
@@ -295,6 +363,17 @@ def dutch_verdict(
         "decided_by": _dutch_decided(assessment, ruleset, phrases),
         "deciding_facts": list(assessment.decided.facts) if assessment.decided else [],
         "next_questions": _dutch_questions(assessment, ruleset, phrases),
+        "could_change": _dutch_questions(assessment, ruleset, phrases, assessment.could_change),
+        "next_answer_sets": _answer_sets_json(
+            assessment.answer_sets,
+            {question.input: (question.kind, question.true_when) for question in ruleset.questions},
+            phrases,
+            assessment.language,
+        ),
+        "answer_set_search": answer_set_search(
+            assessment.verdict, assessment.could_change, assessment.answer_sets, assessment.sets_complete
+        ),
+        "weighing": _weighing_out(ruleset.weighing, assessment.balance),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
         "livemode": livemode,
@@ -333,20 +412,25 @@ def _cross_border_decided(assessment: CrossBorderAssessment, phrases: Phrases) -
         return []
     if assessment.decided_by:
         return [_rule_json(rule, language) for rule in assessment.decided_by]
-    unsafe_share = min(
-        (r.share_at_least_percent or 100 for r in assessment.fired if r.verdict is Verdict.unsafe), default=50
-    )
-    source = link(ruleset.sources[0].url)
-    return [_weighing_json(assessment.verdict, assessment.score, unsafe_share, ruleset.law, source, phrases, language)]
+    unsafe_shares = [r.share_at_least_percent or 100 for r in assessment.fired if r.verdict is Verdict.unsafe]
+    if assessment.verdict is Verdict.unsafe and unsafe_shares:
+        source = link(ruleset.sources[0].url)
+        share = min(unsafe_shares)
+        return [_weighing_json(assessment.verdict, assessment.score, share, ruleset.law, source, phrases, language)]
+    return [_balance_json(assessment.verdict, ruleset.weighing, assessment.balance, language)]
 
 
-def _cross_border_questions(assessment: CrossBorderAssessment, phrases: Phrases) -> list[dict[str, Any]]:
-    return _in_language(
-        assessment.next_questions, assessment.language, lambda: _cross_border_questions_now(assessment, phrases)
-    )
+def _cross_border_questions(
+    assessment: CrossBorderAssessment, phrases: Phrases, found: tuple[NextQuestion, ...] | None = None
+) -> list[dict[str, Any]]:
+    """`next_questions` (or, given `found`, those questions) written out in the verdict's language."""
+    source = assessment.next_questions if found is None else found
+    return _in_language(source, assessment.language, lambda: _cross_border_questions_now(assessment, phrases, source))
 
 
-def _cross_border_questions_now(assessment: CrossBorderAssessment, phrases: Phrases) -> list[dict[str, Any]]:
+def _cross_border_questions_now(
+    assessment: CrossBorderAssessment, phrases: Phrases, source: tuple[NextQuestion, ...]
+) -> list[dict[str, Any]]:
     criteria = {criterion.name: criterion for criterion in assessment.ruleset.criteria}
     language = assessment.language
     return [
@@ -360,7 +444,7 @@ def _cross_border_questions_now(assessment: CrossBorderAssessment, phrases: Phra
             language,
             criteria[found.input].true_when,
         )
-        for found in assessment.next_questions
+        for found in source
     ]
 
 
@@ -408,6 +492,17 @@ def cross_border_verdict(
         "decided_by": _cross_border_decided(assessment, phrases),
         "deciding_facts": list(assessment.decided_facts),
         "next_questions": _cross_border_questions(assessment, phrases),
+        "could_change": _cross_border_questions(assessment, phrases, assessment.could_change),
+        "next_answer_sets": _answer_sets_json(
+            assessment.answer_sets,
+            {criterion.name: ("boolean", criterion.true_when) for criterion in ruleset.criteria},
+            phrases,
+            assessment.language,
+        ),
+        "answer_set_search": answer_set_search(
+            assessment.verdict, assessment.could_change, assessment.answer_sets, assessment.sets_complete
+        ),
+        "weighing": _weighing_out(ruleset.weighing, assessment.balance),
         **_tracking(tracked),
         "created_at": _timestamp(created_at),
         "livemode": livemode,
@@ -532,6 +627,7 @@ def decisive_rule(rule: DecisiveRule, language: Language) -> DecisiveRuleOut:
         at_least=rule.at_least,
         of=_facts(rule.of),
         unless=_facts(rule.unless),
+        statutory=rule.statutory,
         legal_basis=LegalBasis(text=rule.basis, source_url=link(rule.source_url)),
     )
 

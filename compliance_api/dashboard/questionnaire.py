@@ -121,10 +121,10 @@ def answers_of(
     questionnaire: Questionnaire, questions: tuple[Question, ...], request: Mapping[str, Any], translator: Translator
 ) -> dict[str, str]:
     """A stored request body as the form's values: `yes`/`no` for booleans (as each question asks), numbers as the
-    reader writes them; absent: not answered."""
+    reader writes them, `unknown` for a question answered "don't know"; absent: not answered."""
     given = request.get("engagement" if questionnaire is Questionnaire.zelfstandigenwet else "criteria") or {}
     asks = {q.field: q for q in questions}
-    values = {}
+    values = dict.fromkeys(request.get("dont_know") or (), "unknown")
     for name, value in given.items():
         if isinstance(value, bool):
             question = asks.get(name)
@@ -187,12 +187,15 @@ def submission(
     raw_reference = _text(form, "reference").strip()
     errors: dict[str, str] = {}
     answers: dict[str, Any] = {}
+    dont_know: list[str] = []
     for question in questions:
         value = typed[question.field]
         if question.kind == "boolean":
             if value in {"yes", "no"}:
                 answers[question.field] = question.value_of(value == "yes")
-            elif value not in {"", "unknown"}:
+            elif value == "unknown":
+                dont_know.append(question.field)
+            elif value:
                 errors[question.field] = _problem(question, translator)
         elif value:
             answers[question.field] = _number(value, question.kind, translator)
@@ -201,6 +204,8 @@ def submission(
     body: dict[str, Any] = {}
     if raw_reference:
         body["reference"] = raw_reference
+    if dont_know:
+        body["dont_know"] = dont_know  # not ranked first among the next questions again
     if questionnaire is Questionnaire.zelfstandigenwet:
         body["engagement"] = answers
     else:
@@ -279,6 +284,31 @@ class NextQuestion:
 
     question: Question
     summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSet:
+    """Answers that, given together, change a verdict no single answer changes: each question with its answer (in
+    the verdict's language), and the verdict they lead to."""
+
+    answers: tuple[tuple[Question, str], ...]
+    verdict: str
+
+
+def answer_sets(result: Mapping[str, Any], questions: tuple[Question, ...]) -> list[AnswerSet]:
+    """The verdict's `next_answer_sets`, where no single answer changes a `risky` verdict."""
+    by_field = {q.field: q for q in questions}
+    return [
+        AnswerSet(
+            tuple(
+                (by_field[answer["field"]], answer["answer"])
+                for answer in found["answers"]
+                if answer["field"] in by_field
+            ),
+            found["verdict"],
+        )
+        for found in result.get("next_answer_sets") or ()
+    ]
 
 
 def next_questions(result: Mapping[str, Any], questions: tuple[Question, ...]) -> list[NextQuestion]:

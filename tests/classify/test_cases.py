@@ -106,7 +106,9 @@ async def _verdict(client: AsyncClient, account: Account, case: Case) -> str:
     assert response.status_code == 200, response.text
     body = response.json()
     if body["verdict"] == "risky":
-        assert body["next_questions"], "an undecided verdict says which question to answer next"
+        assert body["next_questions"] or body["next_answer_sets"] or body["answer_set_search"] == "none_would", (
+            "an undecided verdict says which question (or set of answers) would decide it, or that none would"
+        )
     else:
         assert body["decided_by"], "a decisive verdict names what decided it"
     verdict: str = body["verdict"]

@@ -72,10 +72,12 @@ async def test_dutch_verdict_has_the_spec_fields_and_the_audit_fields(client: As
     assert body["ratio"] == 0.53
     assert "near_full_time" not in body["criteria_hit"]
     assert set(body["criteria_hit"]) == {c["id"] for c in body["criteria"] if c["hit"]}
-    assert body["presumption_of_employment"] is True
+    assert body["presumption_of_employment"] is False, "the act has no published date of entry into force"
     assert body["tariefgrens"]["amount_eur"] == 38.0
     assert body["tariefgrens"]["legal_status"] == "adopted_not_in_force"
-    assert body["ruleset"] == {"id": "nl-zw", "version": "2026-11-26", "valid_from": "2026-11-26"}
+    assert body["ruleset"] == {"id": "nl-zw", "version": "2026-11-28", "valid_from": "2026-11-28"}
+    assert body["weighing"] == {"employment": 44, "self_employment": 2, "stated_facts": 9, "floor": 4}
+    assert body["answer_set_search"] == "not_needed"
     assert all(c["legal_basis"]["source_url"].startswith("https://") for c in body["criteria"])
     assert "Not assessed" in body["advice"]
     uuid.UUID(body["id"])
@@ -154,7 +156,24 @@ async def test_empty_engagement_is_answered_and_never_safe(client: AsyncClient, 
     assert "What is the hourly rate in EUR, excluding VAT?" in body["advice"]
     assert not any(name in body["advice"] for name in ENGAGEMENT_FIELDS), "a question is named by its text"
     assert (body["decided_by"], body["deciding_facts"]) == ([], [])
-    assert 1 <= len(body["next_questions"]) <= 5
+    assert "fewer than 4" in body["advice"]
+    assert (body["next_questions"], body["could_change"]) == ([], []), "no single answer reaches the floor"
+    assert (body["next_answer_sets"], body["answer_set_search"]) == ([], "none_would")
+
+
+async def test_a_question_answered_dont_know_is_not_ranked_first_again(client: AsyncClient, account: Account) -> None:
+    engagement = {"works_under_instructions": True, "can_delegate": False, "profit_risk": False}
+    first = (await client.post(ZW, json={"engagement": engagement}, headers=account.live)).json()
+    assert first["verdict"] == "risky"
+    top = first["next_questions"][0]["field"]
+    again = await client.post(ZW, json={"engagement": engagement, "dont_know": [top]}, headers=account.live)
+    assert again.status_code == 200, again.text
+    ranked = [question["field"] for question in again.json()["next_questions"]]
+    assert ranked[0] != top
+    assert again.json()["verdict"] == "risky"
+    unknown = await client.post(CB, json={"country": "FR", "criteria": {}, "dont_know": ["nope"]}, headers=account.live)
+    assert unknown.status_code == 400
+    assert "dont_know.nope" in fields_of(unknown.json())
 
 
 async def test_whole_floats_count_as_integers(client: AsyncClient, account: Account) -> None:
@@ -175,7 +194,8 @@ async def test_as_of_selects_the_threshold_in_force_then(client: AsyncClient, ac
     in_2024 = await client.post(ZW, json={"engagement": engagement, "as_of": "2024-06-01"}, headers=account.live)
     before_any = await client.post(ZW, json={"engagement": engagement, "as_of": "2023-06-30"}, headers=account.live)
     assert now.json()["tariefgrens"]["amount_eur"] == 38.0
-    assert now.json()["presumption_of_employment"] is True
+    assert now.json()["presumption_of_employment"] is False
+    assert "No date of entry into force has been published" in now.json()["advice"]
     assert now.json()["as_of"] == utcnow().date().isoformat()
     assert in_2024.json()["tariefgrens"]["amount_eur"] == 33.0
     assert in_2024.json()["presumption_of_employment"] is False
@@ -186,10 +206,14 @@ async def test_as_of_selects_the_threshold_in_force_then(client: AsyncClient, ac
 
 async def test_cross_border_verdict(client: AsyncClient, account: Account) -> None:
     criteria = {"client_gives_orders": True, "client_controls_execution": True, "client_can_sanction": True}
+    triad = (await client.post(CB, json={"country": "FR", "criteria": criteria}, headers=account.live)).json()
+    assert triad["verdict"] == "risky", "three stated facts are below the floor, and no statute decides"
+    criteria["client_sets_schedule"] = True
     response = await client.post(CB, json={"country": "FR", "criteria": criteria}, headers=account.live)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["verdict"] == "unsafe"
+    assert body["decided_by"][0]["rule"] == "orders_control_sanction"
     assert body["country"] == "FR"
     assert "L. 8221-6" in body["law"]
     assert body["tariefgrens_min_eur"] == 30.0
@@ -235,6 +259,15 @@ async def test_criteria_catalogue(client: AsyncClient, account: Account, ruleset
         body = response.json()
         assert [c["name"] for c in body["criteria"]] == list(ruleset.criterion_names)
         assert all(c["description"] and c["legal_basis"]["text"] for c in body["criteria"])
+        statutory = {rule["id"] for rule in body["decisive"] if rule["statutory"]}
+        assert statutory == {rule.id for rule in ruleset.decisive if rule.statutory}
+    belgian = (
+        await client.get("/v1/classify/cross-border/criteria", params={"country": "BE"}, headers=account.live)
+    ).json()
+    assert {rule["id"] for rule in belgian["decisive"] if rule["statutory"]} >= {
+        "sector_presumption",
+        "authority_in_fact",
+    }
     missing = await client.get("/v1/classify/cross-border/criteria", headers=account.live)
     unknown = await client.get("/v1/classify/cross-border/criteria", params={"country": "XX"}, headers=account.live)
     assert missing.status_code == unknown.status_code == 400

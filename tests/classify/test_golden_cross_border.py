@@ -110,12 +110,16 @@ def test_fr_take_eat_easy_2018_is_unsafe() -> None:
 def test_fr_societe_generale_triad_is_unsafe_and_control_with_sanction_is_enough() -> None:
     """Cass. soc. 13 nov. 1996, n° 94-13.187 defines subordination as orders, control of their execution and
     sanction; all three present is unsafe on their own. Take Eat Easy (Cass. soc. 28 nov. 2018) found control (real
-    time tracking) with a power to sanction enough; orders with only one of the other two are not."""
+    time tracking) with a power to sanction enough; orders with only one of the other two are not. With every other
+    fact pointing to independence, a registered freelancer keeps the statutory presumption of non-employment, which
+    only permanent legal subordination rebuts (Code du travail art. L8221-6 I and II): the complete answers weigh
+    safe; without the registration they weigh unsafe."""
     triad = ("client_gives_orders", "client_controls_execution", "client_can_sanction")
     assert verdict(Country.FR, *triad) == "unsafe"
     assert verdict(Country.FR, "client_controls_execution", "client_can_sanction") == "unsafe"
-    assert verdict(Country.FR, "client_gives_orders", "client_controls_execution") == "risky"
-    assert verdict(Country.FR, "client_gives_orders", "client_can_sanction") == "risky"
+    for pair in (("client_gives_orders", "client_controls_execution"), ("client_gives_orders", "client_can_sanction")):
+        assert verdict(Country.FR, *pair) == "safe"
+        assert verdict(Country.FR, *pair, "not_registered_as_independent") == "unsafe"
 
 
 def test_de_herrenberg_2022_is_unsafe() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import json
 from decimal import Decimal
 from typing import Any
@@ -13,7 +12,7 @@ from httpx import AsyncClient, Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.classify.language import Language, day, money, negotiate
+from compliance_api.classify.language import Language, money, negotiate
 from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import CrossBorderRule, DecisiveRule, Rulesets
 from compliance_api.classify.verdict import Country, Verdict
@@ -108,16 +107,13 @@ async def test_the_dutch_verdict_is_written_in_the_asked_language(
     ]
     threshold = ruleset.tariefgrens_on(ruleset.version)
     assert threshold is not None
+    assert ruleset.weighing.presumption_pending is not None
+    pending = ruleset.weighing.presumption_pending[language].format(amount=money(Decimal("38"), language))
     texts = ruleset.texts
-    used = texts.threshold_used[language].format(
-        amount=money(Decimal("38"), language),
-        valid_from=day(dt.date(2026, 1, 1), language),
-        status=texts.legal_status["adopted_not_in_force"][language],
-        basis=threshold.basis[language],
-    )
-    assert body["advice"] == " ".join([*(c.advice[language] for c in hit), used, texts.not_assessed[language]])
+    assert body["advice"] == " ".join([*(c.advice[language] for c in hit), pending, texts.not_assessed[language]])
     assert body["tariefgrens"]["basis"] == threshold.basis[language]
-    assert (body["verdict"], body["score"]) == ("risky", 24), "the language changes texts only"
+    assert body["decided_by"][0]["reason"] == ruleset.decisive[3].reason[language]
+    assert (body["verdict"], body["score"]) == ("safe", 24), "the language changes texts only"
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -219,8 +215,16 @@ async def test_a_replay_is_in_the_first_language_and_another_language_is_another
 async def test_a_rescore_writes_the_new_verdict_in_the_record_language(
     client: AsyncClient, account: Account, cli_env: dict[str, str], rulesets: Rulesets
 ) -> None:
-    """EUR 37 was above the 2025 threshold (safe) and is under the 2026 one: the later verdict stays in German."""
-    favourable = {**DUTCH["engagement"], "hourly_rate_eur": 37, "other_clients_count": 5, "can_delegate": True}
+    """EUR 37 was above the 2025 threshold (safe) and is under the 2026 one, where the level of pay weighs the other
+    way: the later verdict stays in German."""
+    favourable = {
+        "hourly_rate_eur": 37,
+        "sets_own_hours": False,
+        "own_tools": True,
+        "own_liability": True,
+        "can_delegate": True,
+        "profit_risk": True,
+    }
     request = {"engagement": favourable, "as_of": "2025-03-01", "monitor": True}
     made = assert_in_language(
         await client.post(ZW, json=request, headers={**account.live, "Accept-Language": "de"}), "de"

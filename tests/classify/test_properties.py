@@ -1,4 +1,6 @@
-"""Property tests: more employment indicators never give a safer verdict or a lower score, for both classifiers."""
+"""Property tests, for both classifiers: from the weighing's floor up, more employment indicators never give a safer
+verdict (nor ever a lower score); a decisive verdict never rests on an unknown fact; a fact not stated is never
+weighed; below the floor only a statutory rule decides; every answer that could change a verdict is listed."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compliance_api.classify.crossborder import assess_criteria
+from compliance_api.classify.crossborder import CrossBorderAssessment, assess_criteria
 from compliance_api.classify.dutch import DutchAssessment, assess_engagement, dutch_test
 from compliance_api.classify.language import DEFAULT_LANGUAGE
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
@@ -56,8 +58,18 @@ def assess(engagement: dict[str, Any], day: dt.date) -> DutchAssessment:
     return assess_engagement(RULESETS.dutch, engagement, day)
 
 
+FLOOR = RULESETS.dutch.weighing.floor
+
+
+def judgeable(*assessments: DutchAssessment | CrossBorderAssessment) -> bool:
+    """Whether each assessment states enough facts for the weighing to decide (below the floor it abstains, so
+    crossing the floor is a step towards having enough facts, not a step towards either verdict)."""
+    return all(assessment.balance[2] >= FLOOR for assessment in assessments)
+
+
 def assert_not_safer(before: DutchAssessment, after: DutchAssessment) -> None:
-    assert after.verdict.rank >= before.verdict.rank, (before, after)
+    if judgeable(before, after):
+        assert after.verdict.rank >= before.verdict.rank, (before, after)
     assert after.score >= before.score
 
 
@@ -75,7 +87,8 @@ def test_leaving_an_indicator_unanswered_is_never_safer_than_answering_it_the_ot
 ) -> None:
     answered_no = assess({**engagement, field: not EMPLOYMENT_ANSWER[field]}, day)
     unanswered = assess({**engagement, field: None}, day)
-    assert unanswered.verdict.rank >= answered_no.verdict.rank
+    if judgeable(answered_no, unanswered):
+        assert unanswered.verdict.rank >= answered_no.verdict.rank
 
 
 @given(ENGAGEMENTS, DAYS, RATES, RATES)
@@ -153,7 +166,8 @@ def test_cross_border_turning_a_criterion_on_is_never_safer(
     ruleset = RULESETS.cross_border[country]
     before = assess_criteria(ruleset, criteria, day)
     after = assess_criteria(ruleset, {**criteria, name: True}, day)
-    assert after.verdict.rank >= before.verdict.rank
+    if judgeable(before, after):
+        assert after.verdict.rank >= before.verdict.rank
     assert after.score >= before.score
 
 
@@ -188,11 +202,12 @@ ANSWER_ORDER: dict[str, list[Any]] = {
 }
 
 
-def verdict_and_score(engagement: dict[str, Any], day: dt.date) -> tuple[int, int]:
-    """The verdict's rank and the score alone, through the compiled test (without the advice and next questions)."""
+def verdict_and_score(engagement: dict[str, Any], day: dt.date) -> tuple[int, int, int]:
+    """The verdict's rank, the score and how many stated facts weigh, through the compiled test (without the advice
+    and next questions)."""
     test = dutch_test(RULESETS.dutch, day)
     true, false = test.table.known(engagement)
-    return test.verdict(true, false).rank, test.score(true)
+    return test.verdict(true, false).rank, test.score(true), test.balance.stated(true, false)
 
 
 @pytest.mark.parametrize(
@@ -205,7 +220,8 @@ def verdict_and_score(engagement: dict[str, Any], day: dt.date) -> tuple[int, in
 )
 def test_every_step_towards_employment_is_never_safer_exhaustively(fields: list[str]) -> None:
     """All 3^9 answer combinations of nine inputs (the others unanswered), on a date with and without a threshold:
-    one step towards employment never lowers the verdict or the score."""
+    one step towards employment never lowers the score, nor the verdict where both sides of the step state enough
+    facts to judge."""
     for day in (dt.date(2022, 1, 1), dt.date(2026, 7, 9)):
         results = {
             combo: verdict_and_score({f: ANSWER_ORDER[f][i] for f, i in zip(fields, combo, strict=True)}, day)
@@ -214,7 +230,8 @@ def test_every_step_towards_employment_is_never_safer_exhaustively(fields: list[
         for combo, before in results.items():
             for position in (p for p, level in enumerate(combo) if level < 2):
                 after = results[(*combo[:position], combo[position] + 1, *combo[position + 1 :])]
-                assert after[0] >= before[0], (combo, position)
+                if min(before[2], after[2]) >= FLOOR:
+                    assert after[0] >= before[0], (combo, position)
                 assert after[1] >= before[1], (combo, position)
 
 
@@ -230,22 +247,106 @@ def unanswered_criteria(draw: st.DrawFn) -> tuple[Country, dict[str, bool], str]
 
 
 @given(unanswered_criteria(), DAYS)
-def test_cross_border_never_safe_while_answering_true_would_be_unsafe(
+def test_cross_border_every_answer_that_changes_the_verdict_is_listed(
     drawn: tuple[Country, dict[str, bool], str], day: dt.date
 ) -> None:
+    """The verdict decides on the stated facts; an unanswered criterion whose answer would change it is listed in
+    `could_change` with where that answer leads, and one no answer of which changes it is not listed."""
     country, criteria, name = drawn
     ruleset = RULESETS.cross_border[country]
-    if assess_criteria(ruleset, {**criteria, name: True}, day).verdict.value == "unsafe":
-        assert assess_criteria(ruleset, criteria, day).verdict.value != "safe"
+    assessment = assess_criteria(ruleset, criteria, day)
+    listed = {question.input: question for question in assessment.could_change}
+    leads = {value: assess_criteria(ruleset, {**criteria, name: value}, day).verdict for value in (True, False)}
+    if set(leads.values()) == {assessment.verdict}:
+        assert name not in listed
+    else:
+        assert {answer.value: answer.verdict for answer in listed[name].answers} == leads
 
 
 @given(ENGAGEMENTS, DAYS, st.sampled_from(sorted({**HIT_VALUES, **EMPLOYMENT_ANSWER}.items())))
-def test_dutch_never_safe_while_answering_with_a_hit_would_be_unsafe(
+def test_dutch_an_answer_that_changes_the_verdict_is_listed(
     engagement: dict[str, Any], day: dt.date, field_and_hit: tuple[str, Any]
 ) -> None:
     field, hit_value = field_and_hit
-    if assess({**engagement, field: hit_value}, day).verdict.value == "unsafe":
-        assert assess({**engagement, field: None}, day).verdict.value != "safe"
+    unanswered = {**engagement, field: None}
+    assessment = assess(unanswered, day)
+    hit = assess({**engagement, field: hit_value}, day)
+    listed = {question.input: question for question in assessment.could_change}
+    if hit.verdict is not assessment.verdict:
+        assert hit.verdict in {answer.verdict for answer in listed[field].answers}
+    for question in assessment.could_change:
+        assert any(answer.verdict is not assessment.verdict for answer in question.answers)
+
+
+@given(criteria_maps(), DAYS)
+def test_cross_border_a_decisive_verdict_never_rests_on_an_unknown_fact(
+    drawn: tuple[Country, dict[str, bool], str], day: dt.date
+) -> None:
+    """Answering an unanswered criterion the way the verdict points (met for unsafe, not met for safe) keeps it."""
+    country, criteria, _ = drawn
+    ruleset = RULESETS.cross_border[country]
+    assessment = assess_criteria(ruleset, criteria, day)
+    if assessment.verdict.value == "risky":
+        return
+    pointing = assessment.verdict.value == "unsafe"
+    for name in assessment.not_provided:
+        assert assess_criteria(ruleset, {**criteria, name: pointing}, day).verdict is assessment.verdict, name
+
+
+@given(ENGAGEMENTS, DAYS)
+def test_dutch_a_decisive_verdict_never_rests_on_an_unknown_fact(engagement: dict[str, Any], day: dt.date) -> None:
+    assessment = assess(engagement, day)
+    if assessment.verdict.value == "risky":
+        return
+    for field in assessment.unanswered:
+        if field in EMPLOYMENT_ANSWER:
+            value = EMPLOYMENT_ANSWER[field] if assessment.verdict.value == "unsafe" else not EMPLOYMENT_ANSWER[field]
+            assert assess({**engagement, field: value}, day).verdict is assessment.verdict, field
+
+
+@given(criteria_maps(), DAYS)
+def test_cross_border_a_fact_not_stated_is_never_weighed(
+    drawn: tuple[Country, dict[str, bool], str], day: dt.date
+) -> None:
+    """The weighing is the sum of the stated answers' weights, as the ruleset gives them, and nothing else."""
+    country, criteria, _ = drawn
+    ruleset = RULESETS.cross_border[country]
+    weights = {indicator.input: indicator for indicator in ruleset.weighing.indicators}
+    employment = sum(weights[name].employment for name, value in criteria.items() if value)
+    self_employment = sum(weights[name].self_employment for name, value in criteria.items() if not value)
+    stated = len(criteria)
+    assert assess_criteria(ruleset, criteria, day).balance == (employment, self_employment, stated)
+
+
+@given(ENGAGEMENTS, DAYS)
+def test_dutch_an_unanswered_field_is_the_same_as_one_left_out(engagement: dict[str, Any], day: dt.date) -> None:
+    stated = {field: value for field, value in engagement.items() if value is not None}
+    full, left_out = assess(engagement, day), assess(stated, day)
+    assert (full.verdict, full.balance, full.could_change) == (
+        left_out.verdict,
+        left_out.balance,
+        left_out.could_change,
+    )
+
+
+@given(criteria_maps(), DAYS)
+def test_cross_border_below_the_floor_only_a_statutory_rule_decides(
+    drawn: tuple[Country, dict[str, bool], str], day: dt.date
+) -> None:
+    country, criteria, _ = drawn
+    assessment = assess_criteria(RULESETS.cross_border[country], criteria, day)
+    if assessment.balance[2] < FLOOR and assessment.verdict.value != "risky":
+        assert assessment.decided_by
+        assert all(rule.statutory for rule in assessment.decided_by)
+
+
+@given(ENGAGEMENTS, DAYS)
+def test_dutch_below_the_floor_only_a_statutory_rule_decides(engagement: dict[str, Any], day: dt.date) -> None:
+    assessment = assess(engagement, day)
+    if assessment.balance[2] < FLOOR and assessment.verdict.value != "risky":
+        assert assessment.decided is not None
+        assert all(rule.statutory for rule in assessment.decided.rules)
+        assert assessment.decided.rules or assessment.presumption_of_employment
 
 
 @given(criteria_maps(), DAYS)
@@ -269,6 +370,7 @@ def test_dutch_each_next_answer_leads_where_answering_it_does(engagement: dict[s
     assessment = assess(engagement, day)
     for question in assessment.next_questions:
         assert engagement.get(question.input) is None
+        assert any(answer.verdict is not assessment.verdict for answer in question.answers), "it moves something"
         for answer in question.answers:
             assert assess({**engagement, question.input: answer.value}, day).verdict is answer.verdict
 
@@ -283,6 +385,42 @@ def test_cross_border_each_next_answer_leads_where_answering_it_does(
     assert len(assessment.next_questions) <= 5
     for question in assessment.next_questions:
         assert question.input not in criteria
+        assert any(answer.verdict is not assessment.verdict for answer in question.answers), "it moves something"
         for answer in question.answers:
             assert isinstance(answer.value, bool), "a criterion is answered yes or no"
             assert assess_criteria(ruleset, {**criteria, question.input: answer.value}, day).verdict is answer.verdict
+
+
+COMPLETE_ENGAGEMENTS = st.fixed_dictionaries(
+    {
+        "hourly_rate_eur": RATES,
+        "months_duration": st.integers(0, 600),
+        "days_per_week": st.integers(0, 7),
+        "other_clients_count": st.integers(0, 100_000),
+        **{name: st.booleans() for name in INDICATOR_BOOLEANS},
+    }
+)
+
+
+def truly_balanced(balance: tuple[int, int, int], margin: int) -> bool:
+    employment, self_employment, _ = balance
+    return abs(employment - self_employment) * 100 <= margin * (employment + self_employment)
+
+
+@given(COMPLETE_ENGAGEMENTS, st.dates(min_value=dt.date(2023, 7, 1), max_value=dt.date(2030, 12, 31)))
+def test_dutch_complete_answers_decide_unless_truly_balanced(engagement: dict[str, Any], day: dt.date) -> None:
+    assessment = assess(engagement, day)
+    assert assessment.unanswered == []
+    if assessment.verdict.value == "risky":
+        assert truly_balanced(assessment.balance, RULESETS.dutch.weighing.balanced_within_percent), assessment.balance
+
+
+@given(COUNTRIES, st.data(), DAYS)
+def test_cross_border_complete_answers_decide_unless_truly_balanced(
+    country: Country, data: st.DataObject, day: dt.date
+) -> None:
+    ruleset = RULESETS.cross_border[country]
+    criteria = {name: data.draw(st.booleans()) for name in ruleset.criterion_names}
+    assessment = assess_criteria(ruleset, criteria, day)
+    if assessment.verdict.value == "risky":
+        assert truly_balanced(assessment.balance, ruleset.weighing.balanced_within_percent), assessment.balance

@@ -33,15 +33,15 @@ CB = "/v1/classify/cross-border"
 VERDICT_CHANGED = "classification.verdict_changed"
 FAVOURABLE = {
     "hourly_rate_eur": 37,
-    "months_duration": 3,
-    "days_per_week": 2,
-    "other_clients_count": 5,
+    "sets_own_hours": False,
     "own_tools": True,
     "own_liability": True,
-    "sets_own_hours": True,
     "can_delegate": True,
     "profit_risk": True,
 }
+"""Weighed safe while EUR 37 is above the tariefgrens (2025: EUR 36); with the 2026 threshold of EUR 38 the level of
+pay weighs towards employment and the stated facts no longer point clearly one way (the rate presumption itself is
+not in force)."""
 THE_37_EURO_CASE = {"engagement": FAVOURABLE, "as_of": "2025-03-01", "reference": "contract-37", "monitor": True}
 TODAY = dt.date(2026, 11, 25)
 
@@ -69,17 +69,29 @@ async def test_a_new_ruleset_version_rescores_a_monitored_verdict_and_never_alte
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
     """The law moves, the record stays: a verdict given under an earlier version of the Dutch ruleset (here: the
-    current one without its decisive rules) is re-scored under the packaged version once, which emits
-    `classification.verdict_changed` naming both versions; the original answer is kept as it was given."""
+    current one without its decisive rules, weighing nothing below sixteen stated facts) is re-scored under the
+    packaged version once, which emits `classification.verdict_changed` naming both versions; the original answer is
+    kept as it was given."""
     current = packaged_rulesets()
+    weighing = current.dutch.weighing.model_copy(update={"floor": 16})
     earlier = current.model_copy(
         update={
             "dutch": current.dutch.model_copy(
-                update={"version": dt.date(2026, 7, 9), "valid_from": dt.date(2026, 7, 9), "decisive": ()}
+                update={
+                    "version": dt.date(2026, 7, 9),
+                    "valid_from": dt.date(2026, 7, 9),
+                    "decisive": (),
+                    "weighing": weighing,
+                }
             )
         }
     )
-    engagement = {"embedded_in_organisation": True, "client_supervises_work": True, "structural_work": True}
+    engagement = {
+        "embedded_in_organisation": True,
+        "client_supervises_work": True,
+        "structural_work": True,
+        "sets_own_hours": False,
+    }
     body = ZelfstandigenwetRequest.model_validate({"engagement": engagement, "monitor": True, "reference": "law-moves"})
     original = await service.classify_engagement(
         audit, caller_for(account.user, Environment.live), body, earlier, utcnow()

@@ -163,8 +163,10 @@ async def test_an_inverted_question_labels_its_answers_as_asked(client: AsyncCli
     assert asked["not_registered_as_independent"]["true_when"] == "no"
     assert asked["not_registered_as_independent"]["question"].startswith("Le prestataire est-il immatriculé")
     assert asked["client_gives_orders"]["true_when"] == "yes"
-    body = {"country": "FR", "criteria": {"client_gives_orders": True, "client_controls_execution": True}}
-    verdict = (await client.post("/v1/classify/cross-border", json=body, headers=headers)).json()
+    orders = {"client_gives_orders": True, "client_controls_execution": True, "client_can_sanction": True}
+    verdict = (
+        await client.post("/v1/classify/cross-border", json={"country": "FR", "criteria": orders}, headers=headers)
+    ).json()
     [question] = [q for q in verdict["next_questions"] if q["field"] == "not_registered_as_independent"]
     assert question["question"] == asked["not_registered_as_independent"]["question"]
     assert {answer["value"]: answer["answer"] for answer in question["answers"]} == {True: "non", False: "oui"}

@@ -247,12 +247,13 @@ async def test_a_refused_token_stops_the_run_without_showing_it(
 async def test_the_database_way_judges_under_the_law_of_as_of(
     cli_env: dict[str, str], sessionmaker: async_sessionmaker[AsyncSession], tmp_path: Path
 ) -> None:
-    """EUR 37, every criterion favourable: safe under the 2025 threshold (36), not under today's (38)."""
+    """EUR 37 with own tools, liability cover, profit risk and a substitute allowed, but hours set by the client: safe
+    under the 2025 threshold (36), where the pay weighs towards self-employment; not under today's (38)."""
     user = await create_user(sessionmaker)
     source = tmp_path / "one.csv"
     source.write_text(
-        "reference,hourly_rate_eur,months_duration,days_per_week,other_clients_count,own_tools,own_liability,"
-        "sets_own_hours,can_delegate,profit_risk\nc-37,37,3,2,5,true,true,true,true,true\n",
+        "reference,hourly_rate_eur,own_tools,own_liability,sets_own_hours,can_delegate,profit_risk\n"
+        "c-37,37,true,true,false,true,true\n",
         encoding="utf-8",
     )
     verdicts = {}

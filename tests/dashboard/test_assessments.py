@@ -135,7 +135,7 @@ async def test_a_submission_is_the_api_s_verdict_in_the_same_audit_trail(
     assert stored.asked_by_user_id == user.id, "the person signed in to the dashboard asked"
     assert stored.request_id is not None, "the request it was asked in"
     assert stored.request_id.startswith("req_")
-    assert stored.request == {"engagement": DUTCH_BODY, "reference": "contract-7"}
+    assert stored.request == {"engagement": DUTCH_BODY, "reference": "contract-7", "dont_know": ["can_delegate"]}
 
     _, token = await create_token(sessionmaker, pepper, user=user)
     api = await client.post("/v1/classify/zelfstandigenwet", json=stored.request, headers=bearer(token))
@@ -154,17 +154,18 @@ async def test_a_submission_is_the_api_s_verdict_in_the_same_audit_trail(
     assert 'data-field="asked-by">an API token of this account<' in theirs
 
 
-async def test_a_risky_verdict_shows_the_presumption_and_the_verdict_s_next_questions_in_its_order(
+async def test_a_risky_verdict_shows_the_verdict_s_next_questions_in_its_order(
     browser: AsyncClient, sessionmaker: Maker
 ) -> None:
     await _business(browser, sessionmaker)
-    _, made = _made(await _submit(browser, DUTCH_ANSWERS))
+    answers = {**DUTCH_ANSWERS, "days_per_week": "", "own_tools": "yes", "profit_risk": "yes"}
+    _, made = _made(await _submit(browser, answers))
     page = html.unescape((await browser.get(f"{START}/live/{made}")).text)
     stored = await _stored(sessionmaker, made)
     assert stored.result["verdict"] == "risky"
     assert 'data-field="verdict">risky<' in page
     decided = page[page.index('id="decided"') : page.index('id="next"')]
-    assert "employment is presumed" in decided, "30.50 is below the tariefgrens"
+    assert "employment is presumed" not in decided, "30.50 is below the tariefgrens, but its act is not in force"
     upcoming = page[page.index('id="next"') : page.index('id="answers"')]
     ranked = stored.result["next_questions"]
     assert ranked, "a risky verdict says what to answer next"
@@ -179,7 +180,7 @@ async def test_a_decided_verdict_shows_the_rule_and_the_answers_that_decided_it(
     browser: AsyncClient, sessionmaker: Maker
 ) -> None:
     await _business(browser, sessionmaker)
-    answers = {"hourly_rate_eur": "80", "works_under_instructions": "yes", "profit_risk": "no"}
+    answers = {"hourly_rate_eur": "80", "months_duration": "6", "works_under_instructions": "yes", "profit_risk": "no"}
     _, made = _made(await _submit(browser, answers))
     page = html.unescape((await browser.get(f"{START}/live/{made}")).text)
     result = (await _stored(sessionmaker, made)).result
@@ -487,3 +488,24 @@ async def test_checks_and_saves_show_in_usage_and_the_request_log_and_the_verdic
         re.findall(r'data-classification-id="([0-9a-f-]{36})".*?data-field="asked-by">([^<]+)<', verdicts, re.S)
     )
     assert rows == {saved: "the dashboard", by_api.json()["id"]: "an API token"}
+
+
+async def test_a_risky_verdict_no_single_answer_changes_names_the_answers_that_together_would(
+    browser: AsyncClient, sessionmaker: Maker
+) -> None:
+    """Two answers are below the floor of four: no single answer decides, so the page names the smallest sets of
+    answers that would, as the verdict does, each with where it leads."""
+    await _business(browser, sessionmaker)
+    _, made = _made(await _submit(browser, {"works_under_instructions": "yes", "can_delegate": "no"}))
+    result = (await _stored(sessionmaker, made)).result
+    assert (result["verdict"], result["next_questions"], result["answer_set_search"]) == ("risky", [], "found")
+    page = html.unescape((await browser.get(f"{START}/live/{made}")).text)
+    upcoming = page[page.index('id="next"') : page.index('id="answers"')]
+    assert "No single answer changes this verdict. These answers together would:" in upcoming
+    assert "Every question is answered." not in upcoming
+    assert re.findall(r'data-field="leads-to">(\w+)<', upcoming) == [
+        found["verdict"] for found in result["next_answer_sets"]
+    ]
+    for found in result["next_answer_sets"]:
+        for answer in found["answers"]:
+            assert f'href="#q-{answer["field"]}"' in upcoming

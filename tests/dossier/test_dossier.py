@@ -25,23 +25,17 @@ from tests.factories import create_user
 ZW = "/v1/classify/zelfstandigenwet"
 CB = "/v1/classify/cross-border"
 PDF = {"Accept": "application/pdf"}
-# EUR 37 an hour, every other answer favourable, two questions left open: safe under the 2025 threshold (EUR 36),
-# not under the 2026 one (EUR 38); re-scored back and forth, it changes three times.
+# EUR 37 an hour, own tools and liability cover, a substitute allowed, short and part time, but hours set by the
+# client; profit risk and the rest left open: safe under the 2025 threshold (EUR 36), where the level of pay weighs
+# towards self-employment, not under the 2026 one (EUR 38); re-scored back and forth, it changes three times.
 ENGAGEMENT = {
     "hourly_rate_eur": 37,
     "months_duration": 3,
     "days_per_week": 2,
     "own_tools": True,
     "own_liability": True,
-    "sets_own_hours": True,
+    "sets_own_hours": False,
     "can_delegate": True,
-    "works_under_instructions": False,
-    "client_supervises_work": False,
-    "embedded_in_organisation": False,
-    "structural_work": False,
-    "same_work_as_employees": False,
-    "terms_set_by_client": False,
-    "acts_as_entrepreneur": True,
 }
 QUESTIONS = {question.input: question.text[Language.en] for question in packaged_rulesets().dutch.questions}
 DUTCH = {"engagement": ENGAGEMENT, "as_of": "2025-03-01", "reference": "contract-37", "monitor": True}

@@ -32,6 +32,7 @@ from compliance_api.dashboard.questionnaire import (
     Question,
     Questionnaire,
     Submission,
+    answer_sets,
     answers_of,
     deciding_facts,
     next_questions,
@@ -277,6 +278,7 @@ def _shown(
         "facts": deciding_facts(questionnaire, result, request, questions, translator),
         "presumption": _presumption(result, translator),
         "next_questions": next_questions(result, questions),
+        "answer_sets": answer_sets(result, questions),
     }
 
 
