@@ -509,3 +509,18 @@ async def test_a_risky_verdict_no_single_answer_changes_names_the_answers_that_t
     for found in result["next_answer_sets"]:
         for answer in found["answers"]:
             assert f'href="#q-{answer["field"]}"' in upcoming
+
+
+async def test_a_check_that_no_single_answer_moves_names_the_answer_sets_too(
+    browser: AsyncClient, sessionmaker: Maker
+) -> None:
+    """A dry run has no stored record, yet its page shows the answer sets as a saved verdict's page does (the page
+    failed with a 500 when it read the language of a record that a check does not have)."""
+    await _business(browser, sessionmaker)
+    answers = {"subject_to_instructions": "yes", "integrated_in_client_organisation": "yes"}
+    checked = await _submit(browser, answers, questionnaire="DE", environment="test", action="check")
+    assert checked.status_code == 200, checked.text
+    page = html.unescape(checked.text)
+    assert "These answers together would:" in page
+    assert re.findall(r'data-field="leads-to">(\w+)<', page)
+    assert await _count(sessionmaker) == 0
