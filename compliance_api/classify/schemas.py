@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictBool, StringConstraints
 
+from compliance_api.classify.batch_limit import MAX_BATCH_ITEMS
 from compliance_api.classify.language import Language, LanguageCode
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
@@ -544,9 +545,6 @@ class ClassificationRecord(ResponseSchema):
     request: dict[str, Any] = Field(description="The request body as received.")
     result: ZWVerdict | CrossBorderVerdict
     livemode: Livemode
-
-
-MAX_BATCH_ITEMS = 1000
 
 
 BATCH_ITEMS_DESCRIPTION = (

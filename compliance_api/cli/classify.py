@@ -1,6 +1,9 @@
 """`compliance-api classify bulk FILE.csv --out RESULT.csv`: the Dutch or a cross-border test for every row of a CSV,
 through a deployment's API (`--base-url` and a token) or directly in this installation's database (`--email`), in
-batches whose Idempotency-Keys make a run safe to repeat (`cli/bulk/`)."""
+batches whose Idempotency-Keys make a run safe to repeat (`cli/bulk/`).
+
+What a run needs (the database layer, httpx, the batch code) is imported by the functions that use it, so that
+`--help` stays light."""
 
 from __future__ import annotations
 
@@ -11,33 +14,26 @@ import signal
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
-import httpx
 import typer
 
-from compliance_api.accounts import service as accounts_service
-from compliance_api.auth.caller import Caller
-from compliance_api.classify.ruleset import packaged_rulesets
-from compliance_api.classify.schemas import MAX_BATCH_ITEMS
-from compliance_api.cli.bulk import over_http
-from compliance_api.cli.bulk.in_database import DatabaseSender
-from compliance_api.cli.bulk.over_http import TOKEN_ENV, HttpSender, Retries
-from compliance_api.cli.bulk.rows import ResultWriter, Row, read_rows, results_file
-from compliance_api.cli.bulk.runner import RESUME, Report, classify_rows
-from compliance_api.cli.common import progress, refuse_unsafe, run
-from compliance_api.config import Settings
-from compliance_api.db import create_engine, create_sessionmaker
-from compliance_api.idempotency.service import Idempotency
-from compliance_api.kit.batch_writer import batch_writer_for
-from compliance_api.kit.environment import Environment
-from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.ratelimit.tiers import tier_for
+from compliance_api.classify.batch_limit import MAX_BATCH_ITEMS
+from compliance_api.kit.environment_name import Environment
+
+if TYPE_CHECKING:
+    import httpx
+
+    from compliance_api.cli.bulk.over_http import Retries
+    from compliance_api.cli.bulk.rows import ResultWriter, Row
+    from compliance_api.cli.bulk.runner import Report
+    from compliance_api.config import Settings
 
 app = typer.Typer(no_args_is_help=True, help="Classify engagements in bulk.")
 
 CLI_TOKEN_ID = uuid.UUID(int=0)
 """The `token_id` of verdicts made by this command in the database: no API token asked for them."""
+TOKEN_ENV = "COMPLIANCE_API_TOKEN"  # noqa: S105 (a variable name, not a secret)
 
 
 async def _in_database(
@@ -50,6 +46,17 @@ async def _in_database(
     batch_size: int,
     run_id: str,
 ) -> None:
+    from compliance_api.accounts import service as accounts_service
+    from compliance_api.auth.caller import Caller
+    from compliance_api.classify.ruleset import packaged_rulesets
+    from compliance_api.cli.bulk.in_database import DatabaseSender
+    from compliance_api.cli.bulk.runner import classify_rows
+    from compliance_api.db import create_engine, create_sessionmaker
+    from compliance_api.idempotency.service import Idempotency
+    from compliance_api.kit.batch_writer import batch_writer_for
+    from compliance_api.kit.group_commit import GroupCommit
+    from compliance_api.ratelimit.tiers import tier_for
+
     engine = create_engine(settings.resolved_database_url)
     audit = GroupCommit(batch_writer_for(engine))
     try:
@@ -83,6 +90,9 @@ async def over_http_run(
     concurrency: int,
 ) -> Report:
     """The rows classified through the API that `http` talks to."""
+    from compliance_api.cli.bulk.over_http import HttpSender
+    from compliance_api.cli.bulk.runner import classify_rows
+
     async with http:
         sender = HttpSender(http, retries)
         return await classify_rows(
@@ -94,6 +104,8 @@ def _option_errors(
     out: Path, base_url: str | None, token: str | None, email: str | None, env: Environment | None
 ) -> str | None:
     """What is wrong with the options, if anything, before any row is sent."""
+    import httpx
+
     if not out.parent.is_dir():
         return f"--out: folder {out.parent} does not exist"
     if base_url is None:
@@ -198,6 +210,13 @@ def bulk(
     from its rows and their lines: running the same command on the same file again, within 24 hours, resumes an
     interrupted run without classifying any row twice. Each verdict is kept as an audit record of the account. A row
     that cannot be classified gets its error (`line N: field F: message`) in the results and on stderr."""
+    from compliance_api.cli.bulk import over_http
+    from compliance_api.cli.bulk.over_http import Retries
+    from compliance_api.cli.bulk.rows import read_rows, results_file
+    from compliance_api.cli.bulk.runner import RESUME, Report
+    from compliance_api.cli.common import progress, refuse_unsafe, run
+    from compliance_api.config import Settings
+
     problem = _option_errors(out, base_url, token, email, env)
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)

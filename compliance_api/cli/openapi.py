@@ -1,4 +1,8 @@
-"""`compliance-api openapi`: print, freeze, check and compare the dated contracts."""
+"""`compliance-api openapi`: print, freeze, check and compare the dated contracts.
+
+The frozen contracts are read at module level (the tests replace `frozen_versions`, `frozen_contract`,
+`CONTRACT_VERSION` and `generated_contract` here); the app and the comparison, which bring the web framework, are
+imported by the functions that use them, so that `--help` stays light."""
 
 from __future__ import annotations
 
@@ -7,13 +11,15 @@ import secrets
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from compliance_api import CONTRACT_VERSION
-from compliance_api.openapi.contract import dumps, frozen_contract, frozen_versions
-from compliance_api.openapi.diff import Change, breaking_changes
+from compliance_api.openapi.frozen import dumps, frozen_contract, frozen_versions
+
+if TYPE_CHECKING:
+    from compliance_api.openapi.diff import Change
 
 app = typer.Typer(help="The OpenAPI contract: print, freeze (--write), check (--check), compare (diff).")
 
@@ -56,6 +62,8 @@ def openapi(
 
 def _check(generated: dict[str, Any]) -> int:
     """Generated vs the newest frozen contract: breaking → 1, not frozen yet → 1, identical → 0."""
+    from compliance_api.openapi.diff import breaking_changes
+
     versions = frozen_versions()
     newest = versions[-1]
     if CONTRACT_VERSION < newest:
@@ -81,6 +89,8 @@ def _check(generated: dict[str, Any]) -> int:
 
 def _write(generated: dict[str, Any]) -> None:
     """Freeze; rewriting an existing dated contract may only add to it (a break needs a new date)."""
+    from compliance_api.openapi.diff import breaking_changes
+
     existing = frozen_contract(CONTRACT_VERSION)
     if existing is not None and (changes := breaking_changes(existing, generated)):
         _print_changes(changes, f"refusing to rewrite {CONTRACT_VERSION}.json with breaking changes")
@@ -98,6 +108,8 @@ def diff(
     new: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="The newer contract (JSON).")],
 ) -> None:
     """List the changes from OLD to NEW that break clients of OLD; exit 1 when there is any."""
+    from compliance_api.openapi.diff import breaking_changes
+
     try:
         changes = breaking_changes(json.loads(old.read_text()), json.loads(new.read_text()))
     except (ValueError, KeyError, TypeError) as exc:

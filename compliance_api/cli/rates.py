@@ -9,7 +9,7 @@ import typer
 
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, progress, read_input, run, transaction
 from compliance_api.kit.environment_name import Environment
-from compliance_api.rates import synthetic
+from compliance_api.rates.synthetic_seed import DEFAULT_SEED
 
 app = typer.Typer(no_args_is_help=True, help="Rate observations and benchmarks.")
 
@@ -81,9 +81,7 @@ def recompute(env: EnvOption = Environment.live, as_json: JsonOption = False) ->
 @app.command("generate")
 def generate(
     env: EnvOption = Environment.test,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed; the same seed gives the same rows.")] = (
-        synthetic.DEFAULT_SEED
-    ),
+    seed: Annotated[int, typer.Option("--seed", help="Random seed; the same seed gives the same rows.")] = DEFAULT_SEED,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Newest date (YYYY-MM-DD); default today.")] = None,
     allow_synthetic: Annotated[
         bool, typer.Option("--allow-synthetic", help="Required to put synthetic observations into production.")

@@ -1,4 +1,6 @@
-"""`compliance-api wtta import PATH|URL`: load a register file into one environment's cache, in one transaction."""
+"""`compliance-api wtta import PATH|URL`: load a register file into one environment's cache, in one transaction.
+
+The register's modules are imported when the command runs, not at module level, so that `--help` stays light."""
 
 from __future__ import annotations
 
@@ -24,14 +26,14 @@ from rich.progress import (
 from rich.text import Text
 
 from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
-from compliance_api.config import Settings
 from compliance_api.kit.environment_name import Environment
-from compliance_api.wtta.models import WttaImport
-from compliance_api.wtta.register_file import Row
-from compliance_api.wtta.register_import import ImportResult, ImportSource
 
 if TYPE_CHECKING:
+    from compliance_api.config import Settings
     from compliance_api.wtta.download import Fetched
+    from compliance_api.wtta.models import WttaImport
+    from compliance_api.wtta.register_file import Row
+    from compliance_api.wtta.register_import import ImportResult, ImportSource
 
 app = typer.Typer(no_args_is_help=True, help="The WTTA admission register cache.")
 
@@ -83,6 +85,9 @@ def import_register(
     as_json: JsonOption = False,
 ) -> None:
     """Validate every row and apply the whole file in one transaction; a bad row changes nothing."""
+    from compliance_api.config import Settings
+    from compliance_api.wtta.register_import import ImportSource
+
     if not is_url(location) and not Path(location).is_file():
         typer.echo(f"error: {location}: no such file", err=True)
         raise typer.Exit(1)
@@ -107,6 +112,7 @@ async def _import(
     from compliance_api.wtta import register_import, service
     from compliance_api.wtta.download import Fetched
     from compliance_api.wtta.register_file import read_rows
+    from compliance_api.wtta.register_import import ImportSource
 
     if settings.is_sqlite:
         await migrate_database(settings)

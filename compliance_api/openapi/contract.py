@@ -6,9 +6,7 @@ response headers (`X-Request-Id`, `X-RateLimit-*`) are added here in one pass, s
 
 from __future__ import annotations
 
-import json
 from copy import deepcopy
-from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI
@@ -358,21 +356,3 @@ def _copy_examples(source: dict[str, Any], target: dict[str, Any]) -> None:
             target[key] = deepcopy(value)
         elif isinstance(value, dict) and isinstance(target.get(key), dict):
             _copy_examples(value, target[key])
-
-
-def frozen_contract(version: str) -> dict[str, Any] | None:
-    """The contract frozen on `version` (a date), as committed under `openapi/contracts/`."""
-    path = resources.files("compliance_api.openapi").joinpath("contracts", f"{version}.json")
-    if not path.is_file():
-        return None
-    loaded: dict[str, Any] = json.loads(path.read_text())
-    return loaded
-
-
-def frozen_versions() -> list[str]:
-    folder = resources.files("compliance_api.openapi").joinpath("contracts")
-    return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
-
-
-def dumps(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, indent=2, sort_keys=False, ensure_ascii=False) + "\n"

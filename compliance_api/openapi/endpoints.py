@@ -13,7 +13,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from compliance_api.errors import ERROR_CATALOGUE, ApiError
-from compliance_api.openapi.contract import contract_servers, frozen_contract
+from compliance_api.openapi.contract import contract_servers
+from compliance_api.openapi.frozen import frozen_contract
 from compliance_api.services import bases_of
 
 router = APIRouter(include_in_schema=False)

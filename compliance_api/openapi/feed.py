@@ -16,7 +16,7 @@ from fastapi.responses import Response
 from feedgen.feed import FeedGenerator
 
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
-from compliance_api.openapi.contract import frozen_versions
+from compliance_api.openapi.frozen import frozen_versions
 from compliance_api.services import bases_of, services_of
 
 router = APIRouter(include_in_schema=False)

@@ -12,6 +12,7 @@ from compliance_api.config import Settings
 from compliance_api.kit.environment import Environment
 from compliance_api.rates import service, synthetic
 from compliance_api.rates.importer import today_in_nl
+from compliance_api.rates.synthetic_seed import DEFAULT_SEED
 
 
 async def seed_synthetic(
@@ -39,8 +40,8 @@ async def create_demo_rates(session: AsyncSession, environment: Environment = En
     rows = await seed_synthetic(
         session,
         environment,
-        seed=synthetic.DEFAULT_SEED,
+        seed=DEFAULT_SEED,
         as_of=as_of,
         window_months=Settings().rates_window_months,
     )
-    return {"synthetic_observations": rows, "seed": synthetic.DEFAULT_SEED, "as_of": as_of.isoformat()}
+    return {"synthetic_observations": rows, "seed": DEFAULT_SEED, "as_of": as_of.isoformat()}

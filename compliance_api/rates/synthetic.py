@@ -24,9 +24,9 @@ from compliance_api.rates.catalogue import NATIONAL, PROVINCES, SECTORS
 from compliance_api.rates.compute import months_before
 from compliance_api.rates.reference import ALL_SECTORS, newest_mean, publications
 from compliance_api.rates.service import Observation
+from compliance_api.rates.synthetic_seed import DEFAULT_SEED
 
 GENERATOR = "nl-lognormal-v1"
-DEFAULT_SEED = 20260709
 SIGMA = 0.35
 MAX_PER_PAIR = 40
 

@@ -11,7 +11,7 @@ import pytest
 
 from compliance_api import CONTRACT_VERSION
 from compliance_api.cli import openapi as openapi_cli
-from compliance_api.openapi.contract import frozen_contract
+from compliance_api.openapi.frozen import frozen_contract
 from tests.cli.conftest import invoke
 
 

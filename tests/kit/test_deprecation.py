@@ -14,7 +14,7 @@ from compliance_api import CONTRACT_VERSION
 from compliance_api.config import Settings
 from compliance_api.errors import ApiError
 from compliance_api.kit.deprecation import deprecated, deprecation
-from compliance_api.openapi.contract import frozen_contract
+from compliance_api.openapi.frozen import frozen_contract
 from tests.conftest import running_app
 
 NOTICE = "https://docs.example.test/changelog#old-thing"

@@ -14,7 +14,7 @@ from compliance_api import CONTRACT_VERSION
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.kit.schemas import VALIDATED_PER_ITEM
-from compliance_api.openapi.contract import frozen_contract, frozen_versions
+from compliance_api.openapi.frozen import frozen_contract, frozen_versions
 from tests.classify.conftest import make_account
 from tests.openapi.schemas import validator
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from compliance_api import CONTRACT_VERSION
-from compliance_api.openapi.contract import frozen_contract
 from compliance_api.openapi.diff import breaking_changes
+from compliance_api.openapi.frozen import frozen_contract
 
 Contract = dict[str, Any]
 

@@ -10,7 +10,8 @@ from fastapi import FastAPI
 from httpx import AsyncClient
 
 from compliance_api import CONTRACT_VERSION
-from compliance_api.openapi.contract import DEFAULT_SERVERS, frozen_contract
+from compliance_api.openapi.contract import DEFAULT_SERVERS
+from compliance_api.openapi.frozen import frozen_contract
 from tests.openapi.schemas import validator
 
 METHODS = ("get", "post", "put", "patch", "delete")

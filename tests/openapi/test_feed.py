@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from httpx import AsyncClient
 
 from compliance_api.classify.ruleset import packaged_rulesets
-from compliance_api.openapi.contract import frozen_versions
 from compliance_api.openapi.feed import FEED_ID, changelog_feed
+from compliance_api.openapi.frozen import frozen_versions
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 

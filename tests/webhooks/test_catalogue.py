@@ -7,7 +7,7 @@ from httpx import ASGITransport, AsyncClient
 from compliance_api import CONTRACT_VERSION
 from compliance_api.app import create_app
 from compliance_api.config import Settings
-from compliance_api.openapi.contract import frozen_contract
+from compliance_api.openapi.frozen import frozen_contract
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from tests.factories import bearer, create_token
 from tests.webhooks.receiver import Receiver

@@ -27,7 +27,6 @@ from compliance_api.idempotency.service import REPLAYED_HEADER
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.retry_after import read_retry_after
 
-TOKEN_ENV = "COMPLIANCE_API_TOKEN"  # noqa: S105 (a variable name, not a secret)
 RETRIED_STATUSES = frozenset({408, 500, 502, 503, 504})
 IN_PROGRESS = "idempotency_in_progress"
 

@@ -37,9 +37,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
+from compliance_api.classify.batch_limit import MAX_BATCH_ITEMS
 from compliance_api.classify.questions import Test
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
-from compliance_api.classify.schemas import MAX_BATCH_ITEMS
 from compliance_api.classify.verdict import Country
 from compliance_api.kit import rowfile
 from compliance_api.kit.filevalues import NO_ROWS
