@@ -314,14 +314,13 @@ finally:
 """
 
 
-def _rss_kib(pid: int) -> int | None:
+def _rss_kib(pid: int) -> tuple[int, int] | None:
+    """The process's resident memory now and its peak so far (VmHWM: when the peak came, which sampling misses)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except FileNotFoundError:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+    except (FileNotFoundError, KeyError):
         return None
-    return None
 
 
 def _sizes_per_dossier(out: Path) -> dict[str, list[int]]:
@@ -355,10 +354,12 @@ def export(url: str, count: int) -> dict[str, Any]:
         started = time.perf_counter()
         child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         samples: list[tuple[float, int, float]] = []
+        peaks_seen: list[tuple[float, int]] = []
         while child.poll() is None:
-            rss = _rss_kib(child.pid)
-            if rss is not None:
-                samples.append((time.perf_counter() - started, rss, os.getloadavg()[0]))
+            memory = _rss_kib(child.pid)
+            if memory is not None:
+                samples.append((time.perf_counter() - started, memory[0], os.getloadavg()[0]))
+                peaks_seen.append((time.perf_counter() - started, memory[1]))
             time.sleep(0.5)  # a sampling interval, not a wait for a result
         seconds = time.perf_counter() - started
         stdout, stderr = child.communicate()
@@ -379,6 +380,8 @@ def export(url: str, count: int) -> dict[str, Any]:
         "rss_mib_10_50_100": [round(at(share)[0] / 1024) for share in (0.1, 0.5, 0.99)],
         "load_10_50_100": [round(at(share)[1], 1) for share in (0.1, 0.5, 0.99)],
         "peak_mib": round(peaks["peak_kib"] / 1024),
+        # when the peak was reached: the first sample that saw the highest VmHWM, as a share of the run
+        "peak_at_share": round(next(at for at, hwm in peaks_seen if hwm == peaks_seen[-1][1]) / seconds, 2),
         "worker_peak_mib": round(peaks["worker_peak_kib"] / 1024),
         "zip_mib": round(size / 2**20, 1),
         "per_dossier_in_zip_kb_median": round(statistics.median(per_dossier["zipped"]) / 1000, 1),
