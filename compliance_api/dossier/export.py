@@ -156,7 +156,7 @@ class _Archive:
         with self.zip.open(_info(INDEX_NAME, moment), "w") as member:
             shutil.copyfileobj(self.index, member)
         self.index.seek(0)
-        signing_input = _signing_input(options.key, self.index)  # about 950 bytes a dossier
+        signing_input = _signing_input(options.key, self.index)  # about 540 bytes a dossier
         signature = _base64url(_ed25519(options.key).sign(signing_input))
         with self.zip.open(_info(INDEX_JWS_NAME, moment), "w") as member:
             member.write(signing_input)
