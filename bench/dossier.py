@@ -12,8 +12,9 @@ tagged or not): the CPU time of the compilation alone and the size of the PDF.
 through the classify service in one day (three Dutch for every FR cross-border one), then
 `compliance-api classifications export` of that day as a child process. Prints the wall time, the dossiers per
 second, the export process's resident memory sampled every half second (at 10%, 50% and 100% of the run, and its
-peak, `VmHWM`, with when it came) with the load average at those moments, the peak of the largest PDF worker, and the CPU time per dossier (the
-export's and its workers'), from which the time on otherwise idle CPUs follows, and each dossier's size in the zip
+peak, `VmHWM`, with when it came) with the load average at those moments, the peak of the largest PDF worker, and the
+CPU time per dossier (the export's and its workers'), from which the time on otherwise idle CPUs follows, and each
+dossier's size in the zip
 (PDF and JSON together, deflated; median and p90). Targets: 10,000 in <= 10 minutes, memory flat (at most 200 MiB per
 process), at most 100 kB per dossier in the zip at the median.
 
