@@ -33,7 +33,7 @@ import harness
 from passport_ratio import PG_DATABASE, backend_env, setup
 
 from compliance_api.app import create_app
-from compliance_api.auth.caller import caller_of
+from compliance_api.auth.dependencies import caller_of
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit

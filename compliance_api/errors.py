@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
@@ -18,6 +16,10 @@ from starlette.types import Scope, Send
 from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.field_names import known_fields, nearest, shown
 from compliance_api.kit.patterns import pattern_message
+
+if TYPE_CHECKING:  # FastAPI only for the handlers: the services (and the CLI) raise these errors without the framework
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
 
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
@@ -519,6 +521,7 @@ STATUS_CODES: dict[int, ErrorCode] = {
 
 def install_error_handlers(app: FastAPI, problems: Problems) -> None:
     """Every error a route raises, answered as a problem by `problems`."""
+    from fastapi.exceptions import RequestValidationError  # here: importers of the errors need not load FastAPI
 
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)

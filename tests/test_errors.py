@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
-from compliance_api.auth.caller import CurrentCaller
+from compliance_api.auth.dependencies import CurrentCaller
 from compliance_api.config import Settings
 from compliance_api.errors import ERROR_CATALOGUE, MAX_LISTED_ERRORS, ErrorCode
 from compliance_api.kit.schemas import RequestSchema

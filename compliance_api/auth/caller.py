@@ -1,12 +1,12 @@
-"""Who is calling: what authentication leaves in the request scope for endpoints."""
+"""Who is calling: what authentication leaves in the request scope for endpoints. FastAPI-free, so the services
+(and the CLI commands that use them) do not import the web framework; reading it from a request is
+`auth/dependencies.py`."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Annotated, Protocol
-
-from fastapi import Depends, Request
+from typing import Protocol
 
 from compliance_api.accounts.models import Plan, UserKind
 from compliance_api.kit.environment import Environment
@@ -35,18 +35,3 @@ class Caller:
     kind: UserKind
     tier: Tier
     token_last4: str
-
-
-def caller_of(request: Request) -> Caller:
-    """The authenticated caller, read directly (the hottest routes skip FastAPI's dependency machinery)."""
-    caller = request.scope["state"].get("caller")
-    if not isinstance(caller, Caller):  # only reachable if a /v1 route is mounted outside the gateway
-        raise RuntimeError("route reached without authentication")
-    return caller
-
-
-async def _caller(request: Request) -> Caller:
-    return caller_of(request)
-
-
-CurrentCaller = Annotated[Caller, Depends(_caller)]

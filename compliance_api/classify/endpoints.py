@@ -11,7 +11,8 @@ import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel
 
-from compliance_api.auth.caller import Caller, CurrentCaller, caller_of
+from compliance_api.auth.caller import Caller
+from compliance_api.auth.dependencies import CurrentCaller, caller_of
 from compliance_api.auth.gateway import POLICY_HEADERS, rate_limit_headers
 from compliance_api.classify import batch, examples, listing, service, views
 from compliance_api.classify.answers import VerdictReferences
@@ -45,7 +46,8 @@ from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, finger
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.page_query import Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.middleware import request_id_of

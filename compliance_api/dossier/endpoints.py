@@ -12,7 +12,8 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.types import Receive, Scope, Send
 
-from compliance_api.auth.caller import Actor, CurrentCaller
+from compliance_api.auth.caller import Actor
+from compliance_api.auth.dependencies import CurrentCaller
 from compliance_api.classify.service import Retention
 from compliance_api.dossier import examples
 from compliance_api.dossier.document import Signers, build_dossier, certificates_url, jwks_url, sign

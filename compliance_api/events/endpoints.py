@@ -7,14 +7,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from compliance_api.auth.caller import CurrentCaller
+from compliance_api.auth.dependencies import CurrentCaller
 from compliance_api.events import service
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.schemas import Event, EventList
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.page_query import Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of

@@ -22,9 +22,8 @@ import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-from fastapi import Query
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -36,25 +35,6 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 ItemT = TypeVar("ItemT")
 RowT = TypeVar("RowT")
-
-Limit = Annotated[
-    int,
-    Query(
-        ge=1,
-        le=MAX_LIMIT,
-        description=f"How many items per page (1–{MAX_LIMIT}; default {DEFAULT_LIMIT}).",
-        examples=[DEFAULT_LIMIT],
-    ),
-]
-Cursor = Annotated[
-    str | None,
-    Query(
-        min_length=1,
-        max_length=200,
-        description="`next_cursor` of the previous page; leave it out for the first (newest) page.",
-        examples=["eyJ0IjoiMjAyNi0xMS0yNVQwNjowMDowMCswMDowMCJ9"],
-    ),
-]
 
 
 class InvalidCursor(ValueError):

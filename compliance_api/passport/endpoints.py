@@ -8,10 +8,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import JSONResponse, Response
 
-from compliance_api.auth.caller import CurrentCaller, caller_of
+from compliance_api.auth.dependencies import CurrentCaller, caller_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.page_query import Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.passport import certificates, service, views
 from compliance_api.passport.catalogue import packaged_catalogue

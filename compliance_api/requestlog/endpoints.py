@@ -6,9 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from compliance_api.auth.caller import CurrentCaller
+from compliance_api.auth.dependencies import CurrentCaller
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.page_query import Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.requestlog import service
 from compliance_api.requestlog.schemas import LIST_EXAMPLE, LoggedRequest, RequestList, RequestToken

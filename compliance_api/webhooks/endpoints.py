@@ -11,12 +11,13 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.auth.caller import CurrentCaller
+from compliance_api.auth.dependencies import CurrentCaller
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT, Cursor, Limit
+from compliance_api.kit.page_query import Cursor, Limit
+from compliance_api.kit.pagination import DEFAULT_LIMIT
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession

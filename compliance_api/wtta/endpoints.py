@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Request, Response
 from fastapi.exceptions import RequestValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.auth.caller import CurrentCaller, caller_of
+from compliance_api.auth.dependencies import CurrentCaller, caller_of
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described

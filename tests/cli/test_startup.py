@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer._click.core import Command  # Typer ships its own copy of Click
@@ -107,3 +108,20 @@ def test_every_command_is_listed_and_keeps_its_shape() -> None:
     code, out, _ = invoke({}, "keys", "--help")
     assert code == 0
     assert "rotate" in out, "a group of one command stays a group"
+
+
+def test_the_export_imports_neither_the_application_nor_the_web_framework(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The audit export holds its imports for hours of dossiers: FastAPI and the application are about 35 MiB it
+    never uses (the services it calls raise the errors of `errors.py` and page with `kit/pagination.py`, both free
+    of the framework; endpoints read the caller and the page's query from `auth/dependencies.py` and
+    `kit/page_query.py`)."""
+    assert invoke(cli_env, "migrate")[0] == 0
+    out = tmp_path / "empty.zip"
+    args = ("classifications", "export", "--from", "2026-03-01", "--to", "2026-03-31", "--out", str(out))
+    modules = loaded_modules(*args, env=cli_env)
+    assert "compliance_api.dossier.export" in modules, "the command ran"
+    assert out.is_file()
+    assert {name for name in modules if name.split(".")[0] in ("fastapi", "uvicorn")} == set()
+    assert not {"compliance_api.app", "compliance_api.dashboard.app", "compliance_api.middleware"} & modules
