@@ -147,7 +147,8 @@ done
 echo "  /v1/health is ok on both API processes (PostgreSQL and Redis reached)"
 
 call -X POST "http://127.0.0.1:$api_1_port/v1/classify/cross-border" \
-    -d '{"country": "DE", "criteria": {"subject_to_instructions": true, "integrated_in_client_organisation": true}}' |
+    -d '{"country": "DE", "criteria": {"subject_to_instructions": true, "integrated_in_client_organisation": true,
+         "fixed_working_hours": true, "no_entrepreneurial_risk": true}}' |
     python3 -c '
 import json, sys
 verdict = json.load(sys.stdin)
