@@ -166,6 +166,7 @@ def _per_country_schema(schema: dict[str, Any]) -> None:
                     "additionalProperties": False,
                 },
                 **shared,
+                "dont_know": {**shared["dont_know"], "items": {"enum": list(ruleset.criterion_names)}},
             },
             "required": ["country", "criteria"],
             "additionalProperties": False,

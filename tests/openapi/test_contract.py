@@ -175,6 +175,8 @@ async def test_criterion_ids_verdicts_and_countries_are_enums_of_the_rulesets(ap
         criteria = resolve(variants[code]["properties"]["criteria"])
         assert list(criteria["properties"]) == list(ruleset.criterion_names)
         assert criteria["additionalProperties"] is False
+        dont_know = variants[code]["properties"]["dont_know"]
+        assert dont_know["items"]["enum"] == list(ruleset.criterion_names), "don't-know names are the country's"
 
 
 async def test_the_classify_operations_are_the_ones_checked_below(app: FastAPI) -> None:
