@@ -10,6 +10,7 @@ file but itself and no package. Typst compiles it (`typeset.py`); the compiled P
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -24,6 +25,11 @@ from compliance_api.dossier.typeset import Typeset, Typesetter, typesetter
 from compliance_api.passport.certificates import PdfSigningKey
 
 JWS_ATTACHMENT = "dossier.jws"
+# What XML 1.0 cannot carry (its `Char` production): the PDF's metadata is an XMP (XML) packet, and pyHanko refuses
+# to sign a PDF whose XMP holds one. A client's reference keeps every character on the page and in the JWS; only
+# the document title, which is metadata, leaves these out. No library in use exposes the `Char` class, hence the
+# pattern.
+NOT_XML_CHARACTER = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 VERDICT_COLOURS = {Verdict.safe: "#0a6a2a", Verdict.risky: "#8a5a00", Verdict.unsafe: "#a00000"}
 
 log = structlog.get_logger(__name__)
@@ -59,6 +65,11 @@ def dossier_pdf(dossier: Dossier, jws: str, key: PdfSigningKey) -> bytes:
     done = typeset(dossier, jws)
     log_warnings(dossier, done)
     return sign_pdf(done.pdf, key, signature_reason(dossier))
+
+
+def metadata_text(text: str) -> str:
+    """`text` as the PDF's XMP metadata can carry it: without the characters XML 1.0 does not allow."""
+    return NOT_XML_CHARACTER.sub("", text)
 
 
 def _answer(value: object, texts: dict[str, str], language: Language) -> str:
@@ -175,7 +186,7 @@ def page_data(dossier: Dossier, jws: str) -> dict[str, Any]:
     return {
         "t": texts,
         "lang": dossier.language,
-        "document_title": f"{texts['title']} {dossier.reference or dossier.classification_id}",
+        "document_title": metadata_text(f"{texts['title']} {dossier.reference or dossier.classification_id}"),
         "document_description": f"{dossier.test.name}: {word(dossier.verdict.current, language)}",
         "footer": f"{texts['title']} {dossier.classification_id}",
         "jws": jws,

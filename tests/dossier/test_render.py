@@ -169,6 +169,21 @@ async def test_a_character_no_font_has_makes_a_plain_pdf_not_a_failed_one(
     assert (signed["reference"], signed["metadata"]) == ("参考番号 7", {"bell": "a\x07b"})
 
 
+async def test_a_reference_with_characters_xml_cannot_carry_is_signed_and_shown_as_sent(
+    client: AsyncClient, account: Account
+) -> None:
+    # The reference is part of the PDF's title, which its XMP metadata (XML) repeats: every C0 control character, the
+    # vertical tab schemathesis once sent among them, must not stop the PDF from being signed.
+    controls = "".join(chr(code) for code in range(1, 32) if chr(code) not in "\t\n\r")  # NUL is refused (400)
+    reference = f"ref{controls}end"
+    pdf = await _pdf(client, account, {"reference": reference})
+    information = PdfReader(io.BytesIO(pdf)).metadata
+    assert information is not None
+    assert (information.title or "").endswith("refend")
+    signed = await verify_jws(client, attached_jws(pdf))
+    assert signed["reference"] == reference
+
+
 async def test_threads_typeset_at_once_each_with_its_own_compiler(client: AsyncClient, account: Account) -> None:
     dossier, jws = await _signed(client, account, {"reference": "shared"})
     at_once = threading.Barrier(4)
