@@ -37,6 +37,12 @@ def attached_jws(pdf: bytes) -> str:
     return content.decode()
 
 
+def attachment_description(pdf: bytes) -> str:
+    """The description a PDF reader shows beside the attached JWS."""
+    [attached] = PdfReader(io.BytesIO(pdf)).root_object["/AF"]
+    return str(attached.get_object()["/Desc"])
+
+
 async def verify_jws(client: AsyncClient, token: str, host: str | None = None) -> dict[str, Any]:
     """The JWS's payload, verified with PyJWT against the JWKS the same host publishes."""
     headers = {"Host": host} if host else {}
