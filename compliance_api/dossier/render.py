@@ -190,7 +190,7 @@ def page_data(dossier: Dossier, jws: str) -> dict[str, Any]:
         "document_description": f"{dossier.test.name}: {word(dossier.verdict.current, language)}",
         "footer": f"{texts['title']} {dossier.classification_id}",
         "jws": jws,
-        "jws_description": "Compact JWS of this dossier",
+        "jws_description": texts["jws_description"],
         "subtitle": dossier.test.name + (f": {dossier.reference}" if dossier.reference else ""),
         "sandbox": not dossier.livemode,
         "reference": dossier.reference or texts["none"],

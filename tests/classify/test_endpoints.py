@@ -216,7 +216,7 @@ async def test_cross_border_verdict(client: AsyncClient, account: Account) -> No
     assert body["decided_by"][0]["rule"] == "orders_control_sanction"
     assert body["country"] == "FR"
     assert "L. 8221-6" in body["law"]
-    assert body["tariefgrens_min_eur"] == 30.0
+    assert body["tariefgrens_min_eur"] == 31.0
     assert body["ruleset"]["id"] == "fr-subordination"
     assert "vigilance_docs_missing" in body["criteria_not_provided"]
     assert "the URSSAF certificate (attestation de vigilance) and proof of registration collected" in body["advice"]

@@ -148,7 +148,7 @@ def test_de_instructions_or_integration_alone_is_not_unsafe() -> None:
 # The rate benchmark is 2.5 x the hourly minimum wage, rounded half up to a whole euro
 # (2.5 x 14.60 = 36.50 gives 37), and dated by the minimum wage's steps.
 EU_MD_TARIEFGRENS = {
-    Country.FR: [(dt.date(2026, 1, 1), 30)],
+    Country.FR: [(dt.date(2026, 1, 1), 30), (dt.date(2026, 6, 1), 31)],
     Country.DE: [(dt.date(2026, 1, 1), 35), (dt.date(2027, 1, 1), 37)],
     Country.BE: [(dt.date(2025, 2, 1), 32)],
 }
@@ -185,6 +185,8 @@ async def cross_border_on(client: AsyncClient, account: Account, country: Countr
         (Country.BE, "2026-07-09", 32),
         (Country.FR, "2025-12-31", None),
         (Country.FR, "2026-01-01", 30),
+        (Country.FR, "2026-05-31", 30),
+        (Country.FR, "2026-06-01", 31),
     ],
 )
 async def test_as_of_selects_the_cross_border_threshold_in_force_then(

@@ -93,7 +93,7 @@ def test_a_minimum_wage_benchmark_links_the_text_that_sets_the_minimum_wage(coun
     ruleset = packaged_rulesets().cross_border[country]
     assert all(entry.source_url is not None for entry in ruleset.tariefgrens)
     rate = next(c for c in ruleset.criteria if c.name == "rate_below_tariefgrens")
-    assert rate.source_url == ruleset.tariefgrens[0].source_url
+    assert rate.source_url == ruleset.tariefgrens[-1].source_url, "the criterion links the newest minimum wage's text"
 
 
 def test_every_question_is_a_question() -> None:

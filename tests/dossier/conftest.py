@@ -14,6 +14,7 @@ import jwt
 import pytest
 from httpx import AsyncClient
 from pypdf import PdfReader
+from pypdf.generic import ArrayObject, DictionaryObject
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.classify.conftest import Account, make_account
@@ -35,6 +36,16 @@ def attached_jws(pdf: bytes) -> str:
     reader = PdfReader(io.BytesIO(pdf))
     [content] = reader.attachments["dossier.jws"]
     return content.decode()
+
+
+def attachment_description(pdf: bytes) -> str:
+    """The description a PDF reader shows beside the attached JWS."""
+    files = PdfReader(io.BytesIO(pdf)).root_object["/AF"]
+    assert isinstance(files, ArrayObject)
+    [attached] = files
+    filespec = attached.get_object()
+    assert isinstance(filespec, DictionaryObject)
+    return str(filespec["/Desc"])
 
 
 async def verify_jws(client: AsyncClient, token: str, host: str | None = None) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Every rendered dossier, for each test and language, passes the words guard (`tests/words.py`) up to its
 verification section (keys and signatures are code by nature): no work notes, no codes, no English in another
-language, the verdict in its word, amounts as the language writes them."""
+language, the verdict in its word, amounts as the language writes them; the attached JWS described in the dossier's
+language."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from compliance_api.classify.language import CODES, Language
 from compliance_api.classify.verdict import WORDS
 from compliance_api.dossier.texts import dossier_texts
 from tests.classify.conftest import Account
-from tests.dossier.conftest import pdf_text
+from tests.dossier.conftest import attachment_description, pdf_text
 from tests.words import faults
 
 REQUEST_ID = re.compile(r"\breq_[0-9a-f]{24}\b")
@@ -39,6 +40,9 @@ async def test_every_dossier_passes_the_guard(client: AsyncClient, account: Acco
         text = REQUEST_ID.sub("", pdf_text(pdf.content).rsplit(cut, 1)[0])
         found = faults(text, language)
         assert found == [], (path, code, found)
+        description = attachment_description(pdf.content)
+        assert description == dossier_texts()[language, "jws_description"]
+        assert faults(description, language) == [], (code, description)
         assert WORDS[verdict.json()["verdict"]][language] in text
         if language is not Language.en:
             assert not ENGLISH_AMOUNT.search(text), (path, code, ENGLISH_AMOUNT.findall(text))
