@@ -12,9 +12,9 @@ import datetime as dt
 import pytest
 from httpx import AsyncClient
 
+from compliance_api.classify import questions
 from compliance_api.classify.crossborder import assess_criteria
 from compliance_api.classify.language import Language
-from compliance_api.classify import questions
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.verdict import Country
 from tests.classify.conftest import Account
@@ -37,9 +37,7 @@ def _assess(*met: str) -> tuple[str, set[str], str]:
 
 @pytest.mark.parametrize("sub_sector", TRANSPORT)
 @pytest.mark.parametrize("nine", [BE_NINE[:5], BE_NINE[4:], BE_NINE[::2]])
-def test_in_transport_more_than_half_of_the_nine_presumes_no_employment(
-    sub_sector: str, nine: tuple[str, ...]
-) -> None:
+def test_in_transport_more_than_half_of_the_nine_presumes_no_employment(sub_sector: str, nine: tuple[str, ...]) -> None:
     verdict, rules, advice = _assess("in_presumption_sector", sub_sector, *nine)
     assert not rules & SECTOR_RULES
     assert verdict != "unsafe", "the nine alone make no employment in a sub-sector with its own decree"
@@ -70,10 +68,14 @@ def test_a_transport_question_left_unanswered_does_not_stop_the_presumption_but_
 
 @pytest.mark.parametrize("language", list(Language))
 def test_each_sub_sector_is_asked_in_every_language(language: Language) -> None:
-    asked = {question.field: question for question in questions.questionnaire(RULESETS, questions.Test.BE, language).questions}
+    asked = {
+        question.field: question
+        for question in questions.questionnaire(RULESETS, questions.Test.BE, language).questions
+    }
     for name in TRANSPORT:
         question = asked[name]
-        assert question.kind == "boolean" and question.true_when == "yes"
+        assert question.kind == "boolean"
+        assert question.true_when == "yes"
         assert question.text.rstrip().endswith("?")
         assert "29" in question.explanation, "the advice names the decree of 29 October 2013"
         assert "337/2, § 3" in question.basis
