@@ -26,7 +26,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
 DICTIONARIES = Path(__file__).resolve().parent / "dictionaries"
-CURRENT_DICTIONARY = 2
+CURRENT_DICTIONARY = 3
 """The id of the dictionary new values are compressed with (`verdicts-<id>.zdict`)."""
 LEVEL = 3
 """zstd's default: about 20 µs and 290 bytes for a 6 kB verdict with the 96 kB dictionary (level 9 saves a third of

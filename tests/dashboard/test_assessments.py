@@ -524,3 +524,34 @@ async def test_a_check_that_no_single_answer_moves_names_the_answer_sets_too(
     assert "These answers together would:" in page
     assert re.findall(r'data-field="leads-to">(\w+)<', page)
     assert await _count(sessionmaker) == 0
+
+
+async def test_the_belgian_questionnaire_asks_road_transport_s_sub_sector_in_the_reader_s_language(
+    browser: AsyncClient, sessionmaker: Maker
+) -> None:
+    await _business(browser, sessionmaker)
+    ruleset = packaged_rulesets().cross_border[Country.BE]
+    transport = [criterion for criterion in ruleset.criteria if criterion.group == "transport"]
+    assert len(transport) == 3
+    for language, header in ((Language.nl, "nl-BE"), (Language.fr, "fr-BE"), (Language.de, "de-BE")):
+        form = html.unescape(
+            (
+                await browser.get(
+                    f"{START}/new",
+                    params={"questionnaire": "BE", "environment": "live"},
+                    headers={"Accept-Language": header},
+                )
+            ).text
+        )
+        for criterion in transport:
+            assert f'id="q-{criterion.name}"' in form
+            assert criterion.question[language] in form
+    answers = {"in_presumption_sector": "yes", "transport_goods_logistics": "yes", "no_result_obligation": "no"}
+    _, made = _made(await _submit(browser, answers, questionnaire="BE"))
+    stored = await _stored(sessionmaker, made)
+    assert stored.request["criteria"] == {
+        "in_presumption_sector": True,
+        "transport_goods_logistics": True,
+        "no_result_obligation": True,  # asked positively: "Does the freelancer have an obligation of result…?"
+    }
+    assert "sector_presumption" not in {rule["id"] for rule in stored.result["decided_by"]}
