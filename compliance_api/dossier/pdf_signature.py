@@ -10,13 +10,20 @@ certificate (no change allowed after it); a changed byte breaks it.
 from __future__ import annotations
 
 import io
+import warnings
 from functools import lru_cache
 
-from pyhanko.keys import load_certs_from_pemder_data, load_private_key_from_pemder_data
-from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-from pyhanko.sign import fields, signers
-from pyhanko.sign.signers.pdf_signer import PdfSignatureMetadata
-from pyhanko_certvalidator.registry import SimpleCertificateStore
+from cryptography.utils import CryptographyDeprecationWarning
+
+# pyHanko imports cryptography's DSA key types, which cryptography 51 deprecates: without this, every server start and
+# command would print the warning. The dossiers sign with ECDSA; only this import's warning is silenced.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="DSA is deprecated", category=CryptographyDeprecationWarning)
+    from pyhanko.keys import load_certs_from_pemder_data, load_private_key_from_pemder_data
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, signers
+    from pyhanko.sign.signers.pdf_signer import PdfSignatureMetadata
+    from pyhanko_certvalidator.registry import SimpleCertificateStore
 
 from compliance_api.passport.certificates import PdfSigningKey
 
