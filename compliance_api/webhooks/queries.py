@@ -203,7 +203,7 @@ async def any_undispatched(session: AsyncSession) -> bool:
 
 def _wanted(endpoints: Sequence[WebhookEndpoint]) -> ColumnElement[bool]:
     """Outbox events some endpoint may subscribe to: of an environment where one wants every type, or of a type one
-    of the environment's endpoints wants (the rest of `_may_want` is checked per event)."""
+    of the environment's endpoints wants (the rest of `delivery._may_want` is checked per event)."""
     clauses: list[ColumnElement[bool]] = []
     for environment in {endpoint.environment for endpoint in endpoints}:
         subscribed = [set(e.enabled_events) for e in endpoints if e.environment is environment]
