@@ -9,58 +9,39 @@ capability: whoever holds an active one may verify it, so its holder is told whe
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
-from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from compliance_api.auth.caller import Caller
-from compliance_api.classify.models import Classification
-from compliance_api.dac7.models import Dac7Grant
+from compliance_api.classify import queries as classify_queries
+from compliance_api.dac7 import queries as dac7_queries
 from compliance_api.errors import ApiError, Problems
-from compliance_api.events.models import OutboxEvent
+from compliance_api.events import queries as events_queries
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.passport.models import Passport, PassportShare
+from compliance_api.passport import queries as passport_queries
 from compliance_api.passport.share_tokens import MAX_LENGTH, hash_share_token
 from compliance_api.services import bases_of, services_of
 from compliance_api.sessions import transaction
-from compliance_api.webhooks.models import WebhookEndpoint
+from compliance_api.webhooks import queries as webhooks_queries
 
 NOT_FOUND_CODES = frozenset(
     {"not_found", "event_not_found", "webhook_endpoint_not_found", "share_not_found", "grant_not_found"}
 )
 
-Elsewhere = Callable[[uuid.UUID, str, Environment], Select[Environment]]
-"""The environments other than the caller's in which the path's id (or token) is the caller's own."""
-
-
-def _owned(model: type[Classification | OutboxEvent | WebhookEndpoint | Dac7Grant], owner: str) -> Elsewhere:
-    def statement(user_id: uuid.UUID, key: str, environment: Environment) -> Select[Environment]:
-        return select(model.environment).where(
-            model.id == uuid.UUID(key), getattr(model, owner) == user_id, model.environment != environment
-        )
-
-    return statement
-
-
-def _share(user_id: uuid.UUID, key: str, environment: Environment) -> Select[Environment]:
-    return (
-        select(PassportShare.environment)
-        .join(Passport, Passport.id == PassportShare.passport_id)
-        .where(
-            PassportShare.id == uuid.UUID(key), Passport.user_id == user_id, PassportShare.environment != environment
-        )
-    )
+Elsewhere = Callable[[AsyncSession, uuid.UUID, uuid.UUID, Environment], Awaitable[Environment | None]]
+"""The environment other than the caller's in which the path's id is the caller's own (session, id, user, here)."""
 
 
 BY_ID: dict[str, tuple[str, Elsewhere]] = {
-    "classification_id": ("This classification", _owned(Classification, "user_id")),
-    "event_id": ("This event", _owned(OutboxEvent, "owner_id")),
-    "endpoint_id": ("This webhook endpoint", _owned(WebhookEndpoint, "user_id")),
-    "grant_id": ("This DAC7 grant", _owned(Dac7Grant, "seller_user_id")),
-    "share_id": ("This share-token id", _share),
+    "classification_id": ("This classification", classify_queries.environment_elsewhere),
+    "event_id": ("This event", events_queries.environment_elsewhere),
+    "endpoint_id": ("This webhook endpoint", webhooks_queries.environment_elsewhere),
+    "grant_id": ("This DAC7 grant", dac7_queries.environment_elsewhere),
+    "share_id": ("This share-token id", passport_queries.environment_elsewhere),
 }
 """By path parameter: what it names, and where else it is the caller's."""
 
@@ -76,30 +57,28 @@ async def elsewhere(request: Request, exc: ApiError) -> ApiError | None:
     if not found and "token" not in params:
         return None
     async with transaction(request) as session:
-        for name, (what, statement) in found[-1:]:  # the innermost id the route names (an endpoint's, a share's)
+        for name, (what, lookup) in found[-1:]:  # the innermost id the route names (an endpoint's, a share's)
             try:
-                other = await session.scalar(statement(caller.user_id, str(params[name]), caller.environment))
+                key = uuid.UUID(str(params[name]))
             except ValueError:  # not a UUID: the route's own validation answers it
                 return None
+            other = await lookup(session, key, caller.user_id, caller.environment)
             if other is not None:
                 return _hint(request, other, what)
         token = params.get("token")
         if isinstance(token, str) and len(token) <= MAX_LENGTH:
-            other = await session.scalar(_active_share(request, token, caller.environment))
+            other = await _active_share(session, request, token, caller.environment)
             if other is not None:
                 return _hint(request, other, "This share-token")
     return None
 
 
-def _active_share(request: Request, token: str, environment: Environment) -> Select[Environment]:
+async def _active_share(
+    session: AsyncSession, request: Request, token: str, environment: Environment
+) -> Environment | None:
     services = services_of(request)
     hashes = [hash_share_token(token, pepper) for pepper in (services.pepper, services.previous_pepper) if pepper]
-    return select(PassportShare.environment).where(
-        PassportShare.token_hash.in_(hashes),
-        PassportShare.environment != environment,
-        PassportShare.revoked_at.is_(None),
-        PassportShare.expires_at > utcnow(),
-    )
+    return await passport_queries.active_share_elsewhere(session, hashes, environment, utcnow())
 
 
 def _hint(request: Request, environment: Environment, what: str) -> ApiError:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import unicodedata
 
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from compliance_api.accounts import queries
 from compliance_api.accounts.errors import InvalidEmail, UserExists, UserNotFound
 from compliance_api.accounts.models import Plan, User, UserKind
 
@@ -30,7 +30,7 @@ def email_identity(email: str) -> str:
 
 
 async def get_by_email(session: AsyncSession, *, email: str) -> User | None:
-    return await session.scalar(select(User).where(User.email == normalise_email(email)))
+    return await queries.user_by_email(session, normalise_email(email))
 
 
 async def get_by_email_or_raise(session: AsyncSession, *, email: str) -> User:
@@ -42,10 +42,10 @@ async def get_by_email_or_raise(session: AsyncSession, *, email: str) -> User:
 
 async def create(session: AsyncSession, *, email: str, kind: UserKind, plan: Plan) -> User:
     normalised = normalise_email(email)
-    if await session.scalar(select(User.id).where(User.email == normalised)) is not None:
+    if await queries.user_id_by_email(session, normalised) is not None:
         raise UserExists(normalised)
     user = User(email=normalised, kind=kind, plan=plan)
-    session.add(user)
+    queries.add(session, user)
     await session.flush()
     return user
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import Plan, User, UserKind
-from compliance_api.auth import tokens
+from compliance_api.auth import queries, tokens
 from compliance_api.auth.models import ApiToken
 from compliance_api.events import service as events
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 
 
 class TokenNotFound(Exception):
@@ -53,7 +53,7 @@ async def create(
         token_hash=tokens.hash_token(secret, pepper),
         last4=secret[-4:],
     )
-    session.add(row)
+    queries.add(session, row)
     await session.flush()
     await _emit(session, EventName.API_TOKEN_CREATED, row, "created_at")
     return row, secret
@@ -79,14 +79,11 @@ async def _emit(session: AsyncSession, type: EventName, row: ApiToken, stamp: st
 async def list_for_user(
     session: AsyncSession, *, user_id: uuid.UUID, environment: Environment | None = None
 ) -> list[ApiToken]:
-    statement = select(ApiToken).where(ApiToken.user_id == user_id).order_by(ApiToken.created_at)
-    if environment is not None:
-        statement = scoped(statement, ApiToken, environment)
-    return list(await session.scalars(statement))
+    return list(await queries.tokens_of(session, user_id, environment))
 
 
 async def get(session: AsyncSession, *, token_id: uuid.UUID, environment: Environment) -> ApiToken:
-    row = await session.scalar(scoped(select(ApiToken).where(ApiToken.id == token_id), ApiToken, environment))
+    row = await queries.token_in(session, token_id, environment)
     if row is None:
         raise TokenNotFound(token_id)
     return row
@@ -94,7 +91,7 @@ async def get(session: AsyncSession, *, token_id: uuid.UUID, environment: Enviro
 
 async def revoke(session: AsyncSession, *, token_id: uuid.UUID) -> ApiToken:
     """Revoke by id (operator action); every worker stops accepting it within the token cache TTL."""
-    row = await session.get(ApiToken, token_id)
+    row = await queries.token(session, token_id)
     if row is None:
         raise TokenNotFound(token_id)
     if row.revoked_at is None:
@@ -106,7 +103,7 @@ async def revoke(session: AsyncSession, *, token_id: uuid.UUID) -> ApiToken:
 
 async def get_owned(session: AsyncSession, *, user_id: uuid.UUID, token_id: uuid.UUID) -> ApiToken:
     """One of `user_id`'s own tokens (the dashboard); another user's token is TokenNotFound, as if absent."""
-    row = await session.scalar(select(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id))
+    row = await queries.token_of(session, user_id, token_id)
     if row is None:
         raise TokenNotFound(token_id)
     return row
@@ -124,31 +121,12 @@ async def resolve(session: AsyncSession, *, token_hash: str, previous_hash: str 
     During a secret rotation `previous_hash` (the token keyed with the retired secret) is looked up in the same
     query, and a token found by it is re-hashed to `token_hash`, so it no longer needs the retired secret.
     """
-    matches = (
-        ApiToken.token_hash == token_hash
-        if previous_hash is None
-        else ApiToken.token_hash.in_((token_hash, previous_hash))
-    )
-    row = (
-        await session.execute(
-            select(
-                ApiToken.id,
-                ApiToken.user_id,
-                ApiToken.environment,
-                ApiToken.revoked_at,
-                ApiToken.token_hash,
-                User.plan,
-                User.kind,
-            )
-            .join(User, User.id == ApiToken.user_id)
-            .where(matches)
-        )
-    ).one_or_none()
+    row = await queries.token_by_hash(session, token_hash, previous_hash)
     if row is None:
         return None
-    changes: dict[str, object] = {} if row.revoked_at is not None else {"last_used_at": utcnow()}
+    changes: dict[str, datetime | str] = {} if row.revoked_at is not None else {"last_used_at": utcnow()}
     if row.token_hash != token_hash:
         changes["token_hash"] = token_hash
     if changes:
-        await session.execute(update(ApiToken).where(ApiToken.id == row.id).values(**changes))
+        await queries.change_token(session, row.id, changes)
     return TokenRecord(row.id, row.user_id, row.environment, row.plan, row.kind, row.revoked_at is not None)

@@ -14,12 +14,11 @@ import zlib
 from typing import Any
 
 import orjson
-from sqlalchemy import LargeBinary, select, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import Caller
+from compliance_api.classify import queries
 from compliance_api.classify.compression import decompress
-from compliance_api.classify.models import Classification
 
 
 class MissingVerdict(LookupError):
@@ -53,20 +52,14 @@ class VerdictReferences:
 async def _verdicts(session: AsyncSession, caller: Caller, ids: list[str]) -> dict[str, bytes]:
     """The caller's stored verdicts by id, as the bytes first answered.
 
-    Selected by primary key alone, the owner checked on the rows found: with the account and environment in the
-    WHERE clause, SQLite (and PostgreSQL before its statistics caught up with a bulk insert) walked the account's
-    index, every verdict of the account per replay, instead of probing the keys."""
-    raw = type_coerce(Classification.result, LargeBinary)  # the stored frame, not the parsed object
+    Selected by primary key alone, the owner checked on the rows found (`queries.stored_verdicts` says why)."""
     found: dict[str, bytes] = {}
     for start in range(0, len(ids), 500):  # bounded IN lists
         chunk = [uuid.UUID(value) for value in ids[start : start + 500]]
-        statement = select(Classification.id, Classification.user_id, Classification.environment, raw).where(
-            Classification.id.in_(chunk)
-        )
         found.update(
             {
                 str(id): decompress(stored)
-                for id, user_id, environment, stored in await session.execute(statement)
+                for id, user_id, environment, stored in await queries.stored_verdicts(session, chunk)
                 if user_id == caller.user_id and environment == caller.environment
             }
         )

@@ -14,20 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
-from sqlalchemy import Row, Select, func, insert, select, tuple_, update
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.classify import views
+from compliance_api.classify import queries, views
 from compliance_api.classify.crossborder import assess_criteria
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.language import Language
-from compliance_api.classify.models import Classification, ClassificationKind, ClassificationVerdict, RescoreRun
+from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
-from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
 from compliance_api.events.types import EventName
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 
 VERDICT_CHANGED = EventName.CLASSIFICATION_VERDICT_CHANGED
 PAGE = 2000
@@ -186,39 +185,15 @@ class Latest:
     result: dict[str, Any]
 
 
-# Read as plain rows, not ORM objects: 100,000 of them in one session would make every flush walk them all.
-RECORD_COLUMNS = (
-    Classification.id,
-    Classification.kind,
-    Classification.request,
-    Classification.language,
-    Classification.result,
-    Classification.user_id,
-    Classification.reference,
-    Classification.environment,
-    Classification.created_at,
-)
-
-
 async def _latest(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Latest]:
     """The newest re-scored verdict of each classification that has one."""
-    rows = await session.execute(
-        select(ClassificationVerdict.classification_id, ClassificationVerdict.id, ClassificationVerdict.result)
-        .where(ClassificationVerdict.classification_id.in_(ids))
-        .order_by(ClassificationVerdict.created_at)
-    )
+    rows = await queries.latest_verdicts(session, ids)
     return {classification_id: Latest(id, result) for classification_id, id, result in rows}
-
-
-def _monitored(environment: Environment, since: dt.datetime) -> Select[Any]:
-    return scoped(select(*RECORD_COLUMNS), Classification, environment).where(
-        Classification.monitor.is_(True), Classification.created_at >= since
-    )
 
 
 async def count_monitored(session: AsyncSession, environment: Environment, since: dt.datetime) -> int:
     """How many classifications `rescore` would examine (for a progress display)."""
-    return int(await session.scalar(select(func.count()).select_from(_monitored(environment, since).subquery())) or 0)
+    return await queries.count_monitored(session, environment, since)
 
 
 async def rescore(
@@ -238,12 +213,7 @@ async def rescore(
     report = RescoreReport(environment, as_of, dry_run)
     after: tuple[dt.datetime, uuid.UUID] | None = None
     while True:
-        statement = _monitored(environment, since)
-        if after is not None:
-            statement = statement.where(tuple_(Classification.created_at, Classification.id) > tuple_(*after))
-        page = (
-            await session.execute(statement.order_by(Classification.created_at, Classification.id).limit(PAGE))
-        ).all()
+        page = await queries.monitored_page(session, environment, since, after, PAGE)
         if not page:
             return report
         latest = await _latest(session, [record.id for record in page])
@@ -306,16 +276,12 @@ async def _store(
         }
         for environment, change, new, latest in changes
     ]
-    await session.execute(insert(ClassificationVerdict), verdicts)
-    await session.execute(
-        update(Classification),
-        [{"id": change.classification_id, "verdict": change.new_verdict} for _, change, _, _ in changes],
-    )
+    current = [{"id": change.classification_id, "verdict": change.new_verdict} for _, change, _, _ in changes]
     events = [
         outbox_row(environment=environment, type=VERDICT_CHANGED, payload=change.payload(), at=now)
         for environment, change, _, _ in changes
     ]
-    await session.execute(insert(OutboxEvent), events)
+    await queries.store_rescored(session, verdicts, current, events)
 
 
 async def claim_run(
@@ -323,18 +289,4 @@ async def claim_run(
 ) -> bool:
     """Whether this process should re-score the environment now (not yet today, or under other rulesets), claiming
     the run in the caller's transaction: a concurrent worker waits on the row, then finds it claimed."""
-    claimed = await session.execute(
-        update(RescoreRun)
-        .where(
-            RescoreRun.environment == environment,
-            (RescoreRun.ran_on < today) | (RescoreRun.rulesets != signature),
-        )
-        .values(ran_on=today, rulesets=signature, ran_at=now)
-    )
-    if claimed.rowcount:  # type: ignore[attr-defined]
-        return True
-    if await session.get(RescoreRun, environment) is not None:
-        return False
-    session.add(RescoreRun(environment=environment, ran_on=today, rulesets=signature, ran_at=now))
-    await session.flush()
-    return True
+    return await queries.claim_run(session, environment, signature, today, now)

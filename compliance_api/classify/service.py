@@ -8,11 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import Actor, Caller
-from compliance_api.classify import views
+from compliance_api.classify import queries, views
 from compliance_api.classify.crossborder import assess_criteria, unknown_criteria
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.language import DEFAULT_LANGUAGE, Language
@@ -29,7 +28,7 @@ from compliance_api.errors import MAX_LISTED_ERRORS, ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.service import outbox_row
 from compliance_api.events.types import EventName
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.field_names import nearest, shown
 from compliance_api.kit.group_commit import GroupCommit, TableRow
 
@@ -217,12 +216,8 @@ async def _own_record(
     session: AsyncSession, caller: Actor, classification_id: uuid.UUID, retention: Retention, now: dt.datetime
 ) -> Classification:
     """The caller's own record (same user, same environment, within retention); anything else is 404."""
-    statement = scoped(select(Classification), Classification, caller.environment).where(
-        Classification.id == classification_id,
-        Classification.user_id == caller.user_id,
-        Classification.created_at >= retention.cutoff(caller.environment, now),
-    )
-    record = await session.scalar(statement)
+    since = retention.cutoff(caller.environment, now)
+    record = await queries.own_record(session, caller.user_id, caller.environment, classification_id, since)
     if record is None:
         raise ApiError("not_found", "No classification with this id for this account in this environment.")
     return record
@@ -232,23 +227,13 @@ async def with_histories(session: AsyncSession, records: Sequence[Classification
     """Each record with its later verdicts, oldest first, in one read for all of them (a page of an export)."""
     found: dict[uuid.UUID, list[ClassificationVerdict]] = {record.id: [] for record in records}
     if records:
-        rows = await session.scalars(
-            select(ClassificationVerdict)
-            .where(ClassificationVerdict.classification_id.in_(list(found)))
-            .order_by(ClassificationVerdict.classification_id, ClassificationVerdict.created_at)
-        )
-        for later in rows:
+        for later in await queries.later_verdicts(session, list(found)):
             found[later.classification_id].append(later)
     return [RecordWithHistory(record, found[record.id]) for record in records]
 
 
 async def _with_history(session: AsyncSession, record: Classification) -> RecordWithHistory:
-    history = await session.scalars(
-        select(ClassificationVerdict)
-        .where(ClassificationVerdict.classification_id == record.id)
-        .order_by(ClassificationVerdict.created_at)
-    )
-    return RecordWithHistory(record, list(history))
+    return RecordWithHistory(record, list(await queries.history(session, record.id)))
 
 
 async def get_classification(
@@ -277,11 +262,5 @@ async def purge_expired(session: AsyncSession, retention: Retention, now: dt.dat
     """Delete the audit records past retention; returns how many per environment."""
     removed: dict[Environment, int] = {}
     for environment in Environment:
-        result = await session.execute(
-            delete(Classification).where(
-                Classification.environment == environment,
-                Classification.created_at < retention.cutoff(environment, now),
-            )
-        )
-        removed[environment] = int(result.rowcount)  # type: ignore[attr-defined]
+        removed[environment] = await queries.delete_before(session, environment, retention.cutoff(environment, now))
     return removed

@@ -100,10 +100,8 @@ def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonO
 def reseal(as_json: JsonOption = False) -> None:
     """Seal every endpoint's signing secrets under the current COMPLIANCE_SECRET_KEY (step 2 of a secret rotation,
     before COMPLIANCE_SECRET_KEY_PREVIOUS is removed); both environments, one transaction."""
-    from sqlalchemy import select
-
     from compliance_api.config import Settings
-    from compliance_api.webhooks.models import WebhookEndpoint
+    from compliance_api.webhooks.service import reseal_secrets
     from compliance_api.webhooks.signing import secret_box
 
     settings = Settings()
@@ -111,12 +109,7 @@ def reseal(as_json: JsonOption = False) -> None:
     async def work() -> int:
         box = secret_box(settings)
         async with transaction(settings) as session:
-            endpoints = list(await session.scalars(select(WebhookEndpoint)))
-            for endpoint in endpoints:
-                endpoint.secret_sealed = box.reseal(endpoint.secret_sealed, endpoint.id)
-                if endpoint.previous_secret_sealed is not None:
-                    endpoint.previous_secret_sealed = box.reseal(endpoint.previous_secret_sealed, endpoint.id)
-        return len(endpoints)
+            return await reseal_secrets(session, box)
 
     count = run(work)
     if as_json:

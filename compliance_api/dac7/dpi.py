@@ -36,16 +36,15 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from lxml import etree as ET
-from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.accounts.models import User
+from compliance_api.dac7 import queries
 from compliance_api.dac7.figures import CHUNK, QUARTERS, Bucket, YearFigures, year_figures
 from compliance_api.dac7.identity import Dac7Address, SellerIdentity
-from compliance_api.dac7.models import ActivityType, Dac7Activity, Dac7Report, Dac7Seller
+from compliance_api.dac7.models import ActivityType, Dac7Report
 from compliance_api.dac7.operator import OperatorIdentity, operator_of
 from compliance_api.dac7.sealing import IdentityBox
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 
 DPI_NS = "urn:oecd:ties:dpi:v1"
 STF_NS = "urn:oecd:ties:dpistf:v1"
@@ -314,7 +313,7 @@ class _Run:
 
     async def flush(self) -> None:
         if self.new_reports:
-            await self.session.execute(insert(Dac7Report), self.new_reports)
+            await queries.insert_reports(self.session, self.new_reports)
             self.new_reports = []
         await self.session.flush()
 
@@ -346,27 +345,13 @@ class _Run:
 
 async def _candidates(session: AsyncSession, environment: Environment, year: int) -> list[uuid.UUID]:
     """Sellers with activities in the year, or with a record sent for it."""
-    active = select(Dac7Activity.seller_id).where(Dac7Activity.year == year).distinct()
-    reported = select(Dac7Report.seller_id).where(Dac7Report.year == year)
-    statement = scoped(select(Dac7Seller.id), Dac7Seller, environment).where(
-        Dac7Seller.id.in_(active) | Dac7Seller.id.in_(reported)
-    )
-    return sorted(await session.scalars(statement))
+    return await queries.export_candidates(session, environment, year)
 
 
 async def _chunk(run: _Run, ids: list[uuid.UUID]) -> None:
-    columns = select(
-        Dac7Seller.id, Dac7Seller.user_id, Dac7Seller.member_state, Dac7Seller.kind, Dac7Seller.identity_sealed
-    )
-    rows = await run.session.execute(columns.where(Dac7Seller.id.in_(ids)).order_by(Dac7Seller.id))
-    sellers = [SellerRow(*row) for row in rows]
+    sellers = [SellerRow(*row) for row in await queries.seller_rows(run.session, ids)]
     figures = await year_figures(run.session, ids, run.year)
-    reports = {
-        r.seller_id: r
-        for r in await run.session.scalars(
-            select(Dac7Report).where(Dac7Report.seller_id.in_(ids), Dac7Report.year == run.year)
-        )
-    }
+    reports = await queries.reports_of(run.session, ids, run.year)
     for seller in sellers:
         run.one(seller, figures[seller.id], reports.get(seller.id))
     await run.flush()
@@ -378,8 +363,7 @@ async def _emails(session: AsyncSession, lacking: list[tuple[uuid.UUID, list[str
     users = [user_id for user_id, _ in lacking]
     emails: dict[uuid.UUID, str] = {}
     for start in range(0, len(users), CHUNK):
-        statement = select(User.id, User.email).where(User.id.in_(users[start : start + CHUNK]))
-        emails.update({user_id: email for user_id, email in await session.execute(statement)})
+        emails.update(await queries.emails(session, users[start : start + CHUNK]))
     return [(emails.get(user_id, str(user_id)), fields) for user_id, fields in lacking]
 
 
@@ -398,12 +382,7 @@ async def export_year(
     if operator is None:
         raise NoOperator(environment)
     prefix = f"{operator.country}{year}{operator.tin}"
-    already_sent = await session.scalar(
-        select(Dac7Report.id)
-        .join(Dac7Seller, Dac7Seller.id == Dac7Report.seller_id)
-        .where(Dac7Seller.environment == environment, Dac7Report.year == year, Dac7Report.doc_ref_id.is_not(None))
-        .limit(1)
-    )
+    already_sent = await queries.any_sent(session, environment, year)
     export = Export(message_ref_id=f"{prefix}-{uuid.uuid4().hex}")
     with tempfile.TemporaryFile() as spool:
         run = _Run(session, environment, year, box, now, prefix, export.message_ref_id, spool, export)
@@ -413,7 +392,7 @@ async def export_year(
         export.lacking = await _emails(session, run.lacking_users) if run.lacking_users else []
         if export.lacking and environment is Environment.live:
             raise MissingSellerData(export.lacking)
-        if export.sellers == 0 and already_sent is not None:
+        if export.sellers == 0 and already_sent:
             return export  # every record sent is still right: nothing to send
         _write(run, operator, out, spool)
     return export

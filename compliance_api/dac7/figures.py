@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.dac7.models import ActivityType, Dac7Activity
+from compliance_api.dac7 import queries
+from compliance_api.dac7.models import ActivityType
 
 GOODS_MIN_ACTIVITIES = 30
 GOODS_MAX_CONSIDERATION_CENTS = 2_000_00
@@ -94,19 +94,5 @@ async def year_figures(
 async def _add_figures(
     session: AsyncSession, result: dict[uuid.UUID, YearFigures], seller_ids: list[uuid.UUID], year: int
 ) -> None:
-    a = Dac7Activity
-    statement = (
-        select(
-            a.seller_id,
-            a.activity_type,
-            a.quarter,
-            func.count(),
-            func.sum(a.consideration_cents - a.fees_cents - a.taxes_cents),
-            func.sum(a.fees_cents),
-            func.sum(a.taxes_cents),
-        )
-        .where(a.seller_id.in_(seller_ids), a.year == year)
-        .group_by(a.seller_id, a.activity_type, a.quarter)
-    )
-    for seller_id, kind, quarter, count, net, fees, taxes in await session.execute(statement):
+    for seller_id, kind, quarter, count, net, fees, taxes in await queries.quarter_sums(session, seller_ids, year):
         result[seller_id].buckets[(kind, quarter)] = Bucket(int(count), int(net), int(fees), int(taxes))

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import User
+from compliance_api.dac7 import queries
 from compliance_api.dac7.identity import SellerIdentity, refusals
 
 
@@ -70,7 +71,7 @@ def parse(content: bytes) -> list[IdentityRecord]:
 async def user_of(session: AsyncSession, record: IdentityRecord, number: int) -> User:
     if record.email is not None:
         return await accounts_service.get_by_email_or_raise(session, email=record.email)
-    user = await session.get(User, record.freelancer_id)
+    user = await queries.user(session, record.freelancer_id)
     if user is None:
         raise IdentityFileError(number, "freelancer_id", "no user has this id")
     return user

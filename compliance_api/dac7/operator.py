@@ -10,14 +10,14 @@ from __future__ import annotations
 import datetime as dt
 
 from pydantic import Field, field_validator
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from compliance_api.dac7 import queries
 from compliance_api.dac7.identity import Dac7Address, IdentityPart
 from compliance_api.dac7.models import Dac7Operator
 from compliance_api.dac7.nexus import Nexus
 from compliance_api.dac7.tin import GENERIC_TIN, member_state
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 
 
 class OperatorIdentity(IdentityPart):
@@ -56,7 +56,7 @@ def _identity(row: Dac7Operator) -> OperatorIdentity:
 
 
 async def operator_of(session: AsyncSession, environment: Environment) -> OperatorIdentity | None:
-    row = await session.scalar(scoped(select(Dac7Operator), Dac7Operator, environment))
+    row = await queries.operator_of(session, environment)
     return None if row is None else _identity(row)
 
 
@@ -64,10 +64,10 @@ async def set_operator(
     session: AsyncSession, environment: Environment, identity: OperatorIdentity, now: dt.datetime
 ) -> OperatorIdentity:
     """Record (or replace) the environment's operator."""
-    row = await session.scalar(scoped(select(Dac7Operator), Dac7Operator, environment))
+    row = await queries.operator_of(session, environment)
     if row is None:
         row = Dac7Operator(environment=environment)
-        session.add(row)
+        queries.add(session, row)
     address = identity.address
     row.name, row.tin, row.tin_issued_by, row.country = (
         identity.name,

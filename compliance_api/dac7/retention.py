@@ -13,13 +13,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import delete, exists, not_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.dac7.models import Dac7Activity, Dac7Report, Dac7Seller
-from compliance_api.kit.environment import Environment
-
-LIVE = Environment.live
+from compliance_api.dac7 import queries
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,23 +34,4 @@ async def purge_expired(session: AsyncSession, years: int, now: dt.datetime) -> 
     """Delete production DAC7 records of periods past retention, in the caller's transaction."""
     kept_from = first_kept_year(now, years)
     start = dt.datetime(kept_from, 1, 1, tzinfo=dt.UTC)
-    live_sellers = select(Dac7Seller.id).where(Dac7Seller.environment == LIVE)
-    activities = await session.execute(
-        delete(Dac7Activity).where(Dac7Activity.environment == LIVE, Dac7Activity.year < kept_from)
-    )
-    reports = await session.execute(
-        delete(Dac7Report).where(Dac7Report.seller_id.in_(live_sellers), Dac7Report.year < kept_from)
-    )
-    sellers = await session.execute(
-        delete(Dac7Seller).where(
-            Dac7Seller.environment == LIVE,
-            Dac7Seller.updated_at < start,
-            not_(exists().where(Dac7Activity.seller_id == Dac7Seller.id)),
-            not_(exists().where(Dac7Report.seller_id == Dac7Seller.id)),
-        )
-    )
-    return Wiped(
-        int(activities.rowcount),  # type: ignore[attr-defined]
-        int(reports.rowcount),  # type: ignore[attr-defined]
-        int(sellers.rowcount),  # type: ignore[attr-defined]
-    )
+    return Wiped(*await queries.purge_live(session, kept_from, start))

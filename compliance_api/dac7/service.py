@@ -14,22 +14,22 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.auth.caller import Actor
+from compliance_api.dac7 import queries
 from compliance_api.dac7.activity_file import ActivityFileError, ActivityRow
 from compliance_api.dac7.figures import CHUNK, YearFigures, year_figures
 from compliance_api.dac7.identity import Dac7Tin, SellerIdentity
-from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Report, Dac7Seller
+from compliance_api.dac7.models import Dac7Activity, Dac7Grant, Dac7Seller
 from compliance_api.dac7.sealing import IdentityBox
 from compliance_api.dac7.tin import check_tin
 from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
 from compliance_api.events.types import EventName
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 
 SNAPSHOT_EVENT = EventName.DAC7_SNAPSHOT_UPDATED
@@ -55,8 +55,7 @@ def _require_freelancer_user(user: User) -> None:
 
 
 async def seller_of(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Dac7Seller | None:
-    statement = scoped(select(Dac7Seller), Dac7Seller, environment).where(Dac7Seller.user_id == user_id)
-    return await session.scalar(statement)
+    return await queries.seller_of(session, user_id, environment)
 
 
 async def record_seller(
@@ -102,7 +101,7 @@ async def set_identity(
     seller = await seller_of(session, user.id, environment)
     if seller is None:
         seller = Dac7Seller(id=uuid.uuid4(), user_id=user.id, environment=environment, created_at=now)
-        session.add(seller)
+        queries.add(session, seller)
     seller.member_state, seller.kind, seller.updated_at = state, identity.kind, now
     seller.identity_sealed = box.seal(identity, seller.id)
     await session.flush()
@@ -136,7 +135,7 @@ async def import_activities(
     before = await _figures_of(session, touched)
     for row, seller, current in changes:
         if current is None:
-            session.add(_new_activity(row, seller, environment, now))
+            queries.add(session, _new_activity(row, seller, environment, now))
         else:
             _apply(current, row, seller, now)
     await session.flush()
@@ -153,10 +152,7 @@ async def _sellers_for(
     ids = list(dict.fromkeys(r.freelancer_id for r in rows))
     found: dict[uuid.UUID, Dac7Seller] = {}
     for start in range(0, len(ids), CHUNK):
-        statement = scoped(select(Dac7Seller), Dac7Seller, environment).where(
-            Dac7Seller.user_id.in_(ids[start : start + CHUNK])
-        )
-        found.update({s.user_id: s for s in await session.scalars(statement)})
+        found.update(await queries.sellers_of_users(session, environment, ids[start : start + CHUNK]))
     for row in rows:
         if row.freelancer_id not in found:
             raise ActivityFileError(
@@ -172,10 +168,7 @@ async def _existing(
 ) -> dict[str, Dac7Activity]:
     found: dict[str, Dac7Activity] = {}
     for start in range(0, len(external_ids), CHUNK):
-        statement = scoped(select(Dac7Activity), Dac7Activity, environment).where(
-            Dac7Activity.external_id.in_(external_ids[start : start + CHUNK])
-        )
-        found.update({a.external_id: a for a in await session.scalars(statement)})
+        found.update(await queries.activities_by_external_id(session, environment, external_ids[start : start + CHUNK]))
     return found
 
 
@@ -241,8 +234,7 @@ async def _emit_changes(
     changed = sorted((p for p in pairs if before[p].buckets != after[p].buckets), key=lambda p: (str(p[0]), p[1]))
     if not changed:
         return 0
-    statement = select(Dac7Seller.id, Dac7Seller.user_id).where(Dac7Seller.id.in_([s for s, _ in changed]))
-    users = {seller_id: user_id for seller_id, user_id in await session.execute(statement)}
+    users = await queries.users_of_sellers(session, [s for s, _ in changed])
     batch = [
         events.Event(
             SNAPSHOT_EVENT,
@@ -262,12 +254,7 @@ async def may_read(session: AsyncSession, caller: Actor, freelancer_id: uuid.UUI
 
 
 async def _holds_grant(session: AsyncSession, caller: Actor, seller_user_id: uuid.UUID) -> bool:
-    statement = scoped(select(Dac7Grant.id), Dac7Grant, caller.environment).where(
-        Dac7Grant.seller_user_id == seller_user_id,
-        Dac7Grant.grantee_user_id == caller.user_id,
-        Dac7Grant.revoked_at.is_(None),
-    )
-    return (await session.scalar(statement.limit(1))) is not None
+    return await queries.holds_grant(session, caller.environment, seller_user_id, caller.user_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,9 +278,7 @@ async def snapshot(
 
 async def seller_snapshot(session: AsyncSession, seller: Dac7Seller, year: int, box: IdentityBox) -> SellerSnapshot:
     figures = (await year_figures(session, [seller.id], year))[seller.id]
-    reported_at = await session.scalar(
-        select(Dac7Report.reported_at).where(Dac7Report.seller_id == seller.id, Dac7Report.year == year)
-    )
+    reported_at = await queries.reported_at(session, seller.id, year)
     return SellerSnapshot(seller, year, figures, reported_at, identity_of(seller, box))
 
 
@@ -315,7 +300,7 @@ async def grant(
     created = Dac7Grant(seller_user_id=seller.id, grantee_user_id=grantee.id, environment=environment, created_at=now)
     try:
         async with session.begin_nested():  # a concurrent grant of the same pair wins; return that one
-            session.add(created)
+            queries.add(session, created)
     except IntegrityError:
         active = await _active_grant(session, seller, grantee, environment)
         if active is None:
@@ -327,18 +312,13 @@ async def grant(
 async def _active_grant(
     session: AsyncSession, seller: User, grantee: User, environment: Environment
 ) -> Dac7Grant | None:
-    statement = scoped(select(Dac7Grant), Dac7Grant, environment).where(
-        Dac7Grant.seller_user_id == seller.id,
-        Dac7Grant.grantee_user_id == grantee.id,
-        Dac7Grant.revoked_at.is_(None),
-    )
-    return await session.scalar(statement)
+    return await queries.active_grant(session, environment, seller.id, grantee.id)
 
 
 async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UUID, now: dt.datetime) -> Dac7Grant:
     """The seller's own token grants a read to another user, named by its user id."""
     _require_seller(caller)
-    grantee = await session.get(User, grantee_id)
+    grantee = await queries.user(session, grantee_id)
     if grantee is None:
         raise ApiError("grantee_not_found")
     if grantee.id == caller.user_id:
@@ -347,28 +327,24 @@ async def create_grant(session: AsyncSession, caller: Actor, grantee_id: uuid.UU
             "You always read your own snapshot; grant another user.",
             errors=[FieldError("grantee_id", "is your own user id")],
         )
-    seller = await session.get_one(User, caller.user_id)
+    seller = await queries.existing_user(session, caller.user_id)
     return await grant(session, seller, grantee, caller.environment, now)
-
-
-def _grants_of(caller: Actor) -> Select[Dac7Grant]:
-    _require_seller(caller)
-    return scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(Dac7Grant.seller_user_id == caller.user_id)
 
 
 async def list_grants(session: AsyncSession, caller: Actor) -> list[Dac7Grant]:
     """Every grant the seller gave in the caller's environment, oldest first."""
-    statement = _grants_of(caller).order_by(Dac7Grant.created_at, Dac7Grant.id)
-    return list(await session.scalars(statement))
+    _require_seller(caller)
+    return await queries.list_grants(session, caller.user_id, caller.environment)
 
 
 async def page_of_grants(
     session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None, cursors: Cursors
 ) -> Paged[Dac7Grant]:
     """A page of the grants the seller gave in the caller's environment, newest first."""
+    _require_seller(caller)
     return await paginate(
         session,
-        _grants_of(caller),
+        queries.grants_of(caller.user_id, caller.environment),
         Dac7Grant.created_at,
         Dac7Grant.id,
         limit=limit,
@@ -381,10 +357,7 @@ async def page_of_grants(
 
 async def _own_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID) -> Dac7Grant:
     _require_seller(caller)
-    statement = scoped(select(Dac7Grant), Dac7Grant, caller.environment).where(
-        Dac7Grant.id == grant_id, Dac7Grant.seller_user_id == caller.user_id
-    )
-    found = await session.scalar(statement)
+    found = await queries.own_grant(session, caller.user_id, caller.environment, grant_id)
     if found is None:
         raise ApiError("grant_not_found")
     return found
@@ -409,7 +382,7 @@ async def revoke_grant(session: AsyncSession, caller: Actor, grant_id: uuid.UUID
 
 async def revoke_grant_by_id(session: AsyncSession, grant_id: uuid.UUID, now: dt.datetime) -> Dac7Grant:
     """Operator action (`dac7 revoke-grant ID`), in whichever environment the grant lives."""
-    found = await session.get(Dac7Grant, grant_id)
+    found = await queries.grant(session, grant_id)
     if found is None:
         raise Dac7Error(f"no DAC7 grant {grant_id}")
     return await _revoke(session, found, now)
@@ -438,7 +411,7 @@ async def put_identity(
     if problems:
         detail = "; ".join(f"{field}: {message}" for field, message in problems)
         raise ApiError("validation_failed", detail, errors=[FieldError(f, m) for f, m in problems])
-    user = await session.get_one(User, caller.user_id)
+    user = await queries.existing_user(session, caller.user_id)
     return await set_identity(session, user, caller.environment, identity, box=box, now=now)
 
 
@@ -447,9 +420,7 @@ async def withdraw(session: AsyncSession, user: User, environment: Environment, 
     seller = await seller_of(session, user.id, environment)
     report = None
     if seller is not None:
-        report = await session.scalar(
-            select(Dac7Report).where(Dac7Report.seller_id == seller.id, Dac7Report.year == year)
-        )
+        report = await queries.report_of(session, seller.id, year)
     if report is None or report.doc_ref_id is None or report.deleted_at is not None:
         raise Dac7Error(f"{user.email} has no record sent for {year} in {environment.label} to withdraw")
     report.withdrawn_at = now
@@ -459,8 +430,7 @@ async def withdraw(session: AsyncSession, user: User, environment: Environment, 
 async def reseal_all(session: AsyncSession, box: IdentityBox) -> int:
     """Seal every identity under the current key (both environments); returns how many."""
     count = 0
-    sealed = select(Dac7Seller).where(Dac7Seller.identity_sealed.is_not(None)).order_by(Dac7Seller.id)
-    for seller in await session.scalars(sealed):
+    for seller in await queries.sealed_sellers(session):
         assert seller.identity_sealed is not None
         seller.identity_sealed = box.reseal(seller.identity_sealed, seller.id)
         count += 1

@@ -10,13 +10,12 @@ import uuid
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
-from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.errors import InvalidEmail, UserExists
 from compliance_api.accounts.models import Plan, User, UserKind
-from compliance_api.dashboard import passwords
+from compliance_api.dashboard import passwords, queries
 from compliance_api.dashboard.i18n import N_, Text, english, text
 from compliance_api.dashboard.keys import keyed_hash, new_secret
 from compliance_api.dashboard.models import AccountPassword, DashboardSession, PasswordReset
@@ -52,9 +51,9 @@ async def set_password(
 ) -> None:
     """Set (or replace) a user's password; the caller has checked it with `passwords.problem`."""
     hashed = await passwords.hash_password(password, hasher)
-    row = await session.get(AccountPassword, user.id)
+    row = await queries.password_of(session, user.id)
     if row is None:
-        session.add(AccountPassword(user_id=user.id, password_hash=hashed, updated_at=now))
+        queries.add(session, AccountPassword(user_id=user.id, password_hash=hashed, updated_at=now))
     else:
         row.password_hash, row.updated_at = hashed, now
     await session.flush()
@@ -96,7 +95,7 @@ async def authenticate(
 ) -> User | None:
     """The user, if e-mail and password match; else None, after the same work (a dummy hash) whatever went wrong."""
     user = await _user_by_email(session, email)
-    stored = await session.get(AccountPassword, user.id) if user is not None else None
+    stored = await queries.password_of(session, user.id) if user is not None else None
     matches = await passwords.verify(stored.password_hash if stored else None, password, hasher)
     if user is None or stored is None or not matches:
         return None
@@ -109,14 +108,13 @@ async def start_session(
     session: AsyncSession, *, user: User, pepper: bytes, lifetime: dt.timedelta, now: dt.datetime
 ) -> str:
     """A new session for `user`; returns the cookie value (stored only as a keyed hash). Drops expired ones."""
-    await session.execute(
-        delete(DashboardSession).where(DashboardSession.user_id == user.id, DashboardSession.expires_at <= now)
-    )
+    await queries.drop_expired_sessions(session, user.id, now)
     cookie = new_secret()
-    session.add(
+    queries.add(
+        session,
         DashboardSession(
             user_id=user.id, token_hash=keyed_hash(pepper, "session", cookie), created_at=now, expires_at=now + lifetime
-        )
+        ),
     )
     await session.flush()
     return cookie
@@ -124,17 +122,11 @@ async def start_session(
 
 async def session_user(session: AsyncSession, *, cookie: str, pepper: bytes, now: dt.datetime) -> User | None:
     """The signed-in user behind a session cookie, or None (unknown, ended or expired)."""
-    return await session.scalar(
-        select(User)
-        .join(DashboardSession, DashboardSession.user_id == User.id)
-        .where(DashboardSession.token_hash == keyed_hash(pepper, "session", cookie), DashboardSession.expires_at > now)
-    )
+    return await queries.user_of_session(session, keyed_hash(pepper, "session", cookie), now)
 
 
 async def end_session(session: AsyncSession, *, cookie: str, pepper: bytes) -> None:
-    await session.execute(
-        delete(DashboardSession).where(DashboardSession.token_hash == keyed_hash(pepper, "session", cookie))
-    )
+    await queries.end_session(session, keyed_hash(pepper, "session", cookie))
 
 
 async def request_reset(
@@ -145,23 +137,18 @@ async def request_reset(
     if user is None:
         return None
     token = new_secret()
-    session.add(
+    queries.add(
+        session,
         PasswordReset(
             user_id=user.id, token_hash=keyed_hash(pepper, "reset", token), created_at=now, expires_at=now + lifetime
-        )
+        ),
     )
     await session.flush()
     return user, token
 
 
 async def _usable_reset(session: AsyncSession, token: str, pepper: bytes, now: dt.datetime) -> PasswordReset | None:
-    return await session.scalar(
-        select(PasswordReset).where(
-            PasswordReset.token_hash == keyed_hash(pepper, "reset", token),
-            PasswordReset.used_at.is_(None),
-            PasswordReset.expires_at > now,
-        )
-    )
+    return await queries.usable_reset(session, keyed_hash(pepper, "reset", token), now)
 
 
 async def reset_is_usable(session: AsyncSession, *, token: str, pepper: bytes, now: dt.datetime) -> bool:
@@ -175,7 +162,7 @@ async def reset_password(
     reset = await _usable_reset(session, token, pepper, now)
     if reset is None:
         raise AccountFormError(INVALID_RESET_LINK)
-    user = await session.get_one(User, reset.user_id)
+    user = await queries.user(session, reset.user_id)
     await replace_password(session, user=user, password=password, hasher=hasher, now=now)
     return user
 
@@ -185,12 +172,8 @@ async def replace_password(
 ) -> None:
     """Check and set a new password, spend every open reset link of the user, sign out every browser."""
     _checked_password(password, user.email)
-    await session.execute(
-        update(PasswordReset)
-        .where(PasswordReset.user_id == user.id, PasswordReset.used_at.is_(None))
-        .values(used_at=now)
-    )
-    await session.execute(delete(DashboardSession).where(DashboardSession.user_id == user.id))
+    await queries.spend_resets_of(session, user.id, now)
+    await queries.end_sessions_of(session, user.id)
     await set_password(session, user=user, password=password, hasher=hasher, now=now)
 
 

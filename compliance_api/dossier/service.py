@@ -11,7 +11,6 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
@@ -19,6 +18,7 @@ from compliance_api.auth.caller import Actor
 from compliance_api.auth.models import ApiToken
 from compliance_api.classify import service as classify_service
 from compliance_api.classify.models import Classification, RecordWithHistory
+from compliance_api.dossier import queries
 from compliance_api.kit.environment import Environment
 
 EXPORT_PAGE_ROWS = 50
@@ -63,10 +63,10 @@ async def _people(
     """The accounts, dashboard users and tokens the rows name, in two reads."""
     user_ids = {row.user_id for row in rows} | {row.asked_by_user_id for row in rows if row.asked_by_user_id}
     token_ids = {row.token_id for row in rows if row.token_id}
-    users = {user.id: user for user in await session.scalars(select(User).where(User.id.in_(user_ids)))}
+    users = await queries.users(session, user_ids)
     tokens: dict[uuid.UUID, ApiToken] = {}
     if token_ids:
-        tokens = {t.id: t for t in await session.scalars(select(ApiToken).where(ApiToken.id.in_(token_ids)))}
+        tokens = await queries.tokens(session, token_ids)
     return users, tokens
 
 
@@ -92,21 +92,14 @@ class Period:
     end: dt.datetime
     user_id: uuid.UUID | None = None
 
-    def where(self, since: dt.datetime) -> list[ColumnElement[bool]]:
-        conditions: list[ColumnElement[bool]] = [
-            Classification.environment == self.environment,
-            Classification.created_at >= max(self.start, since),
-            Classification.created_at < self.end,
-        ]
-        if self.user_id is not None:
-            conditions.append(Classification.user_id == self.user_id)
-        return conditions
+    def bounds(self, since: dt.datetime) -> tuple[Environment, dt.datetime, dt.datetime, uuid.UUID | None]:
+        """Environment, first instant (not before `since`), end and account of what an export of it reads."""
+        return self.environment, max(self.start, since), self.end, self.user_id
 
 
 async def count_period(session: AsyncSession, period: Period, since: dt.datetime) -> int:
     """How many classifications an export of the period will write (for its progress bar)."""
-    found = await session.scalar(select(func.count()).select_from(Classification).where(*period.where(since)))
-    return int(found or 0)
+    return await queries.count_period(session, *period.bounds(since))
 
 
 async def stream_period(
@@ -114,13 +107,7 @@ async def stream_period(
 ) -> AsyncIterator[DossierFacts]:
     """Every classification of the period, oldest first, read from a server-side cursor one page at a time (the
     session's identity map holds rows weakly, so a page is freed once its dossiers are written)."""
-    statement = (
-        select(Classification)
-        .where(*period.where(since))
-        .order_by(Classification.created_at, Classification.id)
-        .execution_options(yield_per=page_rows)
-    )
-    result = await session.stream_scalars(statement)
+    result = await queries.stream_period(session, *period.bounds(since), page_rows=page_rows)
     async for page in result.partitions():
         users, tokens = await _people(session, page)
         for found in await classify_service.with_histories(session, page):

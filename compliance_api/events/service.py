@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, and_, delete, insert, or_, select
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.errors import ApiError
+from compliance_api.events import queries
 from compliance_api.events.models import OutboxEvent
-from compliance_api.events.types import ENVIRONMENT_WIDE, EventName, owner_of
+from compliance_api.events.types import EventName, owner_of
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 
 
@@ -69,16 +70,13 @@ async def emit_many(
         for i, event in enumerate(events)
     ]
     if rows:
-        await session.execute(insert(OutboxEvent), rows)
+        await queries.insert_events(session, rows)
     return len(rows)
 
 
 async def pending(session: AsyncSession, *, environment: Environment, type: str | None = None) -> list[OutboxEvent]:
     """Undelivered events, oldest first."""
-    statement = scoped(select(OutboxEvent), OutboxEvent, environment).where(OutboxEvent.delivered_at.is_(None))
-    if type is not None:
-        statement = statement.where(OutboxEvent.type == type)
-    return list((await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id))).all())
+    return list(await queries.pending(session, environment, type))
 
 
 EVENT_RETENTION = timedelta(days=30)
@@ -95,13 +93,7 @@ class Reader:
 
 def visible_to(reader: Reader, now: datetime) -> Select[OutboxEvent]:
     """The reader's events in its environment: its own, and the environment-wide ones, within retention."""
-    return scoped(select(OutboxEvent), OutboxEvent, reader.environment).where(
-        or_(
-            OutboxEvent.owner_id == reader.user_id,
-            and_(OutboxEvent.owner_id.is_(None), OutboxEvent.type.in_(ENVIRONMENT_WIDE)),
-        ),
-        OutboxEvent.created_at >= now - EVENT_RETENTION,
-    )
+    return queries.visible(reader.user_id, reader.environment, now - EVENT_RETENTION)
 
 
 async def list_events(
@@ -116,14 +108,9 @@ async def list_events(
     now: datetime,
 ) -> Paged[OutboxEvent]:
     """A page of the reader's events, newest first."""
-    statement = visible_to(reader, now)
-    if types:
-        statement = statement.where(OutboxEvent.type.in_(types))
-    if created_after is not None:
-        statement = statement.where(OutboxEvent.created_at > created_after)
     return await paginate(
         session,
-        statement,
+        queries.filtered(visible_to(reader, now), types, created_after),
         OutboxEvent.created_at,
         OutboxEvent.id,
         limit=limit,
@@ -137,7 +124,7 @@ async def list_events(
 
 async def get_event(session: AsyncSession, reader: Reader, event_id: uuid.UUID, now: datetime) -> OutboxEvent:
     """One of the reader's events; `event_not_found` when it is someone else's, elsewhere or past retention."""
-    event = await session.scalar(visible_to(reader, now).where(OutboxEvent.id == event_id))
+    event = await queries.event_in(session, visible_to(reader, now), event_id)
     if event is None:
         raise ApiError("event_not_found")
     return event
@@ -145,7 +132,4 @@ async def get_event(session: AsyncSession, reader: Reader, event_id: uuid.UUID, 
 
 async def purge_expired(session: AsyncSession, now: datetime) -> int:
     """Delete handed-on events past the event log's retention, in both environments."""
-    result = await session.execute(
-        delete(OutboxEvent).where(OutboxEvent.created_at < now - EVENT_RETENTION, OutboxEvent.delivered_at.is_not(None))
-    )
-    return int(result.rowcount)  # type: ignore[attr-defined]
+    return await queries.purge_delivered_before(session, now - EVENT_RETENTION)

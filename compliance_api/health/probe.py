@@ -12,12 +12,11 @@ from enum import StrEnum
 
 import structlog
 from redis.asyncio import Redis
-from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from compliance_api.health import queries
 from compliance_api.kit.environment import Environment
-from compliance_api.wtta.models import WttaImport
 
 log = structlog.get_logger()
 
@@ -58,9 +57,6 @@ class CacheAge:
     stale: bool
 
 
-LAST_REFRESHES = select(WttaImport.environment, func.max(WttaImport.finished_at)).group_by(WttaImport.environment)
-
-
 async def _timed(probe: Awaitable[object], limit_seconds: float) -> Check:
     started = time.perf_counter()
     try:
@@ -94,7 +90,7 @@ class HealthProbe:
 
     async def _ping_database(self) -> None:
         async with self._engine.connect() as connection:
-            await connection.execute(text("SELECT 1"))
+            await queries.ping(connection)
 
     async def _read_wtta_refreshed(self) -> None:
         """Each environment's last register refresh; a failure keeps the last known (the ping reports the outage)."""
@@ -106,7 +102,7 @@ class HealthProbe:
 
     async def _last_refreshes(self) -> list[tuple[str, dt.datetime]]:
         async with self._engine.connect() as connection:
-            return [(row[0], row[1]) for row in await connection.execute(LAST_REFRESHES)]
+            return await queries.last_refreshes(connection)
 
     def wtta_age(self, environment: Environment, now: dt.datetime) -> CacheAge:
         """The environment's cache age as last probed; only production's register is refreshed on a schedule."""

@@ -40,12 +40,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
-from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError, FieldError
+from compliance_api.idempotency import queries
 from compliance_api.idempotency.models import IdempotencyRecord
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.patterns import described
@@ -126,13 +126,7 @@ async def _claim(
 ) -> IdempotencyRecord:
     """The stored record for this key (a finished one to replay), or a fresh claim committed for this request."""
     async with sessionmaker.begin() as session:
-        existing = await session.scalar(
-            select(IdempotencyRecord).where(
-                IdempotencyRecord.user_id == caller.user_id,
-                IdempotencyRecord.environment == caller.environment,
-                IdempotencyRecord.key_hash == key_hash,
-            )
-        )
+        existing = await queries.record_of(session, caller.user_id, caller.environment, key_hash)
         stale = existing is not None and (
             existing.expires_at <= now
             or (existing.response_status is None and existing.created_at + CLAIM_LEASE <= now)
@@ -144,8 +138,7 @@ async def _claim(
                 raise ApiError("idempotency_in_progress")
             return existing
         if existing is not None:
-            await session.delete(existing)
-            await session.flush()
+            await queries.remove(session, existing)
         claim = IdempotencyRecord(
             environment=caller.environment,
             user_id=caller.user_id,
@@ -154,13 +147,13 @@ async def _claim(
             created_at=now,
             expires_at=now + RETENTION,
         )
-        session.add(claim)
+        queries.add(session, claim)
     return claim
 
 
 async def _release(sessionmaker: async_sessionmaker[AsyncSession], claim_id: uuid.UUID) -> None:
     async with sessionmaker.begin() as session:
-        await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id == claim_id))
+        await queries.release(session, claim_id)
 
 
 COMPACT = b"\x00"
@@ -221,11 +214,7 @@ class Idempotency:
             raise
         body = orjson.dumps(_json_ready(result))
         kept = body if compaction is None else COMPACT + compaction.compact(result)
-        await session.execute(
-            update(IdempotencyRecord)
-            .where(IdempotencyRecord.id == record.id)
-            .values(response_status=status_code, response_body=_seal(secret, status_code, kept))
-        )
+        await queries.store_answer(session, record.id, status_code, _seal(secret, status_code, kept))
         return Response(body, status_code=status_code, media_type="application/json")
 
 
@@ -236,5 +225,4 @@ def _json_ready(result: BaseModel | dict[str, Any]) -> Any:
 
 async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
     """Delete records past their 24 hours; returns how many."""
-    result = await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.expires_at <= now))
-    return int(result.rowcount)  # type: ignore[attr-defined]
+    return await queries.purge_expired(session, now)

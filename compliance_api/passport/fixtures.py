@@ -13,16 +13,15 @@ import itertools
 import uuid
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts import service as accounts_service
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.passport import service, share_tokens
+from compliance_api.passport import queries, service, share_tokens
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.models import Passport, PassportShare
+from compliance_api.passport.models import PassportShare
 
 DEMO_FREELANCER_EMAIL = "demo-freelancer@example.com"
 DEMO_CHECKS = ("kvk_registration", "vat_number", "identity", "professional_liability_insurance")
@@ -56,10 +55,9 @@ async def create_passport_fixtures(
             evidence_ref=f"demo:{check}",
             now=now,
         )
-    passport_id = await session.scalar(
-        select(Passport.id).where(Passport.user_id == user.id, Passport.environment == SANDBOX)
-    )
-    assert passport_id is not None  # recorded just above
+    passport = await queries.passport_of(session, user.id, SANDBOX)
+    assert passport is not None  # recorded just above
+    passport_id = passport.id
     tokens = await _demo_shares(session, user, passport_id, pepper=pepper, rotate=rotate, now=now)
     return {
         "passport_share_tokens": tokens,
@@ -71,10 +69,7 @@ async def _demo_shares(
     session: AsyncSession, user: User, passport_id: uuid.UUID, *, pepper: bytes, rotate: bool, now: dt.datetime
 ) -> dict[str, str]:
     """The current generation's share-tokens (see the module docstring), made where missing."""
-    shares = {
-        row.token_hash: row
-        for row in await session.scalars(select(PassportShare).where(PassportShare.passport_id == passport_id))
-    }
+    shares = {row.token_hash: row for row in await queries.shares_of_passport(session, passport_id)}
     for generation in itertools.count():
         tokens = {
             kind: share_tokens.derive(pepper, f"demo-share:{passport_id}:{kind}:{generation}".encode())

@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,11 +19,11 @@ from compliance_api.errors import ApiError
 from compliance_api.events import service as events
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import Cursors, Key, Paged, created_key, paginate
+from compliance_api.passport import queries, share_tokens
 from compliance_api.passport import reader as reads
-from compliance_api.passport import share_tokens
 from compliance_api.passport.catalogue import Catalogue, is_valid
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.passport.reader import PassportReader, Row
@@ -37,8 +36,7 @@ class PassportError(ValueError):
 
 
 async def _passport(session: AsyncSession, user_id: uuid.UUID, environment: Environment) -> Passport | None:
-    statement = scoped(select(Passport), Passport, environment).where(Passport.user_id == user_id)
-    return await session.scalar(statement)
+    return await queries.passport_of(session, user_id, environment)
 
 
 async def _ensure(session: AsyncSession, user: User, environment: Environment, now: dt.datetime) -> Passport:
@@ -47,7 +45,7 @@ async def _ensure(session: AsyncSession, user: User, environment: Environment, n
     passport = await _passport(session, user.id, environment)
     if passport is None:
         passport = Passport(user_id=user.id, environment=environment, created_at=now, updated_at=now)
-        session.add(passport)
+        queries.add(session, passport)
         await session.flush()
     return passport
 
@@ -87,14 +85,10 @@ async def record_verification(
     if not 1 <= len(evidence_ref.strip()) <= 255:
         raise PassportError("the evidence reference must be 1 to 255 characters")
     passport = await _ensure(session, user, environment, now)
-    row = await session.scalar(
-        select(PassportVerification).where(
-            PassportVerification.passport_id == passport.id, PassportVerification.check == check
-        )
-    )
+    row = await queries.verification(session, passport.id, check)
     if row is None:
         row = PassportVerification(passport_id=passport.id, check=check)
-        session.add(row)
+        queries.add(session, row)
     row.verified_on, row.expires_on, row.evidence_ref, row.recorded_at = (
         verified_on,
         expires_on,
@@ -122,8 +116,7 @@ async def _emit_updated(session: AsyncSession, passport: Passport, details: dict
 
 
 async def _verifications(session: AsyncSession, passport: Passport) -> list[PassportVerification]:
-    statement = select(PassportVerification).where(PassportVerification.passport_id == passport.id)
-    return list(await session.scalars(statement.order_by(PassportVerification.check)))
+    return await queries.verifications(session, passport.id)
 
 
 def _require_freelancer(caller: Actor) -> None:
@@ -234,7 +227,7 @@ async def _create_share(
         created_at=now,
         expires_at=now + dt.timedelta(days=ttl_days),
     )
-    session.add(share)
+    queries.add(session, share)
     await session.flush()
     return CreatedShare(share, token)
 
@@ -265,16 +258,6 @@ async def create_share_for(
     return await _create_share(session, passport, ttl_days, pepper, now, token)
 
 
-def _shares_of(passport: Passport) -> Select[PassportShare]:
-    return scoped(select(PassportShare), PassportShare, passport.environment).where(
-        PassportShare.passport_id == passport.id
-    )
-
-
-async def _shares(session: AsyncSession, passport: Passport) -> list[PassportShare]:
-    return list(await session.scalars(_shares_of(passport).order_by(PassportShare.created_at)))
-
-
 async def list_shares(
     session: AsyncSession, caller: Actor, *, limit: int, cursor: str | None, cursors: Cursors
 ) -> Paged[PassportShare]:
@@ -282,7 +265,7 @@ async def list_shares(
     passport = await _own(session, caller)
     return await paginate(
         session,
-        _shares_of(passport),
+        queries.shares_of(passport),
         PassportShare.created_at,
         PassportShare.id,
         limit=limit,
@@ -296,11 +279,7 @@ async def list_shares(
 async def get_share(session: AsyncSession, caller: Actor, share_id: uuid.UUID) -> PassportShare:
     """One of the caller's shares; `share_not_found` (or `freelancer_only`, `no_passport`) otherwise."""
     passport = await _own(session, caller)
-    share = await session.scalar(
-        scoped(select(PassportShare), PassportShare, caller.environment).where(
-            PassportShare.id == share_id, PassportShare.passport_id == passport.id
-        )
-    )
+    share = await queries.share_of(session, passport.id, caller.environment, share_id)
     if share is None:
         raise ApiError("share_not_found", "You have no share with this id in this environment.")
     return share
@@ -331,7 +310,7 @@ async def _share_by_token(
     """The share behind a token, in whichever environment, keyed with the current secret or (during a rotation)
     the retired one; a share found under the retired secret is re-hashed to the current one."""
     current, previous = _token_hashes(token, pepper, previous_pepper)
-    share = await session.scalar(select(PassportShare).where(PassportShare.token_hash.in_((current, previous))))
+    share = await queries.share_by_hash(session, (current, previous))
     if share is not None and share.token_hash != current:
         share.token_hash = current
         await session.flush()
@@ -363,7 +342,7 @@ async def list_views(
     share = await get_share(session, caller, share_id)
     page = await paginate(
         session,
-        select(PassportShareView).where(PassportShareView.share_id == share.id),
+        queries.views_of(share.id),
         PassportShareView.viewed_at,
         PassportShareView.id,
         limit=limit,
@@ -373,10 +352,7 @@ async def list_views(
         key_of=lambda view: Key(view.viewed_at, view.id),
     )
     viewers = {view.viewer_user_id for view in page.rows}
-    emails = {
-        user_id: email
-        for user_id, email in await session.execute(select(User.id, User.email).where(User.id.in_(viewers)))
-    }
+    emails = await queries.emails(session, viewers)
     viewings = [Viewing(v.viewed_at, v.viewer_user_id, emails[v.viewer_user_id], share.environment) for v in page.rows]
     return Paged(viewings, page.has_more, page.next_cursor)
 
@@ -384,18 +360,9 @@ async def list_views(
 async def shares_with_views(session: AsyncSession, caller: Actor) -> list[tuple[PassportShare, list[Viewing]]]:
     """Every share of the caller's passport, oldest first, each with its views: three queries whatever the count."""
     passport = await _own(session, caller)
-    shares = await _shares(session, passport)
+    shares = await queries.shares(session, passport)
     views: dict[uuid.UUID, list[Viewing]] = {share.id: [] for share in shares}
-    statement = (
-        select(PassportShareView.share_id, PassportShareView.viewed_at, User.id, User.email)
-        .join(User, User.id == PassportShareView.viewer_user_id)
-        .join(PassportShare, PassportShare.id == PassportShareView.share_id)
-        .where(PassportShare.passport_id == passport.id)
-    )
-    rows = await session.execute(
-        scoped(statement, PassportShare, passport.environment).order_by(PassportShareView.viewed_at)
-    )
-    for share_id, at, viewer, email in rows:
+    for share_id, at, viewer, email in await queries.views_with_viewers(session, passport):
         if share_id in views:  # a share committed between the two reads is not listed, nor are its views
             views[share_id].append(Viewing(at, viewer, email, passport.environment))
     return [(share, views[share.id]) for share in shares]
@@ -481,7 +448,7 @@ async def rehash_share(
 ) -> None:
     """Move a share found under the retired secret to the current one (once per share during a rotation)."""
     current, previous = _token_hashes(token, pepper, previous_pepper)
-    share = await session.get(PassportShare, share_id)
+    share = await queries.share(session, share_id)
     if share is not None and share.token_hash == previous:
         share.token_hash = current
         await session.flush()

@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import Select, case, delete, func, insert, select, text, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.errors import ApiError
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
+from compliance_api.rates import queries
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.compute import QUANTILES, nice_step, percentile, window_start
-from compliance_api.rates.models import RateBenchmark, RateImport, RateObservation
+from compliance_api.rates.models import RateBenchmark, RateImport
 
 Pair = tuple[str, str]
 INSERT_CHUNK = 5000
@@ -52,8 +52,7 @@ class ImportResult:
 
 
 async def find_import(session: AsyncSession, *, environment: Environment, content_sha256: str) -> RateImport | None:
-    statement = scoped(select(RateImport), RateImport, environment)
-    return await session.scalar(statement.where(RateImport.content_sha256 == content_sha256))
+    return await queries.find_import(session, environment, content_sha256)
 
 
 async def add_observations(
@@ -78,7 +77,7 @@ async def add_observations(
         synthetic=synthetic,
         row_count=len(observations),
     )
-    session.add(batch)
+    queries.add_import(session, batch)
     await session.flush()
     for start in range(0, len(observations), INSERT_CHUNK):
         chunk = observations[start : start + INSERT_CHUNK]
@@ -94,7 +93,7 @@ async def add_observations(
             }
             for o in chunk
         ]
-        await session.execute(insert(RateObservation), rows)
+        await queries.insert_observations(session, rows)
         if on_progress is not None:
             on_progress(len(chunk))
     touched = {(o.sector, o.region) for o in observations}
@@ -104,18 +103,8 @@ async def add_observations(
 
 async def delete_synthetic(session: AsyncSession, *, environment: Environment, window_months: int) -> int:
     """Remove every synthetic observation of an environment, recompute what they fed; returns benchmarks rewritten."""
-    touched_rows = await session.execute(
-        scoped(select(RateObservation.sector, RateObservation.region), RateObservation, environment)
-        .where(RateObservation.synthetic.is_(True))
-        .distinct()
-    )
-    touched = {(row.sector, row.region) for row in touched_rows}
-    await session.execute(
-        delete(RateObservation).where(RateObservation.environment == environment, RateObservation.synthetic.is_(True))
-    )
-    await session.execute(
-        delete(RateImport).where(RateImport.environment == environment, RateImport.synthetic.is_(True))
-    )
+    touched = await queries.synthetic_pairs(session, environment)
+    await queries.delete_synthetic(session, environment)
     return await recompute(session, environment=environment, window_months=window_months, pairs=touched)
 
 
@@ -133,16 +122,12 @@ async def recompute(
         return 0
     postgresql = session.get_bind().dialect.name == "postgresql"
     if postgresql:  # concurrent imports recompute one after the other (SQLite serialises writers by itself)
-        await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"rates:{environment}"})
+        await queries.lock_recompute(session, environment)
     windows = await _windows(session, environment, window_months, targets)
     if postgresql:
         computed = await _compute_postgresql(session, environment, windows)
     else:
         computed = await _compute_python(session, environment, windows)
-    stale = delete(RateBenchmark).where(RateBenchmark.environment == environment)
-    if targets is not None:
-        stale = stale.where(tuple_(RateBenchmark.sector, RateBenchmark.region).in_(sorted(targets)))
-    await session.execute(stale)
     rows = [
         {
             "environment": environment,
@@ -159,8 +144,7 @@ async def recompute(
         }
         for c in computed
     ]
-    if rows:
-        await session.execute(insert(RateBenchmark), rows)
+    await queries.replace_benchmarks(session, environment, targets, rows)
     return len(rows)
 
 
@@ -170,7 +154,7 @@ async def _windows(
     """(as_of, first day counted) per pair that has observations: the newest date decides, per pair."""
     sectors = sorted(SECTORS) if targets is None else sorted({sector for sector, _ in targets})
     found: dict[Pair, date] = {}
-    for (sector, region), newest in (await _newest(session, environment, sectors)).items():
+    for (sector, region), newest in (await queries.newest(session, environment, sectors, REGIONS)).items():
         if region != NATIONAL:
             found[(sector, region)] = newest
         found[(sector, NATIONAL)] = max(newest, found.get((sector, NATIONAL), newest))
@@ -181,67 +165,16 @@ async def _windows(
     }
 
 
-# One backward index probe per (sector, region): a grouped max() would read the whole index.
-_PG_NEWEST = text(
-    """
-    SELECT w.sector, w.region,
-           (SELECT max(o.observed_on) FROM rate_observation o
-            WHERE o.environment = :environment AND o.sector = w.sector AND o.region = w.region) AS newest
-    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[])) AS w(sector, region)
-    """
-)
-
-
-async def _newest(session: AsyncSession, environment: Environment, sectors: list[str]) -> dict[Pair, date]:
-    """Newest observation date of every (sector, region) of these sectors, regions as recorded (`NL` included)."""
-    if session.get_bind().dialect.name == "postgresql":
-        pairs = [(sector, region) for sector in sectors for region in REGIONS]
-        params = {
-            "environment": environment.value,
-            "sectors": [p[0] for p in pairs],
-            "regions": [p[1] for p in pairs],
-        }
-        rows = await session.execute(_PG_NEWEST, params)
-    else:
-        o = RateObservation
-        statement = scoped(select(o.sector, o.region, func.max(o.observed_on)), o, environment)
-        rows = await session.execute(statement.where(o.sector.in_(sectors)).group_by(o.sector, o.region))
-    return {(sector, region): newest for sector, region, newest in rows if newest is not None}
-
-
-# PostgreSQL sorts and interpolates in the database (percentile_cont shares one sort for the three quantiles). The
-# window of each pair comes in as arrays, so both backends use the same windows from `_windows`; rows are grouped by
-# the pair's position in those arrays (an integer sorts far faster than two collated text columns).
-_PG_SELECT = """
-    SELECT w.pair, count(*) AS n, bool_or(o.synthetic) AS synthetic,
-           percentile_cont(CAST(:quantiles AS float8[])) WITHIN GROUP (ORDER BY o.rate_cents) AS p
-    FROM unnest(CAST(:sectors AS text[]), CAST(:regions AS text[]), CAST(:starts AS date[]))
-         WITH ORDINALITY AS w(sector, region, start, pair)
-    JOIN rate_observation o ON o.environment = :environment AND o.sector = w.sector AND o.observed_on >= w.start
-"""
-_PG_REGIONAL = text(_PG_SELECT + " AND o.region = w.region GROUP BY w.pair")
-_PG_NATIONAL = text(_PG_SELECT + " GROUP BY w.pair")
-
-
 async def _compute_postgresql(
     session: AsyncSession, environment: Environment, windows: dict[Pair, tuple[date, date]]
 ) -> list[Computed]:
-    # Each pair's values are sorted in memory; JIT compilation costs more than it saves on these plans.
-    await session.execute(text("SET LOCAL work_mem = '512MB'"))
-    await session.execute(text("SET LOCAL jit = off"))
+    await queries.tune_for_percentiles(session)
     computed: list[Computed] = []
-    for statement, national in ((_PG_REGIONAL, False), (_PG_NATIONAL, True)):
+    for national in (False, True):
         chosen = sorted((p, w) for p, w in windows.items() if (p[1] == NATIONAL) is national)
         if not chosen:
             continue
-        params = {
-            "environment": environment.value,
-            "quantiles": list(QUANTILES),
-            "sectors": [p[0] for p, _ in chosen],
-            "regions": [p[1] for p, _ in chosen],
-            "starts": [w[1] for _, w in chosen],
-        }
-        for row in await session.execute(statement, params):
+        for row in await queries.percentiles_postgresql(session, environment, chosen, QUANTILES, national=national):
             (sector, region), _ = chosen[row.pair - 1]
             low, mid, high = row.p
             computed.append(Computed(sector, region, (low, mid, high), row.n, row.synthetic))
@@ -252,15 +185,9 @@ async def _compute_python(
     session: AsyncSession, environment: Environment, windows: dict[Pair, tuple[date, date]]
 ) -> list[Computed]:
     """SQLite has no percentile function: read each pair's window sorted by the index and interpolate in Python."""
-    o = RateObservation
     computed: list[Computed] = []
     for (sector, region), (_, start) in sorted(windows.items()):
-        statement = scoped(select(o.rate_cents, o.synthetic), o, environment).where(
-            o.sector == sector, o.observed_on >= start
-        )
-        if region != NATIONAL:
-            statement = statement.where(o.region == region)
-        rows = (await session.execute(statement.order_by(o.rate_cents))).all()
+        rows = await queries.window_rates(session, environment, sector, None if region == NATIONAL else region, start)
         values = [r.rate_cents for r in rows]
         low, mid, high = (percentile(values, q) for q in QUANTILES)
         computed.append(Computed(sector, region, (low, mid, high), len(values), any(r.synthetic for r in rows)))
@@ -271,21 +198,15 @@ async def get_benchmark(
     session: AsyncSession, *, environment: Environment, sector: str, region: str
 ) -> RateBenchmark | None:
     """The hot path: one read of the precomputed row through its unique index."""
-    statement = scoped(select(RateBenchmark), RateBenchmark, environment)
-    return await session.scalar(statement.where(RateBenchmark.sector == sector, RateBenchmark.region == region))
+    return await queries.benchmark(session, environment, sector, region)
 
 
 async def publishable_regions(
     session: AsyncSession, *, environment: Environment, min_sample: int
 ) -> dict[str, list[str]]:
     """Sector → regions whose benchmark has at least `min_sample` observations."""
-    statement = (
-        scoped(select(RateBenchmark.sector, RateBenchmark.region), RateBenchmark, environment)
-        .where(RateBenchmark.sample_size >= min_sample)
-        .order_by(RateBenchmark.sector, RateBenchmark.region)
-    )
     found: dict[str, list[str]] = {}
-    for sector, region in await session.execute(statement):
+    for sector, region in await queries.regions_with_sample(session, environment, min_sample):
         found.setdefault(sector, []).append(region)
     return found
 
@@ -304,8 +225,7 @@ def insufficient_data(sector: str, region: str, sample_size: int, min_sample: in
 
 async def sector_benchmarks(session: AsyncSession, *, environment: Environment, sector: str) -> list[RateBenchmark]:
     """Every precomputed benchmark of a sector (national first, then the provinces), published or not."""
-    statement = scoped(select(RateBenchmark), RateBenchmark, environment).where(RateBenchmark.sector == sector)
-    rows = list(await session.scalars(statement))
+    rows = await queries.sector_benchmarks(session, environment, sector)
     return sorted(rows, key=lambda row: REGIONS.index(row.region) if row.region in REGIONS else len(REGIONS))
 
 
@@ -335,20 +255,11 @@ HISTOGRAM_BINS = 24
 OUTLIER_IQRS = 3
 
 
-def _window_of(benchmark: RateBenchmark) -> Select[int]:
-    """The rates the benchmark was computed from: its sector (and region, unless national) in its window."""
-    o = RateObservation
-    statement = scoped(select(o.rate_cents), o, benchmark.environment).where(
-        o.sector == benchmark.sector, o.observed_on >= benchmark.window_start, o.observed_on <= benchmark.as_of
-    )
-    return statement if benchmark.region == NATIONAL else statement.where(o.region == benchmark.region)
-
-
 async def window_histogram(session: AsyncSession, benchmark: RateBenchmark, *, bins: int = HISTOGRAM_BINS) -> Histogram:
     """The observations of a benchmark's window, counted in about `bins` bins of a round width, in the database (a
     national window may hold millions of rates): one pass for the range, one for the counts."""
-    window = _window_of(benchmark).subquery()
-    low, high = (await session.execute(select(func.min(window.c.rate_cents), func.max(window.c.rate_cents)))).one()
+    national = benchmark.region == NATIONAL
+    low, high = await queries.window_range(session, benchmark, national=national)
     if low is None:
         return Histogram(0, 1, (), 0, 0)
     spread = OUTLIER_IQRS * (benchmark.p75_eur - benchmark.p25_eur) * 100
@@ -358,13 +269,12 @@ async def window_histogram(session: AsyncSession, benchmark: RateBenchmark, *, b
     start = low // width * width
     count = (high - start) // width + 1
     end = start + width * count
-    rate = window.c.rate_cents
-    buckets = select(
-        case((rate < start, -1), (rate >= end, count), else_=(rate - start) // width).label("bucket")
-    ).subquery()
     counts = [0] * count
     below = above = 0
-    for index, n in await session.execute(select(buckets.c.bucket, func.count()).group_by(buckets.c.bucket)):
+    buckets = await queries.window_buckets(
+        session, benchmark, national=national, start=start, end=end, width=width, count=count
+    )
+    for index, n in buckets:
         counts[min(max(index, 0), count - 1)] += n
         below += n if index < 0 else 0
         above += n if index >= count else 0

@@ -9,15 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import Date, Select, case, delete, func, select
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.functions import FunctionElement
 
 from compliance_api.auth.models import ApiToken
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, paginate
 from compliance_api.kit.schemas import NamedEnum
+from compliance_api.requestlog import queries
 from compliance_api.requestlog.models import ApiRequest
 
 RETENTION = dt.timedelta(days=30)
@@ -82,21 +81,12 @@ class LoggedRequest:
 
 
 def _visible_to(owner: Owner, now: dt.datetime) -> Select[ApiRequest]:
-    statement = scoped(select(ApiRequest), ApiRequest, owner.environment).where(
-        ApiRequest.user_id == owner.user_id, ApiRequest.created_at >= now - RETENTION
-    )
-    return statement if owner.dashboard_too else statement.where(ApiRequest.token_id.is_not(None))
+    return queries.visible(owner.user_id, owner.environment, now - RETENTION, dashboard_too=owner.dashboard_too)
 
 
 def _filtered(statement: Select[ApiRequest], filters: Filters) -> Select[ApiRequest]:
-    if filters.status_class is not None:
-        low, high = filters.status_class.bounds
-        statement = statement.where(ApiRequest.status >= low, ApiRequest.status < high)
-    if filters.path:
-        statement = statement.where(ApiRequest.path.startswith(filters.path, autoescape=True))
-    if filters.request_id:
-        statement = statement.where(ApiRequest.request_id == filters.request_id)
-    return statement
+    status = None if filters.status_class is None else filters.status_class.bounds
+    return queries.filtered(statement, status, filters.path, filters.request_id)
 
 
 async def list_requests(
@@ -131,28 +121,11 @@ async def get_request(
     session: AsyncSession, owner: Owner, request_id: uuid.UUID, now: dt.datetime
 ) -> LoggedRequest | None:
     """One of the owner's logged requests by its row id; None when it is someone else's, elsewhere or expired."""
-    row = await session.scalar(_visible_to(owner, now).where(ApiRequest.id == request_id))
+    row = await queries.request_in(session, _visible_to(owner, now), request_id)
     if row is None:
         return None
     tokens = await _tokens(session, [row.token_id] if row.token_id is not None else [])
     return LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None)
-
-
-class _UtcDay(FunctionElement[dt.date]):
-    """The UTC calendar day of a timestamp column, on either backend."""
-
-    type = Date()
-    inherit_cache = True
-
-
-@compiles(_UtcDay, "postgresql")
-def _utc_day_postgresql(element: _UtcDay, compiler: Any, **kw: Any) -> str:
-    return f"CAST(timezone('UTC', {compiler.process(element.clauses, **kw)}) AS DATE)"
-
-
-@compiles(_UtcDay)
-def _utc_day_sqlite(element: _UtcDay, compiler: Any, **kw: Any) -> str:
-    return f"date({compiler.process(element.clauses, **kw)})"  # SQLite keeps UTC timestamps as naive text
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,18 +182,11 @@ def _as_date(value: object) -> dt.date:
 async def usage(session: AsyncSession, owner: Owner, now: dt.datetime) -> Usage:
     """Counted in the database, grouped by day and token (one index range scan of the owner's 30 days)."""
     days = usage_days(now.date())
-    day = _UtcDay(ApiRequest.created_at)
-    limited = func.sum(case((ApiRequest.status == 429, 1), else_=0))
-    statement = (
-        scoped(select(day, ApiRequest.token_id, func.count(), limited), ApiRequest, owner.environment)
-        .where(
-            ApiRequest.user_id == owner.user_id,
-            ApiRequest.created_at >= dt.datetime.combine(days[0], dt.time(), tzinfo=dt.UTC),
-        )
-        .group_by(day, ApiRequest.token_id)
-    )
+    since = dt.datetime.combine(days[0], dt.time(), tzinfo=dt.UTC)
     counts: dict[uuid.UUID | None, dict[dt.date, tuple[int, int]]] = {}
-    for raw_day, token_id, requests, rate_limited in await session.execute(statement):
+    for raw_day, token_id, requests, rate_limited in await queries.daily_counts(
+        session, owner.user_id, owner.environment, since
+    ):
         counts.setdefault(token_id, {})[_as_date(raw_day)] = (int(requests), int(rate_limited or 0))
     tokens = await _tokens(session, [token_id for token_id in counts if token_id is not None])
     per_token = tuple(
@@ -242,10 +208,9 @@ async def usage(session: AsyncSession, owner: Owner, now: dt.datetime) -> Usage:
 async def _tokens(session: AsyncSession, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ApiToken]:
     if not ids:
         return {}
-    return {token.id: token for token in await session.scalars(select(ApiToken).where(ApiToken.id.in_(ids)))}
+    return await queries.tokens(session, ids)
 
 
 async def purge_expired(session: AsyncSession, now: dt.datetime) -> int:
     """Delete requests past the log's 30 days, in both environments."""
-    result = await session.execute(delete(ApiRequest).where(ApiRequest.created_at < now - RETENTION))
-    return int(result.rowcount)  # type: ignore[attr-defined]
+    return await queries.purge_before(session, now - RETENTION)

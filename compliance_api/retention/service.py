@@ -6,10 +6,10 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Settings
+from compliance_api.retention import queries
 from compliance_api.retention.rules import RULES, Step
 
 
@@ -37,7 +37,7 @@ async def purge(
 ) -> dict[str, int]:
     """Apply every rule in the caller's transaction; returns rows deleted per table, in registry order."""
     if session.get_bind().dialect.name == "postgresql":  # two workers purging at once take turns
-        await session.execute(text("SELECT pg_advisory_xact_lock(hashtext('retention:sandbox'))"))
+        await queries.lock_purge(session)
     deleted: dict[str, int] = {}
     for rule in rules:
         deleted[rule.name] = await rule.run(session, cutoff=cutoff, settings=settings, done=deleted)

@@ -38,17 +38,15 @@ from typing import Any
 import httpx
 import orjson
 import structlog
-from sqlalchemy import ColumnElement, Row, Select, and_, false, insert, not_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.config import Settings
 from compliance_api.events import service as events
-from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.retry_after import read_retry_after
-from compliance_api.webhooks import ssrf
+from compliance_api.webhooks import queries, ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
 from compliance_api.webhooks.models import (
     DeliveryStatus,
@@ -112,7 +110,7 @@ def next_delay(attempts: int, retry_after: timedelta | None, rng: random.Random)
 # ---- dispatch ------------------------------------------------------------------------------------------------
 
 
-PendingEvent = Row[uuid.UUID, Environment, str, datetime]  # id, environment, type, created_at
+PendingEvent = queries.PendingEvent
 
 
 def _may_want(endpoint: WebhookEndpoint, event: PendingEvent) -> bool:
@@ -128,65 +126,23 @@ def _owned_by(endpoint: WebhookEndpoint, event_type: str, payload: dict[str, Any
     return kind.routing != "owner" or str(payload.get(kind.owner_field or "")) == str(endpoint.user_id)
 
 
-def _wanted(endpoints: Sequence[WebhookEndpoint]) -> ColumnElement[bool]:
-    """Outbox events some endpoint may subscribe to: of an environment where one wants every type, or of a type one
-    of the environment's endpoints wants (the rest of `_may_want` is checked per event)."""
-    clauses: list[ColumnElement[bool]] = []
-    for environment in {endpoint.environment for endpoint in endpoints}:
-        subscribed = [set(e.enabled_events) for e in endpoints if e.environment is environment]
-        if any("*" in types for types in subscribed):
-            clauses.append(OutboxEvent.environment == environment)
-        else:
-            clauses.append(and_(OutboxEvent.environment == environment, OutboxEvent.type.in_(set().union(*subscribed))))
-    return or_(*clauses) if clauses else false()
-
-
-async def _hand_on_unwanted(
-    session: AsyncSession, endpoints: Sequence[WebhookEndpoint], *, batch: int, now: datetime
-) -> int:
-    """Mark up to `batch` events no endpoint subscribes to as dispatched, in one statement that reads no row into
-    Python (most events on a sandbox or an embedded server; read one by one they cost 40-80 µs each,
-    bench/RESULTS.md); returns how many."""
-    unwanted = (
-        select(OutboxEvent.id)
-        .where(OutboxEvent.delivered_at.is_(None), not_(_wanted(endpoints)))
-        .order_by(OutboxEvent.created_at, OutboxEvent.id)
-        .limit(batch)
-        .with_for_update(skip_locked=True)
-    )
-    statement = update(OutboxEvent).where(OutboxEvent.id.in_(unwanted.scalar_subquery())).values(delivered_at=now)
-    result = await session.execute(statement, execution_options={"synchronize_session": False})
-    return int(result.rowcount)  # type: ignore[attr-defined]  # an UPDATE's result is a CursorResult
-
-
 async def dispatch(session: AsyncSession, *, batch: int, now: datetime) -> int:
     """Fan up to `batch` undispatched outbox events out into deliveries, after marking up to `batch` events nobody
     subscribes to as dispatched; returns how many events were handled.
 
     Payloads are read only for the events some endpoint may want.
     """
-    waiting = select(OutboxEvent.id).where(OutboxEvent.delivered_at.is_(None)).limit(1)
-    if (await session.execute(waiting)).first() is None:  # an idle outbox costs one indexed read, as it always did
+    if not await queries.any_undispatched(session):  # an idle outbox costs one indexed read, as it always did
         return 0
-    endpoints = list(
-        await session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.status != EndpointStatus.disabled))
-    )
-    skipped = await _hand_on_unwanted(session, endpoints, batch=batch, now=now)
-    statement = (
-        select(OutboxEvent.id, OutboxEvent.environment, OutboxEvent.type, OutboxEvent.created_at)
-        .where(OutboxEvent.delivered_at.is_(None))
-        .order_by(OutboxEvent.created_at, OutboxEvent.id)
-        .limit(batch)
-        .with_for_update(skip_locked=True)
-    )
-    found = (await session.execute(statement)).all()
+    endpoints = await queries.enabled_endpoints(session)
+    skipped = await queries.hand_on_unwanted(session, endpoints, batch=batch, now=now)
+    found = await queries.undispatched(session, batch=batch)
     if not found:
         return skipped
     wanted = {event.id: [e for e in endpoints if _may_want(e, event)] for event in found}
     wanted = {event_id: targets for event_id, targets in wanted.items() if targets}
     if wanted:
-        read = select(OutboxEvent.id, OutboxEvent.payload).where(OutboxEvent.id.in_(wanted))
-        payloads: dict[uuid.UUID, dict[str, Any]] = {row.id: row.payload for row in await session.execute(read)}
+        payloads = await queries.payloads(session, wanted)
         rows = [
             {
                 "id": uuid.uuid4(),
@@ -205,8 +161,8 @@ async def dispatch(session: AsyncSession, *, batch: int, now: datetime) -> int:
             if _owned_by(endpoint, event.type, payloads[event.id])
         ]
         if rows:
-            await session.execute(insert(WebhookDelivery), rows)
-    await session.execute(update(OutboxEvent).where(OutboxEvent.id.in_([e.id for e in found])).values(delivered_at=now))
+            await queries.insert_deliveries(session, rows)
+    await queries.mark_dispatched(session, [e.id for e in found], now)
     return skipped + len(found)
 
 
@@ -238,17 +194,13 @@ class Room:
     endpoints: Mapping[uuid.UUID, int] = field(default_factory=dict)
     accounts: Mapping[uuid.UUID, int] = field(default_factory=dict)
 
-    def exclusions(self) -> list[ColumnElement[bool]]:
-        """Conditions leaving out the deliveries of endpoints and accounts without room."""
-        full_endpoints = [key for key, left in self.endpoints.items() if left <= 0]
-        full_accounts = [key for key, left in self.accounts.items() if left <= 0]
-        conditions: list[ColumnElement[bool]] = []
-        if full_endpoints:
-            conditions.append(WebhookDelivery.endpoint_id.not_in(full_endpoints))
-        if full_accounts:
-            of_full = select(WebhookEndpoint.id).where(WebhookEndpoint.user_id.in_(full_accounts))
-            conditions.append(WebhookDelivery.endpoint_id.not_in(of_full.scalar_subquery()))
-        return conditions
+    def full_endpoints(self) -> list[uuid.UUID]:
+        """The endpoints without room, whose deliveries a claim leaves out."""
+        return [key for key, left in self.endpoints.items() if left <= 0]
+
+    def full_accounts(self) -> list[uuid.UUID]:
+        """The accounts without room, whose deliveries a claim leaves out."""
+        return [key for key, left in self.accounts.items() if left <= 0]
 
 
 async def claim(
@@ -262,18 +214,21 @@ async def claim(
 ) -> list[Job]:
     """Lease up to `batch` due deliveries of enabled endpoints, test events first, then the oldest within `room`
     (None: no limit); deliveries of disabled endpoints are cancelled."""
-    due = and_(WebhookDelivery.status == DeliveryStatus.pending, WebhookDelivery.next_attempt_at <= now)
-    tests = await _oldest(session, select(WebhookDelivery).where(due, WebhookDelivery.event_type == TEST_EVENT), batch)
-    others = select(WebhookDelivery).where(due, WebhookDelivery.event_type != TEST_EVENT)
-    if room is not None:
-        others = others.where(*room.exclusions())
-    found = tests + (await _oldest(session, others, batch - len(tests)) if len(tests) < batch else [])
+    tests = await queries.due_tests(session, TEST_EVENT, now=now, limit=batch)
+    others = []
+    if len(tests) < batch:
+        others = await queries.due_others(
+            session,
+            TEST_EVENT,
+            now=now,
+            limit=batch - len(tests),
+            full_endpoints=room.full_endpoints() if room else None,
+            full_accounts=room.full_accounts() if room else [],
+        )
+    found = tests + others
     if not found:
         return []
-    endpoint_ids = {d.endpoint_id for d in found}
-    endpoints = {
-        e.id: e for e in await session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.id.in_(endpoint_ids)))
-    }
+    endpoints = await queries.endpoints_by_id(session, {d.endpoint_id for d in found})
     left = _Left(room)
     jobs: list[Job] = []
     for delivery in found:
@@ -289,11 +244,6 @@ async def claim(
             jobs.append(_job(delivery, endpoint, box, now))
     await session.flush()
     return jobs
-
-
-async def _oldest(session: AsyncSession, statement: Select[WebhookDelivery], limit: int) -> list[WebhookDelivery]:
-    ordered = statement.order_by(WebhookDelivery.next_attempt_at).limit(limit).with_for_update(skip_locked=True)
-    return list(await session.scalars(ordered))
 
 
 class _Left:
@@ -397,18 +347,8 @@ async def record(
     session: AsyncSession, results: Sequence[tuple[Job, Outcome]], *, now: datetime, rng: random.Random
 ) -> None:
     """Write each attempt's outcome, the next attempt or the final state, and the endpoint's health."""
-    deliveries = {
-        d.id: d
-        for d in await session.scalars(
-            select(WebhookDelivery).where(WebhookDelivery.id.in_([job.delivery_id for job, _ in results]))
-        )
-    }
-    endpoints = {
-        e.id: e
-        for e in await session.scalars(
-            select(WebhookEndpoint).where(WebhookEndpoint.id.in_({job.endpoint_id for job, _ in results}))
-        )
-    }
+    deliveries = await queries.deliveries_by_id(session, [job.delivery_id for job, _ in results])
+    endpoints = await queries.endpoints_by_id(session, {job.endpoint_id for job, _ in results})
     for job, outcome in results:
         delivery, endpoint = deliveries.get(job.delivery_id), endpoints.get(job.endpoint_id)
         if delivery is None or endpoint is None:  # deleted while in flight
@@ -419,7 +359,8 @@ async def record(
         delivery.last_latency_ms = outcome.latency_ms
         delivery.last_error = outcome.error
         delivery.last_response_body = outcome.response_body
-        session.add(
+        queries.add_attempt(
+            session,
             WebhookDeliveryAttempt(
                 delivery_id=delivery.id,
                 environment=delivery.environment,
@@ -428,7 +369,7 @@ async def record(
                 status_code=outcome.status_code,
                 latency_ms=outcome.latency_ms,
                 error=outcome.error,
-            )
+            ),
         )
         await _settle(session, delivery, endpoint, outcome, now=now, rng=rng)
     await session.flush()

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, delete, exists, func, not_, select, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.caller import Actor
@@ -21,9 +20,9 @@ from compliance_api.errors import ApiError, FieldError
 from compliance_api.events import service as events
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import EventName
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, open_cursor, paginate
-from compliance_api.webhooks import ssrf, wake
+from compliance_api.webhooks import queries, ssrf, wake
 from compliance_api.webhooks.models import (
     REPLAY_LIMIT,
     DeliveryStatus,
@@ -85,12 +84,7 @@ async def create(
 ) -> tuple[WebhookEndpoint, str]:
     """A new endpoint and its `whsec_` secret (stored sealed, returned this once)."""
     checked = _checked_url(url, policy)
-    count = await session.scalar(
-        scoped(select(func.count()).select_from(WebhookEndpoint), WebhookEndpoint, owner.environment).where(
-            WebhookEndpoint.user_id == owner.user_id
-        )
-    )
-    if (count or 0) >= MAX_ENDPOINTS:
+    if await queries.count_endpoints(session, owner.user_id, owner.environment) >= MAX_ENDPOINTS:
         raise ApiError("webhook_endpoint_limit")
     endpoint_id, secret = uuid.uuid4(), new_secret()
     row = WebhookEndpoint(
@@ -106,32 +100,21 @@ async def create(
         created_at=now,
         updated_at=now,
     )
-    session.add(row)
+    queries.add(session, row)
     await session.flush()
     return row, secret
 
 
 async def get(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID) -> WebhookEndpoint:
-    row = await session.scalar(
-        scoped(select(WebhookEndpoint), WebhookEndpoint, owner.environment).where(
-            WebhookEndpoint.id == endpoint_id, WebhookEndpoint.user_id == owner.user_id
-        )
-    )
+    row = await queries.endpoint_of(session, owner.user_id, owner.environment, endpoint_id)
     if row is None:
         raise ApiError("webhook_endpoint_not_found")
     return row
 
 
-def _endpoints_of(owner: Owner) -> Select[WebhookEndpoint]:
-    return scoped(select(WebhookEndpoint), WebhookEndpoint, owner.environment).where(
-        WebhookEndpoint.user_id == owner.user_id
-    )
-
-
 async def list_endpoints(session: AsyncSession, owner: Owner) -> list[WebhookEndpoint]:
     """Every endpoint of the owner, oldest first."""
-    statement = _endpoints_of(owner).order_by(WebhookEndpoint.created_at, WebhookEndpoint.id)
-    return list(await session.scalars(statement))
+    return await queries.list_endpoints(session, owner.user_id, owner.environment)
 
 
 async def page_of_endpoints(
@@ -145,7 +128,7 @@ async def page_of_endpoints(
     """A page of the owner's endpoints, newest first."""
     return await paginate(
         session,
-        _endpoints_of(owner),
+        queries.endpoints_of(owner.user_id, owner.environment),
         WebhookEndpoint.created_at,
         WebhookEndpoint.id,
         limit=limit,
@@ -184,8 +167,7 @@ async def update(
 async def remove(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID) -> None:
     """Delete the endpoint and its delivery log; pending deliveries go with it."""
     row = await get(session, owner, endpoint_id)
-    await session.execute(delete(WebhookDelivery).where(WebhookDelivery.endpoint_id == row.id))
-    await session.delete(row)
+    await queries.remove_endpoint(session, row)
     await session.flush()
 
 
@@ -208,6 +190,16 @@ async def rotate_secret(
     row.updated_at = now
     await session.flush()
     return row, secret
+
+
+async def reseal_secrets(session: AsyncSession, box: SecretBox) -> int:
+    """Seal every endpoint's signing secrets (both environments) under the box's current key; returns how many."""
+    endpoints = await queries.every_endpoint(session)
+    for endpoint in endpoints:
+        endpoint.secret_sealed = box.reseal(endpoint.secret_sealed, endpoint.id)
+        if endpoint.previous_secret_sealed is not None:
+            endpoint.previous_secret_sealed = box.reseal(endpoint.previous_secret_sealed, endpoint.id)
+    return len(endpoints)
 
 
 def envelope(
@@ -275,22 +267,23 @@ async def replay(
     since = oldest if ask.since is None else max(ask.since, oldest)
     scope = f"webhook-replay:{row.id}"
     filters: ListFilters = {"since": ask.since, "mode": ask.mode}
-    statement = events.visible_to(events.Reader(owner.user_id, owner.environment), now)
+    visible = events.visible_to(events.Reader(owner.user_id, owner.environment), now)
     if ask.event_ids:
-        await _check_listed(session, row, statement, ask.event_ids)
-        statement = statement.where(OutboxEvent.id.in_(ask.event_ids))
-    else:
-        statement = statement.where(OutboxEvent.created_at >= since)
-    if "*" not in row.enabled_events:
-        statement = statement.where(OutboxEvent.type.in_(row.enabled_events))
-    if ask.mode is ReplayMode.undelivered:
-        statement = statement.where(not_(exists(_delivered_to(row))))
+        await _check_listed(session, row, visible, ask.event_ids)
+    after = None
     if ask.cursor is not None:
-        after = open_cursor(cursors, ask.cursor, scope, filters, field_prefix="", not_ours=NOT_A_REPLAY_CURSOR)
-        statement = statement.where(tuple_(OutboxEvent.created_at, OutboxEvent.id) > tuple_(after.created_at, after.id))
-    found = list(
-        await session.scalars(statement.order_by(OutboxEvent.created_at, OutboxEvent.id).limit(REPLAY_LIMIT + 1))
+        key = open_cursor(cursors, ask.cursor, scope, filters, field_prefix="", not_ours=NOT_A_REPLAY_CURSOR)
+        after = (key.created_at, key.id)
+    statement = queries.replay_candidates(
+        visible,
+        row,
+        event_ids=ask.event_ids,
+        since=since,
+        undelivered=ask.mode is ReplayMode.undelivered,
+        after=after,
+        limit=REPLAY_LIMIT + 1,
     )
+    found = await queries.events(session, statement)
     selected = found[:REPLAY_LIMIT]
     replayed, already_pending = await _queue_again(session, row, selected, now=now, lease=lease)
     if replayed or already_pending:
@@ -300,22 +293,12 @@ async def replay(
     return Replay(replayed, already_pending, since, next_cursor)
 
 
-def _delivered_to(endpoint: WebhookEndpoint) -> Select[uuid.UUID]:
-    """A delivery of the outer query's event to `endpoint` that some attempt delivered."""
-    return select(WebhookDelivery.id).where(
-        WebhookDelivery.endpoint_id == endpoint.id,
-        WebhookDelivery.event_id == OutboxEvent.id,
-        WebhookDelivery.delivered_at.is_not(None),
-    )
-
-
 async def _check_listed(
     session: AsyncSession, endpoint: WebhookEndpoint, visible: Select[OutboxEvent], event_ids: Sequence[uuid.UUID]
 ) -> None:
     """Every listed id is one of the caller's events here within retention, of a type the endpoint subscribes to;
     else a 400 naming each id that is not."""
-    listed = visible.with_only_columns(OutboxEvent.id, OutboxEvent.type).where(OutboxEvent.id.in_(event_ids))
-    types: dict[uuid.UUID, str] = {event_id: type for event_id, type in await session.execute(listed)}
+    types = await queries.types_of_listed(session, visible, event_ids)
     errors = []
     for index, event_id in enumerate(event_ids):
         if event_id not in types:
@@ -338,14 +321,7 @@ async def _queue_again(
 ) -> tuple[int, int]:
     """Queue each selected event for the endpoint unless its delivery is already pending (or dispatch is about to
     make one); returns (queued, already pending)."""
-    existing = {
-        delivery.event_id: delivery
-        for delivery in await session.scalars(
-            select(WebhookDelivery).where(
-                WebhookDelivery.endpoint_id == endpoint.id, WebhookDelivery.event_id.in_([e.id for e in selected])
-            )
-        )
-    }
+    existing = await queries.deliveries_of_events_to(session, endpoint.id, [e.id for e in selected])
     waiting_after = now + lease + IN_FLIGHT_SLACK  # a pending delivery due later than this is not in flight
     new: list[dict[str, Any]] = []
     already_pending = 0
@@ -362,7 +338,7 @@ async def _queue_again(
         else:
             delivery.status, delivery.attempts, delivery.next_attempt_at = DeliveryStatus.pending, 0, now
     if new:
-        await _insert_new(session, new)
+        await queries.insert_new_deliveries(session, new)
     await session.flush()
     return len(selected) - already_pending, already_pending
 
@@ -382,13 +358,6 @@ def _new_delivery(endpoint: WebhookEndpoint, event: OutboxEvent, now: datetime) 
     }
 
 
-async def _insert_new(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
-    """Insert the deliveries; one a concurrent replay of the same event made first is left as it is."""
-    upsert = postgresql.insert if (await session.connection()).dialect.name == "postgresql" else sqlite.insert
-    statement = upsert(WebhookDelivery).on_conflict_do_nothing(index_elements=["endpoint_id", "event_id"])
-    await session.execute(statement, rows)
-
-
 async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, now: datetime) -> WebhookDelivery:
     """Queue a `webhook.test` delivery to this endpoint only (even a disabled one: that is what tests are for)."""
     row = await get(session, owner, endpoint_id)
@@ -403,7 +372,7 @@ async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID,
         created_at=now,
         next_attempt_at=now,
     )
-    session.add(delivery)
+    queries.add(session, delivery)
     await session.flush()
     await wake.announce(session)
     return delivery
@@ -422,7 +391,7 @@ async def list_deliveries(
     row = await get(session, owner, endpoint_id)
     return await paginate(
         session,
-        select(WebhookDelivery).where(WebhookDelivery.endpoint_id == row.id),
+        queries.deliveries_to(row.id),
         WebhookDelivery.created_at,
         WebhookDelivery.id,
         limit=limit,
@@ -438,12 +407,7 @@ async def attempt_logs(
 ) -> dict[uuid.UUID, list[WebhookDeliveryAttempt]]:
     """Every attempt of each delivery, oldest first, in one query."""
     logs: dict[uuid.UUID, list[WebhookDeliveryAttempt]] = {delivery.id: [] for delivery in deliveries}
-    statement = (
-        select(WebhookDeliveryAttempt)
-        .where(WebhookDeliveryAttempt.delivery_id.in_(logs))
-        .order_by(WebhookDeliveryAttempt.attempted_at, WebhookDeliveryAttempt.number)
-    )
-    for attempt in await session.scalars(statement):
+    for attempt in await queries.attempts_of(session, logs):
         logs[attempt.delivery_id].append(attempt)
     return logs
 
@@ -465,13 +429,7 @@ async def deliveries_of_events(
     found: dict[uuid.UUID, list[EventDelivery]] = {event_id: [] for event_id in event_ids}
     if not found:
         return found
-    statement = (
-        scoped(select(WebhookDelivery, WebhookEndpoint.url), WebhookEndpoint, owner.environment)
-        .join(WebhookEndpoint, WebhookEndpoint.id == WebhookDelivery.endpoint_id)
-        .where(WebhookEndpoint.user_id == owner.user_id, WebhookDelivery.event_id.in_(found))
-        .order_by(WebhookDelivery.created_at, WebhookDelivery.id)
-    )
-    rows = (await session.execute(statement)).all()
+    rows = await queries.deliveries_with_urls(session, owner.user_id, owner.environment, found)
     logs = await attempt_logs(session, [delivery for delivery, _ in rows])
     for delivery, url in rows:
         found[delivery.event_id].append(EventDelivery(delivery, url, logs[delivery.id]))
@@ -483,9 +441,7 @@ async def retry(
 ) -> WebhookDelivery:
     """Send a delivery again now (any status), with a fresh retry schedule and the same `webhook-id`."""
     row = await get(session, owner, endpoint_id)
-    delivery = await session.scalar(
-        select(WebhookDelivery).where(WebhookDelivery.id == delivery_id, WebhookDelivery.endpoint_id == row.id)
-    )
+    delivery = await queries.delivery_to(session, row.id, delivery_id)
     if delivery is None:
         raise ApiError("webhook_delivery_not_found")
     delivery.status, delivery.attempts, delivery.next_attempt_at = DeliveryStatus.pending, 0, now

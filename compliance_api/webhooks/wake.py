@@ -8,9 +8,11 @@ import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import event, func, select
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
+
+from compliance_api.webhooks import queries
 
 CHANNEL = "webhook_queued"
 _QUEUED = "webhook_delivery_queued"  # Session.info flag read by the commit hook
@@ -21,7 +23,7 @@ async def announce(session: AsyncSession) -> None:
     """Deliveries were queued in `session`'s transaction: wake the workers once it commits."""
     session.info[_QUEUED] = True
     if (await session.connection()).dialect.name == "postgresql":
-        await session.execute(select(func.pg_notify(CHANNEL, "")))
+        await queries.notify(session, CHANNEL)
 
 
 @contextmanager

@@ -9,12 +9,12 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
+from compliance_api.wtta import queries
 from compliance_api.wtta.download import Fetched
-from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaRefusedFile, WttaStatusChange
+from compliance_api.wtta.models import WttaImport, WttaRefusedFile, WttaStatusChange
 
 
 async def lookup(session: AsyncSession, *, environment: Environment, kvk_number: str) -> dict[str, Any] | None:
@@ -23,14 +23,9 @@ async def lookup(session: AsyncSession, *, environment: Environment, kvk_number:
     `last_verified_at` is the later of the row's own stamp and the newest import that listed every cached number
     (such an import stamps itself instead of a million rows; see `register_import._apply`).
     """
-    covered = scoped(select(func.max(WttaImport.finished_at)), WttaImport, environment).where(WttaImport.covers_all)
-    statement = scoped(
-        select(WttaAdmission.__table__, covered.scalar_subquery().label("covered_at")), WttaAdmission, environment
-    ).where(WttaAdmission.kvk_number == kvk_number)
-    row = (await session.execute(statement)).mappings().first()
-    if row is None:
+    found = await queries.admission(session, environment, kvk_number)
+    if found is None:
         return None
-    found = dict(row)
     covered_at = found.pop("covered_at")
     if covered_at is not None and covered_at > found["last_verified_at"]:
         found["last_verified_at"] = covered_at
@@ -39,23 +34,17 @@ async def lookup(session: AsyncSession, *, environment: Environment, kvk_number:
 
 async def history(session: AsyncSession, *, environment: Environment, kvk_number: str) -> list[WttaStatusChange]:
     """Every recorded status change of a number, oldest first."""
-    statement = scoped(select(WttaStatusChange), WttaStatusChange, environment).where(
-        WttaStatusChange.kvk_number == kvk_number
-    )
-    return list((await session.scalars(statement.order_by(WttaStatusChange.id))).all())
+    return list(await queries.history(session, environment, kvk_number))
 
 
 async def last_refreshed(session: AsyncSession, *, environment: Environment) -> datetime | None:
     """When an import (or a URL check that found the register unchanged) last finished in this environment."""
-    statement = scoped(select(func.max(WttaImport.finished_at)), WttaImport, environment)
-    value: datetime | None = await session.scalar(statement)
-    return value
+    return await queries.last_finished(session, environment)
 
 
 async def last_url_import(session: AsyncSession, *, environment: Environment, url: str) -> WttaImport | None:
     """The newest import read from `url`, whose validators make the next download conditional."""
-    statement = scoped(select(WttaImport), WttaImport, environment).where(WttaImport.location == url)
-    return await session.scalar(statement.order_by(WttaImport.finished_at.desc()).limit(1))
+    return await queries.last_import_from(session, environment, url)
 
 
 def _location_key(url: str) -> str:
@@ -64,7 +53,7 @@ def _location_key(url: str) -> str:
 
 async def refused_file(session: AsyncSession, *, environment: Environment, url: str) -> WttaRefusedFile | None:
     """The file last refused from `url`, if no import from it succeeded since."""
-    return await session.get(WttaRefusedFile, (environment, _location_key(url)))
+    return await queries.refused_file(session, environment, _location_key(url))
 
 
 async def remember_refused(
@@ -73,7 +62,8 @@ async def remember_refused(
     """Keep what identifies a refused file (its validators and hash) and why it was refused, replacing the previous
     refusal from `url`."""
     await forget_refused(session, environment=environment, url=url)
-    session.add(
+    queries.add(
+        session,
         WttaRefusedFile(
             environment=environment,
             location_sha256=_location_key(url),
@@ -83,13 +73,9 @@ async def remember_refused(
             sha256=fetched.sha256 or "",
             error=error[:1000],
             refused_at=now,
-        )
+        ),
     )
 
 
 async def forget_refused(session: AsyncSession, *, environment: Environment, url: str) -> None:
-    await session.execute(
-        delete(WttaRefusedFile).where(
-            WttaRefusedFile.environment == environment, WttaRefusedFile.location_sha256 == _location_key(url)
-        )
-    )
+    await queries.forget_refused(session, environment, _location_key(url))
