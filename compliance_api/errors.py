@@ -16,10 +16,12 @@ from starlette.types import Scope, Send
 from compliance_api.kit.addresses import request_base_url
 from compliance_api.kit.field_names import known_fields, nearest, shown
 from compliance_api.kit.patterns import pattern_message
+from compliance_api.kit.registry import Slot, collaborator
 
 if TYPE_CHECKING:  # FastAPI only for the handlers: the services (and the CLI) raise these errors without the framework
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
+    from starlette.requests import HTTPConnection
 
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
@@ -428,6 +430,21 @@ class Problems:
 
 def _request_id(scope: Scope) -> str:
     return str(scope.get("state", {}).get("request_id", ""))
+
+
+PROBLEMS = Slot[Problems]("problems")
+
+
+def problem_base_url(connection: HTTPConnection) -> str:
+    """Where the `type` URLs of this request's problems point."""
+    return collaborator(connection, PROBLEMS).base_url(connection.scope)
+
+
+def request_id_of(connection: HTTPConnection) -> str:
+    """The `X-Request-Id` this request is answered under (set for every route by `RequestContext`, the outermost
+    middleware)."""
+    request_id: str = connection.scope["state"]["request_id"]
+    return request_id
 
 
 def _field_path(location: Sequence[int | str]) -> str:

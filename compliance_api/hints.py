@@ -16,7 +16,9 @@ from sqlalchemy import Select, select
 from starlette.responses import Response
 
 from compliance_api.auth.caller import Caller
+from compliance_api.auth.dependencies import peppers_of
 from compliance_api.classify.models import Classification
+from compliance_api.config import bases_of
 from compliance_api.dac7.models import Dac7Grant
 from compliance_api.errors import ApiError, Problems
 from compliance_api.events.models import OutboxEvent
@@ -24,7 +26,6 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport.models import Passport, PassportShare
 from compliance_api.passport.share_tokens import MAX_LENGTH, hash_share_token
-from compliance_api.services import bases_of, services_of
 from compliance_api.sessions import transaction
 from compliance_api.webhooks.models import WebhookEndpoint
 
@@ -92,8 +93,7 @@ async def elsewhere(request: Request, exc: ApiError) -> ApiError | None:
 
 
 def _active_share(request: Request, token: str, environment: Environment) -> Select[Environment]:
-    services = services_of(request)
-    hashes = [hash_share_token(token, pepper) for pepper in (services.pepper, services.previous_pepper) if pepper]
+    hashes = [hash_share_token(token, pepper) for pepper in peppers_of(request) if pepper]
     return select(PassportShare.environment).where(
         PassportShare.token_hash.in_(hashes),
         PassportShare.environment != environment,

@@ -15,10 +15,9 @@ from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/events", tags=["events"], route_class=StrictQueryRoute)
@@ -75,7 +74,7 @@ async def list_events(
         created_after=created_after,
         limit=limit,
         cursor=cursor,
-        cursors=services_of(request).cursors,
+        cursors=cursors_of(request),
         now=utcnow(),
     )
     return EventList(data=[_event(row) for row in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)

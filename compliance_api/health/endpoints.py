@@ -5,12 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from compliance_api import __version__
+from compliance_api.config import settings_of
+from compliance_api.health.dependencies import probe_of
 from compliance_api.health.probe import HealthStatus
 from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut, WttaCacheOut
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of
 
 router = APIRouter(prefix="/v1", tags=["health"], route_class=StrictQueryRoute)
 probes = APIRouter(tags=["operations"], include_in_schema=False)
@@ -25,13 +26,12 @@ probes = APIRouter(tags=["operations"], include_in_schema=False)
 )
 async def get_health(request: Request) -> HealthOut | Response:
     """The status of the service as last probed (every few seconds): `ok`, `degraded` or `down`."""
-    services = services_of(request)
-    probe = services.health
+    probe = probe_of(request)
     cache = probe.wtta_age(request.state.environment, utcnow())
     status = HealthStatus.degraded if cache.stale and probe.status is HealthStatus.ok else probe.status
     health = HealthOut(
         status=status,
-        region=services.settings.region,
+        region=settings_of(request).region,
         version=__version__,
         wtta=WttaCacheOut(imported_at=cache.refreshed_at, age_seconds=cache.age_seconds),
         livemode=request.state.environment is Environment.live,
@@ -50,7 +50,7 @@ async def livez() -> LiveOut:
 @probes.get("/readyz")
 async def readyz(request: Request, response: Response) -> ReadyOut:
     """Checks the database and Redis now; 503 when the service cannot serve."""
-    health = services_of(request).health
+    health = probe_of(request)
     status = await health.probe_once()
     if status is HealthStatus.down:
         response.status_code = 503

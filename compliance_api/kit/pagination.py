@@ -22,7 +22,7 @@ import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, tuple_
@@ -30,6 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from compliance_api.errors import ApiError, FieldError
+from compliance_api.kit.registry import Slot, collaborator
+
+if TYPE_CHECKING:
+    from starlette.requests import HTTPConnection
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -157,6 +161,14 @@ class Cursors:
         if differing:
             raise FiltersDiffer(differing)
         return Key(EPOCH + dt.timedelta(microseconds=micros), uuid.UUID(bytes=id_bytes))
+
+
+CURSORS = Slot[Cursors]("cursors")
+
+
+def cursors_of(connection: HTTPConnection) -> Cursors:
+    """The app's cursors, sealed under the server secret."""
+    return collaborator(connection, CURSORS)
 
 
 def _mac(key: bytes, body: bytes, scope: str) -> bytes:

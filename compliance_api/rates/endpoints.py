@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from compliance_api.auth.dependencies import CurrentCaller
+from compliance_api.config import settings_of
 from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
@@ -14,8 +15,8 @@ from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.rates import service, views
 from compliance_api.rates.cache import Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
+from compliance_api.rates.dependencies import benchmarks_of
 from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
-from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession, transaction
 
 router = APIRouter(prefix="/v1/rates", tags=["rates"], route_class=StrictQueryRoute)
@@ -55,8 +56,7 @@ async def get_benchmark(
 
 async def _lookup(request: Request, key: Key) -> Entry:
     """From this worker's cache, else one indexed read of the precomputed row (no session unless needed)."""
-    services = services_of(request)
-    cache = services.rate_benchmarks
+    cache = benchmarks_of(request)
 
     async def read() -> Entry:
         environment, sector, region = key

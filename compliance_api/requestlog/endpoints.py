@@ -9,11 +9,10 @@ from fastapi import APIRouter, Query, Request
 from compliance_api.auth.dependencies import CurrentCaller
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.requestlog import service
 from compliance_api.requestlog.schemas import LIST_EXAMPLE, LoggedRequest, RequestList, RequestToken
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"], route_class=StrictQueryRoute)
@@ -82,7 +81,7 @@ async def list_requests(
         service.Filters(status_class, path, request_id),
         limit=limit,
         cursor=cursor,
-        cursors=services_of(request).cursors,
+        cursors=cursors_of(request),
         now=utcnow(),
     )
     return RequestList(

@@ -12,16 +12,18 @@ from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.dependencies import CurrentCaller
+from compliance_api.config import settings_of
 from compliance_api.errors import ApiError, FieldError
+from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service, ssrf
+from compliance_api.webhooks.dependencies import secret_box_of
 from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from compliance_api.webhooks.schemas import (
     Delivery,
@@ -105,12 +107,12 @@ async def create(
             description=body.description,
             enabled=body.enabled,
             policy=_policy(request, caller),
-            box=services_of(request).webhook_secrets,
+            box=secret_box_of(request),
             now=utcnow(),
         )
         return _with_secret(row, secret)
 
-    return await services_of(request).idempotency.answer(
+    return await idempotency_of(request).answer(
         caller,
         session,
         idempotency_key,
@@ -135,9 +137,7 @@ async def list_endpoints(
 ) -> EndpointList:
     """Your webhook endpoints in this environment, newest first."""
     owner = service.Owner.of(caller)
-    page = await service.page_of_endpoints(
-        session, owner, limit=limit, cursor=cursor, cursors=services_of(request).cursors
-    )
+    page = await service.page_of_endpoints(session, owner, limit=limit, cursor=cursor, cursors=cursors_of(request))
     return EndpointList(data=[view(r) for r in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
@@ -216,11 +216,11 @@ async def rotate_secret(
 
     async def run() -> EndpointWithSecret:
         row, secret = await service.rotate_secret(
-            session, service.Owner.of(caller), endpoint_id, box=services_of(request).webhook_secrets, now=utcnow()
+            session, service.Owner.of(caller), endpoint_id, box=secret_box_of(request), now=utcnow()
         )
         return _with_secret(row, secret)
 
-    return await services_of(request).idempotency.answer(
+    return await idempotency_of(request).answer(
         caller, session, idempotency_key, fingerprint("POST", request.url.path, None), run
     )
 
@@ -264,7 +264,7 @@ async def replay(
         ask,
         now=utcnow(),
         lease=dt.timedelta(seconds=settings.webhooks_lease_seconds),
-        cursors=services_of(request).cursors,
+        cursors=cursors_of(request),
     )
     return ReplayAccepted(
         replayed=done.replayed,
@@ -322,7 +322,7 @@ async def list_deliveries(
     answer and the next attempt."""
     owner = service.Owner.of(caller)
     page = await service.list_deliveries(
-        session, owner, endpoint_id, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+        session, owner, endpoint_id, limit=limit, cursor=cursor, cursors=cursors_of(request)
     )
     return DeliveryList(
         data=await _with_attempts(session, page.rows), has_more=page.has_more, next_cursor=page.next_cursor

@@ -14,9 +14,9 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession, transaction
 from compliance_api.wtta import service
+from compliance_api.wtta.dependencies import reader_of
 from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
 
 router = APIRouter(prefix="/v1/wtta", tags=["wtta"], route_class=StrictQueryRoute)
@@ -50,8 +50,7 @@ async def lookup(request: Request) -> Response:
     # the lookup's CPU (bench/RESULTS.md); `KVK_QUERY_PARAMETER` documents the parameter as FastAPI would.
     caller = caller_of(request)
     kvk = _kvk_of(request)
-    services = services_of(request)
-    reader = services.wtta_reader
+    reader = reader_of(request)
     row = await reader.lookup(caller.environment, kvk) if reader is not None else None
     if reader is None or row is None:
         # No DbSession dependency: a found number needs no session at all (the hot path).

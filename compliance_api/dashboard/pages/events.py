@@ -21,8 +21,7 @@ from compliance_api.events import service as events_service
 from compliance_api.events.types import ROUTES, EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT
-from compliance_api.services import services_of
+from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
 from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service as webhooks_service
 
@@ -89,7 +88,7 @@ async def events_page(request: Request, account: CurrentAccount, session: DbSess
             created_after=query.moment(shown.created_after, CREATED_AFTER),
             limit=DEFAULT_LIMIT,
             cursor=shown.cursor,
-            cursors=services_of(request).cursors,
+            cursors=cursors_of(request),
             now=utcnow(),
         )
     except ApiError:

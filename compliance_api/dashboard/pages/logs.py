@@ -16,8 +16,8 @@ from compliance_api.dashboard.web import CurrentAccount, not_found, render
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.pagination import cursors_of
 from compliance_api.requestlog import service
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
@@ -73,7 +73,7 @@ async def logs_page(request: Request, account: CurrentAccount, session: DbSessio
             filters,
             limit=PAGE_SIZE,
             cursor=cursor,
-            cursors=services_of(request).cursors,
+            cursors=cursors_of(request),
             now=utcnow(),
         )
     except ApiError:  # a cursor of another list or account, or not one at all
