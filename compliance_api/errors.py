@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import orjson
 from pydantic import BaseModel
@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope, Send
 
-from compliance_api.kit.addresses import request_base_url
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url, request_base_url
 from compliance_api.kit.field_names import known_fields, nearest, shown
 from compliance_api.kit.patterns import pattern_message
 from compliance_api.kit.registry import Slot, collaborator
@@ -344,6 +344,30 @@ def problem_body(
         if total > len(listed):
             body["error_count"] = total
     return orjson.dumps(body)
+
+
+EXAMPLE_BASE = listening_url(DEFAULT_HOST, DEFAULT_PORT)
+EXAMPLE_REQUEST_ID = "req_9c0f72a132838398f6c0d8d7"
+EXAMPLE_DETAILS = {
+    "missing_token": "Send `Authorization: Bearer <token>`.",
+    "malformed_body": "The body is not valid JSON.",
+}
+
+
+def example_problem(code: str, detail: str | None = None, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """The problem `code` as the contract's examples show it (the guide's base URL, a fixed request id)."""
+    spec = ERROR_CATALOGUE[cast("ErrorCode", code)]
+    body: dict[str, Any] = {
+        "type": f"{EXAMPLE_BASE}/errors/{code}",
+        "title": spec.title,
+        "status": spec.status,
+        "detail": detail or EXAMPLE_DETAILS.get(code, spec.description),
+        "code": code,
+        "request_id": EXAMPLE_REQUEST_ID,
+    }
+    if errors:
+        body["errors"] = errors
+    return body
 
 
 def problem_response(
