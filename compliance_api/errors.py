@@ -15,6 +15,7 @@ from starlette.types import Scope, Send
 
 from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url, request_base_url
 from compliance_api.kit.field_names import known_fields, nearest, shown
+from compliance_api.kit.invalid import InvalidFields
 from compliance_api.kit.patterns import pattern_message
 from compliance_api.kit.registry import Slot, collaborator
 
@@ -315,6 +316,17 @@ class ApiError(StarletteHTTPException):
         """RFC 9457 extension members of the problem (`in_other_environment`: `environment`, `base_url`)."""
 
 
+def invalid_fields_error(invalid: InvalidFields) -> ApiError:
+    """`validation_failed` naming each field `invalid` refused; the detail lists the first `MAX_LISTED_ERRORS`
+    messages and says how many more there were."""
+    errors = [FieldError(field, message) for field, message in invalid.fields]
+    more = len(errors) - MAX_LISTED_ERRORS
+    detail = "; ".join(error.message for error in errors[:MAX_LISTED_ERRORS]) + (
+        f"; and {more} more" if more > 0 else ""
+    )
+    return ApiError("validation_failed", detail, errors=errors)
+
+
 def problem_body(
     code: ErrorCode,
     *,
@@ -576,6 +588,10 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
             extensions=exc.extensions,
         )
 
+    async def invalid_fields(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, InvalidFields)
+        return await api_error(request, invalid_fields_error(exc))
+
     async def http_exception(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         code: ErrorCode = STATUS_CODES.get(
@@ -598,5 +614,6 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
         return problems.response(request.scope, "validation_failed", detail=detail, errors=errors, error_count=total)
 
     app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(InvalidFields, invalid_fields)
     app.add_exception_handler(StarletteHTTPException, http_exception)
     app.add_exception_handler(RequestValidationError, validation)

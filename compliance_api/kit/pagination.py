@@ -29,7 +29,7 @@ from sqlalchemy import Select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
-from compliance_api.errors import ApiError, FieldError
+from compliance_api.kit.invalid import InvalidFields
 from compliance_api.kit.registry import Slot, collaborator
 
 if TYPE_CHECKING:
@@ -230,16 +230,15 @@ def open_cursor(
     field_prefix: str,
     not_ours: str = NOT_A_CURSOR,
 ) -> Key:
-    """`cursors.open`, its refusals as a 400 `validation_failed`: `not_ours` naming the cursor, or one error per
-    filter that differs from the cursor's (the fields named `field_prefix` + the filter's name)."""
+    """`cursors.open`, its refusals as `InvalidFields` (a 400 `validation_failed`): `not_ours` naming the cursor, or
+    one error per filter that differs from the cursor's (the fields named `field_prefix` + the filter's name)."""
     try:
         return cursors.open(cursor, scope, filters)
     except InvalidCursor as exc:
         message = not_ours if str(exc) == NOT_A_CURSOR else str(exc)
-        raise ApiError("validation_failed", message, errors=[FieldError(f"{field_prefix}cursor", message)]) from None
+        raise InvalidFields([(f"{field_prefix}cursor", message)]) from None
     except FiltersDiffer as exc:
-        errors = [FieldError(f"{field_prefix}{name}", _differs_message(name)) for name in exc.names]
-        raise ApiError("validation_failed", "; ".join(e.message for e in errors), errors=errors) from None
+        raise InvalidFields([(f"{field_prefix}{name}", _differs_message(name)) for name in exc.names]) from None
 
 
 def _differs_message(name: str) -> str:

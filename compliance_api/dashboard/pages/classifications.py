@@ -30,6 +30,7 @@ from compliance_api.dossier.endpoints import PDF, dossier_response
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.invalid import InvalidFields
 from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
 from compliance_api.sessions import DbSession
 
@@ -149,7 +150,7 @@ async def classifications_page(request: Request, account: CurrentAccount, sessio
             cursors=cursors_of(request),
             since=since,
         )
-    except ApiError:
+    except (ApiError, InvalidFields):
         return _list_page(request, account, status_code=400, error=STALE_CURSOR, **context)
     links = {"environment": shown.environment.value, **shown.values}
     next_link = query.link(PATH, {**links, "cursor": page.next_cursor}) if page.next_cursor else None
