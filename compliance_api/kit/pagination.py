@@ -22,7 +22,7 @@ import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, tuple_
@@ -39,6 +39,7 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 ItemT = TypeVar("ItemT")
 RowT = TypeVar("RowT")
+PageT = TypeVar("PageT", bound="Page[Any]")
 
 
 class InvalidCursor(ValueError):
@@ -198,6 +199,11 @@ class Paged(Generic[RowT]):
     rows: Sequence[RowT]
     has_more: bool
     next_cursor: str | None
+
+
+def cursor_page(schema: type[PageT], paged: Paged[RowT], view: Callable[[RowT], Any]) -> PageT:
+    """The API's page (`schema`, a `Page`) of `paged`'s rows, each shaped by `view`, with the next page's cursor."""
+    return schema(data=[view(row) for row in paged.rows], has_more=paged.has_more, next_cursor=paged.next_cursor)
 
 
 async def paginate(
