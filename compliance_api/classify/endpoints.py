@@ -49,8 +49,8 @@ from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, finger
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit, group_commit_of
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.ratelimit.dependencies import limiter_of
@@ -393,6 +393,7 @@ async def list_classifications(
     caller: CurrentCaller,
     session: DbSession,
     request: Request,
+    paging: PageQuery,
     reference: Annotated[
         str | None,
         Query(min_length=1, max_length=200, description="Your `reference`.", examples=["contract-2026-0042"]),
@@ -411,8 +412,6 @@ async def list_classifications(
     created_before: Annotated[
         IsoDateTime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-12-01T00:00:00Z"])
     ] = None,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
 ) -> ClassificationList:
     """The classifications this account made in this environment (within retention), filtered; another account or
     the other environment sees none of them. Pages with `limit` and `cursor`."""
@@ -420,9 +419,9 @@ async def list_classifications(
     now = utcnow()
     since = _retention(request).cutoff(caller.environment, now)
     page = await listing.list_classifications(
-        session, caller, filters, limit=limit, cursor=cursor, cursors=cursors_of(request), since=since
+        session, caller, filters, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors, since=since
     )
-    return views.classification_list(page)
+    return cursor_page(ClassificationList, page, views.classification_summary)
 
 
 @router.get(

@@ -155,7 +155,7 @@ async def classifications_page(request: Request, account: CurrentAccount, sessio
     links = {"environment": shown.environment.value, **shown.values}
     next_link = query.link(PATH, {**links, "cursor": page.next_cursor}) if page.next_cursor else None
     first_link = query.link(PATH, links)
-    rows = classify_views.classification_list(page).data
+    rows = [classify_views.classification_summary(row) for row in page.rows]
     from_dashboard = {row.id for row in page.rows if row.token_id is None}
     return _list_page(
         request,
