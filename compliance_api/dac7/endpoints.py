@@ -17,8 +17,8 @@ from compliance_api.dac7.sealing import identity_box
 from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.sessions import DbSession
 
@@ -139,13 +139,13 @@ async def create_grant(
 async def list_grants(
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> GrantList:
     """The grants you gave in this environment, active and revoked, newest first."""
-    page = await service.page_of_grants(session, caller, limit=limit, cursor=cursor, cursors=cursors_of(request))
-    return views.grant_list(page)
+    page = await service.page_of_grants(
+        session, caller, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
+    )
+    return cursor_page(GrantList, page, views.grant)
 
 
 @router.delete(
