@@ -13,8 +13,8 @@ from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import group_commit_of
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.passport import certificates, service, views
 from compliance_api.passport.catalogue import packaged_catalogue
@@ -124,13 +124,12 @@ async def create_share(
 async def list_shares(
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> ShareList:
     """The share-tokens of your passport, newest first, with their status (the tokens themselves are not kept)."""
-    page = await service.list_shares(session, caller, limit=limit, cursor=cursor, cursors=cursors_of(request))
-    return views.share_list(page, utcnow())
+    page = await service.list_shares(session, caller, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors)
+    now = utcnow()
+    return cursor_page(ShareList, page, lambda share: views.share(share, now))
 
 
 @router.delete(
@@ -157,13 +156,13 @@ async def list_views(
     share_id: SHARE_ID,
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> ShareViewList:
     """The successful verifications of this share-token, newest first: the verifier's account and when."""
-    page = await service.list_views(session, caller, share_id, limit=limit, cursor=cursor, cursors=cursors_of(request))
-    return views.viewing_list(page)
+    page = await service.list_views(
+        session, caller, share_id, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
+    )
+    return cursor_page(ShareViewList, page, views.viewing)
 
 
 @hot_router.get(
