@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from compliance_api import __version__
 from compliance_api.config import settings_of
+from compliance_api.health import views
 from compliance_api.health.dependencies import probe_of
 from compliance_api.health.probe import HealthStatus
-from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut, WttaCacheOut
+from compliance_api.health.schemas import HealthOut, LiveOut, ReadyOut
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
 from compliance_api.kit.strict_query import StrictQueryRoute
 
 router = APIRouter(prefix="/v1", tags=["health"], route_class=StrictQueryRoute)
@@ -29,13 +28,7 @@ async def get_health(request: Request) -> HealthOut | Response:
     probe = probe_of(request)
     cache = probe.wtta_age(request.state.environment, utcnow())
     status = HealthStatus.degraded if cache.stale and probe.status is HealthStatus.ok else probe.status
-    health = HealthOut(
-        status=status,
-        region=settings_of(request).region,
-        version=__version__,
-        wtta=WttaCacheOut(imported_at=cache.refreshed_at, age_seconds=cache.age_seconds),
-        livemode=request.state.environment is Environment.live,
-    )
+    health = views.health(status, settings_of(request).region, cache, request.state.environment)
     if health.status is HealthStatus.down:
         return Response(health.model_dump_json(), status_code=503, media_type="application/json")
     return health
@@ -54,9 +47,4 @@ async def readyz(request: Request, response: Response) -> ReadyOut:
     status = await health.probe_once()
     if status is HealthStatus.down:
         response.status_code = 503
-    redis = health.redis
-    return ReadyOut(
-        status=status,
-        database=ReadyCheck(reachable=health.database.reachable, latency_ms=round(health.database.latency_ms, 2)),
-        redis=ReadyCheck(reachable=redis.reachable, latency_ms=round(redis.latency_ms, 2)) if redis else None,
-    )
+    return views.ready(status, health)
