@@ -15,7 +15,6 @@ from compliance_api.errors import ApiError, FieldError
 from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
 from compliance_api.kit.page_query import PageQuery
 from compliance_api.kit.pagination import cursor_page, cursors_of
 from compliance_api.kit.strict_query import StrictQueryRoute
@@ -242,14 +241,7 @@ async def replay(
         lease=dt.timedelta(seconds=settings.webhooks_lease_seconds),
         cursors=cursors_of(request),
     )
-    return ReplayAccepted(
-        replayed=done.replayed,
-        already_pending=done.already_pending,
-        since=done.since,
-        has_more=done.has_more,
-        next_cursor=done.next_cursor,
-        livemode=caller.environment is Environment.live,
-    )
+    return views.replay_accepted(done, caller.environment)
 
 
 def _check_replay_selection(body: ReplayRequest) -> None:

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from compliance_api.kit.environment import Environment
 from compliance_api.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint
-from compliance_api.webhooks.schemas import Delivery, DeliveryAttempt, Endpoint, EndpointWithSecret
+from compliance_api.webhooks.schemas import Delivery, DeliveryAttempt, Endpoint, EndpointWithSecret, ReplayAccepted
+from compliance_api.webhooks.service import Replay
 
 
 def endpoint(row: WebhookEndpoint) -> Endpoint:
@@ -37,3 +38,14 @@ def delivery(row: WebhookDelivery) -> Delivery:
 def delivery_with_attempts(row: WebhookDelivery, attempts: Sequence[WebhookDeliveryAttempt]) -> Delivery:
     """The delivery with every attempt made, oldest first."""
     return delivery(row).model_copy(update={"attempt_log": [DeliveryAttempt.model_validate(a) for a in attempts]})
+
+
+def replay_accepted(done: Replay, environment: Environment) -> ReplayAccepted:
+    return ReplayAccepted(
+        replayed=done.replayed,
+        already_pending=done.already_pending,
+        since=done.since,
+        has_more=done.has_more,
+        next_cursor=done.next_cursor,
+        livemode=environment is Environment.live,
+    )
