@@ -39,7 +39,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.passport import service, views
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.endpoints import hot_path
+from compliance_api.passport.dependencies import hot_path_of
 from compliance_api.server import uvicorn_options
 
 ROUTES = {
@@ -76,7 +76,7 @@ def serve(port: int) -> None:
 
     @router.get("/{token}/verify-unrecorded")
     async def verify_unrecorded(token: str, request: Request) -> Response:
-        hot = hot_path(request)
+        hot = hot_path_of(request)
         caller, pepper, previous_pepper = caller_of(request), services.pepper, services.previous_pepper
         verified = await service.verify_share(
             hot.reader, no_record, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=utcnow()

@@ -49,7 +49,7 @@ from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimite
 from compliance_api.rates.cache import BenchmarkCache
 from compliance_api.requestlog.buffer import RequestLogBuffer
 from compliance_api.retention.jobs import run_daily
-from compliance_api.services import Services
+from compliance_api.services import Services, registry
 from compliance_api.sessions import OneConnectionPerTask
 from compliance_api.webhooks.catalogue import register_webhooks
 from compliance_api.webhooks.signing import secret_box
@@ -210,6 +210,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redirect_slashes=False,
     )
     app.state.services = services
+    app.state.registry = registered = registry(services)
     install_error_handlers(app, services.problems)
     install_hints(app, services.problems)
     for router in API_ROUTERS:
@@ -221,7 +222,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     register_webhooks(app)
     mount_docs_assets(app)
     mount_guide(app, settings.guide_dir)
-    app.mount("/freelancer", create_dashboard(services), name="dashboard")
+    app.mount("/freelancer", create_dashboard(services, registered), name="dashboard")
     if settings.metrics_enabled:
         app.add_route("/metrics", _metrics, include_in_schema=False)
     _install_contract(app)

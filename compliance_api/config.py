@@ -11,12 +11,18 @@ import secrets
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
 
 from dotenv import dotenv_values
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from zxcvbn import zxcvbn  # type: ignore[import-untyped]
+
+from compliance_api.kit.addresses import Bases, request_bases
+from compliance_api.kit.registry import Slot, collaborator
+
+if TYPE_CHECKING:
+    from starlette.requests import HTTPConnection
 
 GUIDE_SITE = Path(__file__).resolve().parent / "guide_site"  # where `make docs` builds the guide
 PLACEHOLDER_SECRETS = frozenset({"", "changeme", "changethis", "secret", "dev"})
@@ -349,3 +355,18 @@ def to_async_url(url: str) -> str:
         if url.startswith(plain):
             return driver + url[len(plain) :]
     return url
+
+
+SETTINGS = Slot[Settings]("settings")
+
+
+def settings_of(connection: HTTPConnection) -> Settings:
+    return collaborator(connection, SETTINGS)
+
+
+def bases_of(connection: HTTPConnection) -> Bases:
+    """Where production and the sandbox are reached, seen from the address this request came in on."""
+    settings = settings_of(connection)
+    return request_bases(
+        connection.scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
+    )

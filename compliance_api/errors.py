@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import orjson
 from pydantic import BaseModel
@@ -13,13 +13,16 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope, Send
 
-from compliance_api.kit.addresses import request_base_url
+from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url, request_base_url
 from compliance_api.kit.field_names import known_fields, nearest, shown
+from compliance_api.kit.invalid import InvalidFields
 from compliance_api.kit.patterns import pattern_message
+from compliance_api.kit.registry import Slot, collaborator
 
 if TYPE_CHECKING:  # FastAPI only for the handlers: the services (and the CLI) raise these errors without the framework
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
+    from starlette.requests import HTTPConnection
 
 PROBLEM_JSON = "application/problem+json"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
@@ -313,6 +316,17 @@ class ApiError(StarletteHTTPException):
         """RFC 9457 extension members of the problem (`in_other_environment`: `environment`, `base_url`)."""
 
 
+def invalid_fields_error(invalid: InvalidFields) -> ApiError:
+    """`validation_failed` naming each field `invalid` refused; the detail lists the first `MAX_LISTED_ERRORS`
+    messages and says how many more there were."""
+    errors = [FieldError(field, message) for field, message in invalid.fields]
+    more = len(errors) - MAX_LISTED_ERRORS
+    detail = "; ".join(error.message for error in errors[:MAX_LISTED_ERRORS]) + (
+        f"; and {more} more" if more > 0 else ""
+    )
+    return ApiError("validation_failed", detail, errors=errors)
+
+
 def problem_body(
     code: ErrorCode,
     *,
@@ -342,6 +356,30 @@ def problem_body(
         if total > len(listed):
             body["error_count"] = total
     return orjson.dumps(body)
+
+
+EXAMPLE_BASE = listening_url(DEFAULT_HOST, DEFAULT_PORT)
+EXAMPLE_REQUEST_ID = "req_9c0f72a132838398f6c0d8d7"
+EXAMPLE_DETAILS = {
+    "missing_token": "Send `Authorization: Bearer <token>`.",
+    "malformed_body": "The body is not valid JSON.",
+}
+
+
+def example_problem(code: str, detail: str | None = None, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """The problem `code` as the contract's examples show it (the guide's base URL, a fixed request id)."""
+    spec = ERROR_CATALOGUE[cast("ErrorCode", code)]
+    body: dict[str, Any] = {
+        "type": f"{EXAMPLE_BASE}/errors/{code}",
+        "title": spec.title,
+        "status": spec.status,
+        "detail": detail or EXAMPLE_DETAILS.get(code, spec.description),
+        "code": code,
+        "request_id": EXAMPLE_REQUEST_ID,
+    }
+    if errors:
+        body["errors"] = errors
+    return body
 
 
 def problem_response(
@@ -428,6 +466,21 @@ class Problems:
 
 def _request_id(scope: Scope) -> str:
     return str(scope.get("state", {}).get("request_id", ""))
+
+
+PROBLEMS = Slot[Problems]("problems")
+
+
+def problem_base_url(connection: HTTPConnection) -> str:
+    """Where the `type` URLs of this request's problems point."""
+    return collaborator(connection, PROBLEMS).base_url(connection.scope)
+
+
+def request_id_of(connection: HTTPConnection) -> str:
+    """The `X-Request-Id` this request is answered under (set for every route by `RequestContext`, the outermost
+    middleware)."""
+    request_id: str = connection.scope["state"]["request_id"]
+    return request_id
 
 
 def _field_path(location: Sequence[int | str]) -> str:
@@ -535,6 +588,10 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
             extensions=exc.extensions,
         )
 
+    async def invalid_fields(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, InvalidFields)
+        return await api_error(request, invalid_fields_error(exc))
+
     async def http_exception(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         code: ErrorCode = STATUS_CODES.get(
@@ -557,5 +614,6 @@ def install_error_handlers(app: FastAPI, problems: Problems) -> None:
         return problems.response(request.scope, "validation_failed", detail=detail, errors=errors, error_count=total)
 
     app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(InvalidFields, invalid_fields)
     app.add_exception_handler(StarletteHTTPException, http_exception)
     app.add_exception_handler(RequestValidationError, validation)

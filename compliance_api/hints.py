@@ -16,7 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from compliance_api.auth.caller import Caller
+from compliance_api.auth.dependencies import peppers_of
 from compliance_api.classify import queries as classify_queries
+from compliance_api.config import bases_of
 from compliance_api.dac7 import queries as dac7_queries
 from compliance_api.errors import ApiError, Problems
 from compliance_api.events import queries as events_queries
@@ -24,7 +26,6 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import queries as passport_queries
 from compliance_api.passport.share_tokens import MAX_LENGTH, hash_share_token
-from compliance_api.services import bases_of, services_of
 from compliance_api.sessions import transaction
 from compliance_api.webhooks import queries as webhooks_queries
 
@@ -76,8 +77,7 @@ async def elsewhere(request: Request, exc: ApiError) -> ApiError | None:
 async def _active_share(
     session: AsyncSession, request: Request, token: str, environment: Environment
 ) -> Environment | None:
-    services = services_of(request)
-    hashes = [hash_share_token(token, pepper) for pepper in (services.pepper, services.previous_pepper) if pepper]
+    hashes = [hash_share_token(token, pepper) for pepper in peppers_of(request) if pepper]
     return await passport_queries.active_share_elsewhere(session, hashes, environment, utcnow())
 
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 import structlog
-from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from compliance_api.auth.caller import Caller
@@ -44,13 +43,6 @@ def security_headers(hsts_max_age_seconds: int) -> tuple[tuple[bytes, bytes], ..
     if hsts_max_age_seconds <= 0:
         return SECURITY_HEADERS
     return (*SECURITY_HEADERS, (b"strict-transport-security", b"max-age=%d" % hsts_max_age_seconds))
-
-
-def request_id_of(request: Request) -> str:
-    """The `X-Request-Id` this request is answered under (set for every route by `RequestContext`, the outermost
-    middleware)."""
-    request_id: str = request.scope["state"]["request_id"]
-    return request_id
 
 
 def _usable_request_id(offered: bytes) -> bool:

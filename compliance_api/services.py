@@ -1,20 +1,31 @@
-"""The long-lived collaborators of one app instance, and the one typed way to reach them from a request.
+"""The long-lived collaborators of one app instance, composed at start-up.
 
-Part of the app's wiring: only what sits above the domains uses it (the app, the ASGI layers, endpoints, dashboard
-pages, `sessions`); no domain service or model imports it, so the import graph has no cycle (tests/test_imports.py).
-It imports the collaborators' types for the type checker only. `services_of(request)` is a plain function, so the hot
-path keeps no `Depends`; endpoints that like dependencies take `AppServices`.
+Part of the app's wiring, above the domains: it imports each domain's slots (`<domain>/dependencies.py`) and fills
+them once (`registry`); a request reads its collaborators through the domain's own functions, so no domain imports
+this module (tests/test_imports.py). The app, its lifespan and the ASGI layers hold `Services` itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING
 
-from fastapi import Depends
-from starlette.requests import HTTPConnection
-
-from compliance_api.kit.addresses import Bases, request_bases
+from compliance_api.auth.dependencies import PEPPER, PREVIOUS_PEPPER, TOKEN_CACHE
+from compliance_api.classify.dependencies import RULESETS
+from compliance_api.config import SETTINGS
+from compliance_api.errors import PROBLEMS
+from compliance_api.health.dependencies import PROBE
+from compliance_api.idempotency.dependencies import IDEMPOTENCY
+from compliance_api.kit.group_commit import GROUP_COMMIT
+from compliance_api.kit.pagination import CURSORS
+from compliance_api.kit.registry import Registry
+from compliance_api.passport.dependencies import HOT_PATH, SIGNING_KEYS
+from compliance_api.ratelimit.dependencies import LIMITER
+from compliance_api.rates.dependencies import BENCHMARKS
+from compliance_api.requestlog.dependencies import BUFFER
+from compliance_api.sessions import SESSIONMAKER
+from compliance_api.webhooks.dependencies import SECRET_BOX
+from compliance_api.wtta.dependencies import READER
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -64,27 +75,25 @@ class Services:
     request_log: RequestLogBuffer
 
 
-def services_of(connection: HTTPConnection) -> Services:
-    """The app's services, from any request (`app.state.services`, set once by `create_app`)."""
-    return cast("Services", connection.app.state.services)
-
-
-def settings_of(connection: HTTPConnection) -> Settings:
-    return services_of(connection).settings
-
-
-def problem_base_url(connection: HTTPConnection) -> str:
-    """Where the `type` URLs of this request's problems point."""
-    return services_of(connection).problems.base_url(connection.scope)
-
-
-def bases_of(connection: HTTPConnection) -> Bases:
-    """Where production and the sandbox are reached, seen from the address this request came in on."""
-    settings = services_of(connection).settings
-    return request_bases(
-        connection.scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
-    )
-
-
-AppServices = Annotated["Services", Depends(services_of)]
-"""The app's services as an endpoint parameter."""
+def registry(services: Services) -> Registry:
+    """Every domain's slots, filled from `services` (`app.state.registry`)."""
+    filled = Registry()
+    filled.put(SETTINGS, services.settings)
+    filled.put(SESSIONMAKER, services.sessionmaker)
+    filled.put(LIMITER, services.limiter)
+    filled.put(TOKEN_CACHE, services.token_cache)
+    filled.put(PROBE, services.health)
+    filled.put(PEPPER, services.pepper)
+    filled.put(PREVIOUS_PEPPER, services.previous_pepper)
+    filled.put(PROBLEMS, services.problems)
+    filled.put(IDEMPOTENCY, services.idempotency)
+    filled.put(CURSORS, services.cursors)
+    filled.put(RULESETS, services.rulesets)
+    filled.put(GROUP_COMMIT, services.audit)
+    filled.put(SIGNING_KEYS, services.signing_keys)
+    filled.put(READER, services.wtta_reader)
+    filled.put(SECRET_BOX, services.webhook_secrets)
+    filled.put(BENCHMARKS, services.rate_benchmarks)
+    filled.put(HOT_PATH, services.passport_hot_path)
+    filled.put(BUFFER, services.request_log)
+    return filled

@@ -20,16 +20,22 @@ from typing import Annotated, Any
 
 from fastapi import Depends
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session, SessionTransaction
 from starlette.requests import HTTPConnection
 
-from compliance_api.services import services_of
+from compliance_api.kit.registry import Slot, collaborator
+
+SESSIONMAKER = Slot[async_sessionmaker[AsyncSession]]("sessionmaker")
+
+
+def sessionmaker_of(connection: HTTPConnection) -> async_sessionmaker[AsyncSession]:
+    return collaborator(connection, SESSIONMAKER)
 
 
 async def _request_session(connection: HTTPConnection) -> AsyncIterator[AsyncSession]:
     """One session per request; committed once after the endpoint returns, rolled back on any error."""
-    async with services_of(connection).sessionmaker() as session:  # closing without a commit rolls back
+    async with sessionmaker_of(connection)() as session:  # closing without a commit rolls back
         yield session
         await session.commit()
 
@@ -42,7 +48,7 @@ DbSession = Annotated[AsyncSession, Depends(_request_session, scope="function")]
 async def transaction(connection: HTTPConnection) -> AsyncIterator[AsyncSession]:
     """A transaction for a hot route that needs the database only sometimes: committed on leaving the block, rolled
     back on an error."""
-    async with services_of(connection).sessionmaker.begin() as session:
+    async with sessionmaker_of(connection).begin() as session:
         yield session
 
 

@@ -10,8 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from compliance_api.config import Settings
 from compliance_api.db import create_sessionmaker
-from compliance_api.services import services_of
-from compliance_api.sessions import DbSession, NestedSession, OneConnectionPerTask, transaction
+from compliance_api.sessions import DbSession, NestedSession, OneConnectionPerTask, sessionmaker_of, transaction
 from tests.conftest import running_app
 
 routes = APIRouter()
@@ -21,7 +20,7 @@ routes = APIRouter()
 async def second_session(request: Request, session: DbSession) -> dict[str, int]:
     """What the dashboard's dossier download did: the request's session in use, then a session of its own."""
     await session.execute(text("SELECT 1"))
-    async with services_of(request).sessionmaker() as own:
+    async with sessionmaker_of(request)() as own:
         return {"value": int(await own.scalar(text("SELECT 2")) or 0)}
 
 

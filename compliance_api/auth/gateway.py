@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compliance_api.auth import service as auth_service
 from compliance_api.auth import tokens
-from compliance_api.auth.cache import CachedToken, resolution
+from compliance_api.auth.cache import CachedToken, TokenCache, resolution
 from compliance_api.errors import ErrorCode
 from compliance_api.kit.addresses import request_bases
 from compliance_api.kit.environment import Environment
@@ -29,7 +29,11 @@ from compliance_api.ratelimit.limiter import MemoryLimiter
 from compliance_api.ratelimit.tiers import TIERS
 
 if TYPE_CHECKING:
-    from compliance_api.services import Services
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+    from compliance_api.config import Settings
+    from compliance_api.errors import Problems
+    from compliance_api.ratelimit.limiter import Limiter
 
 log = structlog.get_logger()
 
@@ -95,8 +99,27 @@ def rate_limit_headers(decision: Decision, policy: bytes) -> list[tuple[bytes, b
 POLICY_HEADERS = {name: tier.policy_header.encode() for name, tier in TIERS.items()}
 
 
+class GatewayServices(Protocol):
+    """What the gateway reads on each request (the app's `services.Services` has them all)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def sessionmaker(self) -> async_sessionmaker[AsyncSession]: ...
+    @property
+    def limiter(self) -> Limiter: ...
+    @property
+    def token_cache(self) -> TokenCache: ...
+    @property
+    def pepper(self) -> bytes: ...
+    @property
+    def previous_pepper(self) -> bytes | None: ...
+    @property
+    def problems(self) -> Problems: ...
+
+
 class ApiGateway:
-    def __init__(self, app: ASGIApp, services: Services) -> None:
+    def __init__(self, app: ASGIApp, services: GatewayServices) -> None:
         self.app = app
         self.services = services
         self._lookups: dict[str, asyncio.Task[CachedToken]] = {}

@@ -16,6 +16,7 @@ from compliance_api.auth.dependencies import CurrentCaller, caller_of
 from compliance_api.auth.gateway import POLICY_HEADERS, rate_limit_headers
 from compliance_api.classify import batch, examples, listing, service, views
 from compliance_api.classify.answers import VerdictReferences
+from compliance_api.classify.dependencies import rulesets_of
 from compliance_api.classify.language import DEFAULT_LANGUAGE, VARY, Language, negotiate
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.questions import Test, questionnaire
@@ -41,17 +42,18 @@ from compliance_api.classify.schemas import (
     ZWVerdict,
 )
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.errors import ApiError
+from compliance_api.config import settings_of
+from compliance_api.errors import ApiError, problem_base_url, request_id_of
+from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IDEMPOTENCY_KEY_PARAMETER, fingerprint, key_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.group_commit import GroupCommit
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.group_commit import GroupCommit, group_commit_of
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.middleware import request_id_of
-from compliance_api.services import problem_base_url, services_of
+from compliance_api.ratelimit.dependencies import limiter_of
 from compliance_api.sessions import DbSession, transaction
 
 router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
@@ -105,11 +107,11 @@ async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) 
     time (bench/RESULTS.md); the headers are documented through `IDEMPOTENCY_KEY_PARAMETER` and
     `ACCEPT_LANGUAGE_PARAMETER`.
     """
-    services, caller, language = services_of(request), caller_of(request), _language_of(request)
-    request_id = request_id_of(request)
+    caller, language, request_id = caller_of(request), _language_of(request), request_id_of(request)
+    audit, rulesets = group_commit_of(request), rulesets_of(request)
 
     def run() -> Awaitable[dict[str, Any]]:
-        return classify(services.audit, caller, body, services.rulesets, utcnow(), language, request_id)
+        return classify(audit, caller, body, rulesets, utcnow(), language, request_id)
 
     return await _answer(request, body, language, run)
 
@@ -123,7 +125,7 @@ async def _answer(
         return Response(orjson.dumps(await run()), media_type="application/json", headers=LANGUAGE_HEADERS[language])
     async with transaction(request) as session:
         path = _fingerprinted_path(request, language)
-        replayed = await services_of(request).idempotency.answer(
+        replayed = await idempotency_of(request).answer(
             caller_of(request), session, key, fingerprint("POST", path, body), run, compaction=VERDICT_REFERENCES
         )
     return _in_language(replayed, language)
@@ -131,20 +133,15 @@ async def _answer(
 
 def _dry_run(request: Request, body: BodyT, score: batch.Scorer[BodyT]) -> Response:
     """The verdict `body` would get, kept nowhere (an Idempotency-Key is not used: there is nothing to repeat)."""
-    services, caller, language = services_of(request), caller_of(request), _language_of(request)
-    scored = score(body, services.rulesets, utcnow(), language, caller.environment)
+    caller, language = caller_of(request), _language_of(request)
+    scored = score(body, rulesets_of(request), utcnow(), language, caller.environment)
     return Response(
         orjson.dumps(service.dry_run(scored)), media_type="application/json", headers=LANGUAGE_HEADERS[language]
     )
 
 
-def _rulesets(request: Request) -> Rulesets:
-    rulesets: Rulesets = services_of(request).rulesets
-    return rulesets
-
-
 def _retention(request: Request) -> service.Retention:
-    return service.Retention.of(services_of(request).settings)
+    return service.Retention.of(settings_of(request))
 
 
 @router.post(
@@ -197,9 +194,9 @@ async def _charge(request: Request, items: int) -> None:
     extra = batch.batch_cost(items) - 1
     if extra <= 0:
         return
-    services, caller, state = services_of(request), caller_of(request), request.scope["state"]
+    limiter, caller, state = limiter_of(request), caller_of(request), request.scope["state"]
     for _ in range(extra):
-        decision = await services.limiter.consume(state["limiter_key"], caller.tier)
+        decision = await limiter.consume(state["limiter_key"], caller.tier)
         state["response_headers"] = rate_limit_headers(decision, POLICY_HEADERS[caller.tier.name])
         if not decision.allowed:
             raise ApiError(
@@ -213,20 +210,20 @@ async def _classify_batch(
     request: Request, body: BatchRequest, model: type[BodyT], score: batch.Scorer[BodyT], dry_run: bool
 ) -> Response:
     await _charge(request, len(body.items))
-    services, caller, language = services_of(request), caller_of(request), _language_of(request)
+    caller, language, rulesets = caller_of(request), _language_of(request), rulesets_of(request)
     base_url, request_id = problem_base_url(request), request_id_of(request)
     if dry_run:
-        answer = batch.dry_run_batch(caller, body.items, model, score, services.rulesets, utcnow(), language, base_url)
+        answer = batch.dry_run_batch(caller, body.items, model, score, rulesets, utcnow(), language, base_url)
         return Response(orjson.dumps(answer), media_type="application/json", headers=LANGUAGE_HEADERS[language])
 
     def run() -> Awaitable[dict[str, Any]]:
         return batch.classify_batch(
-            services.audit,
+            group_commit_of(request),
             caller,
             body.items,
             model,
             score,
-            services.rulesets,
+            rulesets,
             utcnow(),
             language,
             base_url,
@@ -359,7 +356,7 @@ async def cross_border_criteria(
     language = _language_of(request)
     _in_language(response, language)
     livemode = caller_of(request).environment is Environment.live
-    return views.criteria_catalogue(_rulesets(request).cross_border[country], language, livemode=livemode)
+    return views.criteria_catalogue(rulesets_of(request).cross_border[country], language, livemode=livemode)
 
 
 @router.get(
@@ -382,7 +379,7 @@ async def questions(
     language = _language_of(request)
     _in_language(response, language)
     livemode = caller_of(request).environment is Environment.live
-    return views.question_catalogue(questionnaire(_rulesets(request), test, language), language, livemode=livemode)
+    return views.question_catalogue(questionnaire(rulesets_of(request), test, language), language, livemode=livemode)
 
 
 @router.get(
@@ -396,6 +393,7 @@ async def list_classifications(
     caller: CurrentCaller,
     session: DbSession,
     request: Request,
+    paging: PageQuery,
     reference: Annotated[
         str | None,
         Query(min_length=1, max_length=200, description="Your `reference`.", examples=["contract-2026-0042"]),
@@ -414,8 +412,6 @@ async def list_classifications(
     created_before: Annotated[
         IsoDateTime | None, Query(description="ISO 8601 with a time zone.", examples=["2026-12-01T00:00:00Z"])
     ] = None,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
 ) -> ClassificationList:
     """The classifications this account made in this environment (within retention), filtered; another account or
     the other environment sees none of them. Pages with `limit` and `cursor`."""
@@ -423,9 +419,9 @@ async def list_classifications(
     now = utcnow()
     since = _retention(request).cutoff(caller.environment, now)
     page = await listing.list_classifications(
-        session, caller, filters, limit=limit, cursor=cursor, cursors=services_of(request).cursors, since=since
+        session, caller, filters, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors, since=since
     )
-    return views.classification_list(page)
+    return cursor_page(ClassificationList, page, views.classification_summary)
 
 
 @router.get(

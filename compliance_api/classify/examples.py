@@ -18,8 +18,7 @@ from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.verdict import Country
 from compliance_api.config import Settings
-from compliance_api.errors import PROBLEM_JSON, too_large_detail
-from compliance_api.openapi.problems import problem
+from compliance_api.errors import PROBLEM_JSON, example_problem, too_large_detail
 
 _AS_OF = dt.date(2026, 7, 9)
 _CREATED_AT = dt.datetime(2026, 7, 9, 12, 0, tzinfo=dt.UTC)
@@ -281,7 +280,9 @@ BATCH_TOO_LARGE: dict[int | str, dict[str, Any]] = {
                 "examples": {
                     "payload_too_large": {
                         "summary": "Payload too large",
-                        "value": problem("payload_too_large", too_large_detail(MAX_BODY_BYTES, batch.TOO_LARGE_ADVICE)),
+                        "value": example_problem(
+                            "payload_too_large", too_large_detail(MAX_BODY_BYTES, batch.TOO_LARGE_ADVICE)
+                        ),
                     }
                 }
             }

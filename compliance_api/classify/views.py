@@ -31,7 +31,6 @@ from compliance_api.classify.ruleset import (
 from compliance_api.classify.schemas import (
     CatalogueCriterion,
     CatalogueRule,
-    ClassificationList,
     ClassificationRecord,
     ClassificationSummary,
     CriteriaCatalogue,
@@ -46,7 +45,6 @@ from compliance_api.classify.schemas import (
 )
 from compliance_api.classify.verdict import Verdict, word
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import Paged
 
 SourceT = TypeVar("SourceT")
 FragmentT = TypeVar("FragmentT")
@@ -556,13 +554,6 @@ def classification_summary(record: Classification) -> ClassificationSummary:
         monitor=record.monitor,
         created_at=record.created_at,
         livemode=record.environment is Environment.live,
-    )
-
-
-def classification_list(page: Paged[Classification]) -> ClassificationList:
-    rows = page.rows
-    return ClassificationList(
-        data=[classification_summary(row) for row in rows], has_more=page.has_more, next_cursor=page.next_cursor
     )
 
 

@@ -9,16 +9,17 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from compliance_api.auth.dependencies import CurrentCaller
+from compliance_api.config import settings_of
 from compliance_api.dac7 import service, views
 from compliance_api.dac7.identity import SellerIdentity
 from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant, GrantCreate, GrantList
 from compliance_api.dac7.sealing import identity_box
+from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter(tags=["dac7"], route_class=StrictQueryRoute)
@@ -123,7 +124,7 @@ async def create_grant(
         return views.grant(await service.create_grant(session, caller, body.grantee_uuid, utcnow()))
 
     fingerprinted = fingerprint("POST", request.url.path, body)
-    return await services_of(request).idempotency.answer(
+    return await idempotency_of(request).answer(
         caller, session, idempotency_key, fingerprinted, create, status_code=201
     )
 
@@ -138,15 +139,13 @@ async def create_grant(
 async def list_grants(
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> GrantList:
     """The grants you gave in this environment, active and revoked, newest first."""
     page = await service.page_of_grants(
-        session, caller, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+        session, caller, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
     )
-    return views.grant_list(page)
+    return cursor_page(GrantList, page, views.grant)
 
 
 @router.delete(

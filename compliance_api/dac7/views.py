@@ -5,10 +5,9 @@ from __future__ import annotations
 from compliance_api.dac7.figures import euros
 from compliance_api.dac7.identity import SellerIdentity
 from compliance_api.dac7.models import Dac7Grant, Dac7Seller
-from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant, GrantList
+from compliance_api.dac7.schemas import Dac7IdentityOut, Dac7SellerOut, Grant
 from compliance_api.dac7.service import SellerSnapshot
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import Paged
 
 
 def seller(snapshot: SellerSnapshot) -> Dac7SellerOut:
@@ -57,7 +56,3 @@ def grant(found: Dac7Grant) -> Grant:
         status=found.status,
         livemode=found.environment is Environment.live,
     )
-
-
-def grant_list(page: Paged[Dac7Grant]) -> GrantList:
-    return GrantList(data=[grant(g) for g in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)

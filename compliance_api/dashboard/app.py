@@ -43,6 +43,7 @@ from compliance_api.dashboard.web import (
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 
 if TYPE_CHECKING:
+    from compliance_api.kit.registry import Registry
     from compliance_api.services import Services
 
 CONTENT_SECURITY_POLICY = (
@@ -151,10 +152,11 @@ def _nav() -> tuple[NavItem, ...]:
     return tuple(sorted((p.nav for p in DASHBOARD_PAGES if p.nav is not None), key=lambda item: item.order))
 
 
-def create_dashboard(services: Services) -> FastAPI:
-    """The `/freelancer` sub-application (mounted by `create_app`; not part of the OpenAPI contract)."""
+def create_dashboard(services: Services, registry: Registry) -> FastAPI:
+    """The `/freelancer` sub-application (mounted by `create_app`; not part of the OpenAPI contract), reading the
+    app's collaborators from the app's `registry`."""
     dashboard = FastAPI(openapi_url=None, docs_url=None, redoc_url=None, redirect_slashes=False)
-    dashboard.state.services = services
+    dashboard.state.registry = registry
     templates = Jinja2Templates(env=i18n.template_environment(TEMPLATES_DIR))
     dashboard.state.dashboard = DashboardState(
         settings=services.settings,

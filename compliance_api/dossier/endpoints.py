@@ -14,7 +14,9 @@ from starlette.types import Receive, Scope, Send
 
 from compliance_api.auth.caller import Actor
 from compliance_api.auth.dependencies import CurrentCaller
+from compliance_api.classify.dependencies import rulesets_of
 from compliance_api.classify.service import Retention
+from compliance_api.config import bases_of, settings_of
 from compliance_api.dossier import examples
 from compliance_api.dossier.document import Signers, build_dossier, certificates_url, jwks_url, sign
 from compliance_api.dossier.render import dossier_pdf
@@ -25,7 +27,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.fair_limiter import FairLimiter
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.passport.certificates import PdfSigningKey
-from compliance_api.services import bases_of, services_of
+from compliance_api.passport.dependencies import signing_keys_of
 from compliance_api.sessions import transaction
 
 router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
@@ -120,10 +122,10 @@ async def dossier_response(
     """The actor's dossier as `media_type` (PDF or JSON), signed now, read with `session` (the request's own: a
     second one would hold two connections at once); ApiError `not_found` for anyone else's. The PDF is rendered only
     when the response is sent, after the request's session is closed, so no connection waits for the renderer."""
-    services, now = services_of(request), utcnow()
-    facts = await dossier_facts(session, actor, classification_id, Retention.of(services.settings), now)
-    key = services.signing_keys.signing_key(actor.environment)
-    pdf_key = services.signing_keys.pdf_signer(actor.environment)
+    keys, now = signing_keys_of(request), utcnow()
+    facts = await dossier_facts(session, actor, classification_id, Retention.of(settings_of(request)), now)
+    key = keys.signing_key(actor.environment)
+    pdf_key = keys.pdf_signer(actor.environment)
     bases = bases_of(request)
     signers = Signers(
         kid=str(key.kid),
@@ -131,7 +133,7 @@ async def dossier_response(
         certificates_url=certificates_url(bases, actor.environment),
         certificate_sha256=pdf_key.fingerprint,
     )
-    dossier = build_dossier(facts, services.rulesets, signers=signers, issued_at=now)
+    dossier = build_dossier(facts, rulesets_of(request), signers=signers, issued_at=now)
     jws = sign(dossier, key)
     headers = {"Vary": "Accept", "Cache-Control": "private, no-store"}
     if media_type == PDF:

@@ -5,20 +5,17 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 
 from compliance_api.auth.dependencies import CurrentCaller
-from compliance_api.events import service
-from compliance_api.events.models import OutboxEvent
+from compliance_api.events import service, views
 from compliance_api.events.schemas import Event, EventList
 from compliance_api.events.types import EventName
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1/events", tags=["events"], route_class=StrictQueryRoute)
@@ -26,17 +23,6 @@ router = APIRouter(prefix="/v1/events", tags=["events"], route_class=StrictQuery
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "`event_not_found`: no event with this id of yours in this environment in the last 30 days."}
 }
-
-
-def _event(row: OutboxEvent) -> Event:
-    return Event(
-        id=row.id,
-        type=EventName(row.type),
-        created_at=row.created_at,
-        environment=row.environment.value,
-        livemode=row.environment is Environment.live,
-        data=row.payload,
-    )
 
 
 @router.get(
@@ -48,7 +34,7 @@ def _event(row: OutboxEvent) -> Event:
 async def list_events(
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
+    paging: PageQuery,
     type: Annotated[
         list[EventName] | None,
         Query(
@@ -62,8 +48,6 @@ async def list_events(
             description="Only events after this moment (ISO 8601 with a time zone).", examples=["2026-11-01T00:00:00Z"]
         ),
     ] = None,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
 ) -> EventList:
     """The events of your account in this environment from the last 30 days (and the environment-wide ones, such as
     `wtta.admission.updated`), whether or not a webhook endpoint received them: the way to recover missed deliveries."""
@@ -73,12 +57,12 @@ async def list_events(
         reader,
         types=[str(t) for t in type or ()],
         created_after=created_after,
-        limit=limit,
-        cursor=cursor,
-        cursors=services_of(request).cursors,
+        limit=paging.limit,
+        cursor=paging.cursor,
+        cursors=paging.cursors,
         now=utcnow(),
     )
-    return EventList(data=[_event(row) for row in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
+    return cursor_page(EventList, page, views.event)
 
 
 @router.get("/{event_id}", summary="One event", operation_id="event-get", response_model=Event, responses=NOT_FOUND)
@@ -89,4 +73,4 @@ async def get_event(
 ) -> Event:
     """One event of yours, with the body its webhook deliveries carry."""
     reader = service.Reader(caller.user_id, caller.environment)
-    return _event(await service.get_event(session, reader, event_id, utcnow()))
+    return views.event(await service.get_event(session, reader, event_id, utcnow()))

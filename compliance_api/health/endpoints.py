@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from compliance_api import __version__
+from compliance_api.config import settings_of
+from compliance_api.health import views
+from compliance_api.health.dependencies import probe_of
 from compliance_api.health.probe import HealthStatus
-from compliance_api.health.schemas import HealthOut, LiveOut, ReadyCheck, ReadyOut, WttaCacheOut
+from compliance_api.health.schemas import HealthOut, LiveOut, ReadyOut
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of
 
 router = APIRouter(prefix="/v1", tags=["health"], route_class=StrictQueryRoute)
 probes = APIRouter(tags=["operations"], include_in_schema=False)
@@ -25,17 +25,10 @@ probes = APIRouter(tags=["operations"], include_in_schema=False)
 )
 async def get_health(request: Request) -> HealthOut | Response:
     """The status of the service as last probed (every few seconds): `ok`, `degraded` or `down`."""
-    services = services_of(request)
-    probe = services.health
+    probe = probe_of(request)
     cache = probe.wtta_age(request.state.environment, utcnow())
     status = HealthStatus.degraded if cache.stale and probe.status is HealthStatus.ok else probe.status
-    health = HealthOut(
-        status=status,
-        region=services.settings.region,
-        version=__version__,
-        wtta=WttaCacheOut(imported_at=cache.refreshed_at, age_seconds=cache.age_seconds),
-        livemode=request.state.environment is Environment.live,
-    )
+    health = views.health(status, settings_of(request).region, cache, request.state.environment)
     if health.status is HealthStatus.down:
         return Response(health.model_dump_json(), status_code=503, media_type="application/json")
     return health
@@ -50,13 +43,8 @@ async def livez() -> LiveOut:
 @probes.get("/readyz")
 async def readyz(request: Request, response: Response) -> ReadyOut:
     """Checks the database and Redis now; 503 when the service cannot serve."""
-    health = services_of(request).health
+    health = probe_of(request)
     status = await health.probe_once()
     if status is HealthStatus.down:
         response.status_code = 503
-    redis = health.redis
-    return ReadyOut(
-        status=status,
-        database=ReadyCheck(reachable=health.database.reachable, latency_ms=round(health.database.latency_ms, 2)),
-        redis=ReadyCheck(reachable=redis.reachable, latency_ms=round(redis.latency_ms, 2)) if redis else None,
-    )
+    return views.ready(status, health)

@@ -1,10 +1,10 @@
 """`Idempotency-Key` for POSTs that create something (docs/integrate/idempotency.md), reusable by any endpoint.
 
-Usage in an endpoint (the key comes from an `IdempotencyKey` header parameter; `Idempotency` is one of the app's
-services):
+Usage in an endpoint (the key comes from an `IdempotencyKey` header parameter; the app's `Idempotency` from
+`idempotency/dependencies.py`):
 
-    return await services_of(request).idempotency.answer(caller, session, key, fingerprint("POST", path, body),
-                                                         lambda: service.create(...), status_code=201)
+    return await idempotency_of(request).answer(caller, session, key, fingerprint("POST", path, body),
+                                                lambda: service.create(...), status_code=201)
 
 - A key is claimed per (user, environment, key) in its own short transaction, committed before the work starts,
   so a concurrent duplicate sees the claim and gets 409 `idempotency_in_progress`.

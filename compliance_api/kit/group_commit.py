@@ -11,13 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table
 from sqlalchemy.exc import IntegrityError
 
 from compliance_api.db import Base
 from compliance_api.kit.batch_writer import BatchWriter
+from compliance_api.kit.registry import Slot, collaborator
+
+if TYPE_CHECKING:
+    from starlette.requests import HTTPConnection
 
 Row = Mapping[str, Any]
 TableRow = tuple[type[Base], Row]
@@ -75,6 +79,14 @@ class GroupCommit:
             _settle(batch, exc)
         else:
             _settle(batch, None)
+
+
+GROUP_COMMIT = Slot[GroupCommit]("group commit")
+
+
+def group_commit_of(connection: HTTPConnection) -> GroupCommit:
+    """The app's group commit (the audit rows and records of the hot routes)."""
+    return collaborator(connection, GROUP_COMMIT)
 
 
 def _settle(batch: list[Pending], error: BaseException | None) -> None:

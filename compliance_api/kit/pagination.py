@@ -22,19 +22,24 @@ import struct
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import Select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
-from compliance_api.errors import ApiError, FieldError
+from compliance_api.kit.invalid import InvalidFields
+from compliance_api.kit.registry import Slot, collaborator
+
+if TYPE_CHECKING:
+    from starlette.requests import HTTPConnection
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 ItemT = TypeVar("ItemT")
 RowT = TypeVar("RowT")
+PageT = TypeVar("PageT", bound="Page[Any]")
 
 
 class InvalidCursor(ValueError):
@@ -159,6 +164,14 @@ class Cursors:
         return Key(EPOCH + dt.timedelta(microseconds=micros), uuid.UUID(bytes=id_bytes))
 
 
+CURSORS = Slot[Cursors]("cursors")
+
+
+def cursors_of(connection: HTTPConnection) -> Cursors:
+    """The app's cursors, sealed under the server secret."""
+    return collaborator(connection, CURSORS)
+
+
 def _mac(key: bytes, body: bytes, scope: str) -> bytes:
     return hmac.new(key, scope.encode() + b"\x00" + body, hashlib.sha256).digest()[:MAC_BYTES]
 
@@ -186,6 +199,11 @@ class Paged(Generic[RowT]):
     rows: Sequence[RowT]
     has_more: bool
     next_cursor: str | None
+
+
+def cursor_page(schema: type[PageT], paged: Paged[RowT], view: Callable[[RowT], Any]) -> PageT:
+    """The API's page (`schema`, a `Page`) of `paged`'s rows, each shaped by `view`, with the next page's cursor."""
+    return schema(data=[view(row) for row in paged.rows], has_more=paged.has_more, next_cursor=paged.next_cursor)
 
 
 async def paginate(
@@ -218,16 +236,15 @@ def open_cursor(
     field_prefix: str,
     not_ours: str = NOT_A_CURSOR,
 ) -> Key:
-    """`cursors.open`, its refusals as a 400 `validation_failed`: `not_ours` naming the cursor, or one error per
-    filter that differs from the cursor's (the fields named `field_prefix` + the filter's name)."""
+    """`cursors.open`, its refusals as `InvalidFields` (a 400 `validation_failed`): `not_ours` naming the cursor, or
+    one error per filter that differs from the cursor's (the fields named `field_prefix` + the filter's name)."""
     try:
         return cursors.open(cursor, scope, filters)
     except InvalidCursor as exc:
         message = not_ours if str(exc) == NOT_A_CURSOR else str(exc)
-        raise ApiError("validation_failed", message, errors=[FieldError(f"{field_prefix}cursor", message)]) from None
+        raise InvalidFields([(f"{field_prefix}cursor", message)]) from None
     except FiltersDiffer as exc:
-        errors = [FieldError(f"{field_prefix}{name}", _differs_message(name)) for name in exc.names]
-        raise ApiError("validation_failed", "; ".join(e.message for e in errors), errors=errors) from None
+        raise InvalidFields([(f"{field_prefix}{name}", _differs_message(name)) for name in exc.names]) from None
 
 
 def _differs_message(name: str) -> str:

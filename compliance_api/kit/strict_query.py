@@ -16,8 +16,8 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.datastructures import QueryParams
 
-from compliance_api.errors import MAX_LISTED_ERRORS, ApiError, FieldError
 from compliance_api.kit.field_names import nearest, shown
+from compliance_api.kit.invalid import InvalidFields
 
 SEQUENCES = (list, tuple, set, frozenset, Sequence)
 
@@ -66,21 +66,18 @@ def _is_list(annotation: Any) -> bool:
 
 
 def refuse_undeclared(params: QueryParams, declared: Mapping[str, bool]) -> None:
-    """ApiError `validation_failed` naming each unknown parameter and each non-list one given more than once."""
+    """`InvalidFields` (a 400 `validation_failed`) naming each unknown parameter and each non-list one given more
+    than once."""
     counts = Counter(name for name, _ in params.multi_items())
     errors = [
-        FieldError(f"query.{shown(name)}", _unknown(name, declared))
+        (f"query.{shown(name)}", _unknown(name, declared))
         if name not in declared
-        else FieldError(f"query.{shown(name)}", f"given {times} times; give it once")
+        else (f"query.{shown(name)}", f"given {times} times; give it once")
         for name, times in counts.items()
         if name not in declared or (times > 1 and not declared[name])
     ]
     if errors:
-        more = len(errors) - MAX_LISTED_ERRORS
-        detail = "; ".join(error.message for error in errors[:MAX_LISTED_ERRORS]) + (
-            f"; and {more} more" if more > 0 else ""
-        )
-        raise ApiError("validation_failed", detail, errors=errors)
+        raise InvalidFields(errors)
 
 
 def _unknown(name: str, declared: Mapping[str, bool]) -> str:

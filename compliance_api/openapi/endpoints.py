@@ -12,10 +12,10 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from compliance_api.config import bases_of
 from compliance_api.errors import ERROR_CATALOGUE, ApiError
 from compliance_api.openapi.contract import contract_servers
 from compliance_api.openapi.frozen import frozen_contract
-from compliance_api.services import bases_of
 
 router = APIRouter(include_in_schema=False)
 DOCS_STATIC = "/static/docs"

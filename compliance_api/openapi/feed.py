@@ -15,9 +15,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from feedgen.feed import FeedGenerator
 
+from compliance_api.classify.dependencies import rulesets_of
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
+from compliance_api.config import bases_of
 from compliance_api.openapi.frozen import frozen_versions
-from compliance_api.services import bases_of, services_of
 
 router = APIRouter(include_in_schema=False)
 PATH = "/changelog.atom"
@@ -77,5 +78,5 @@ async def changelog_atom(request: Request) -> Response:
     """The feed, with this deployment's base URL in its links."""
     bases = bases_of(request)
     base_url = bases.production or bases.sandbox or ""
-    body = changelog_feed(base_url, _rulesets(services_of(request).rulesets), frozen_versions())
+    body = changelog_feed(base_url, _rulesets(rulesets_of(request)), frozen_versions())
     return Response(body, media_type=MEDIA_TYPE, headers={"Cache-Control": "public, max-age=3600"})

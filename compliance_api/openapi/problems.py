@@ -5,13 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compliance_api.errors import ERROR_CATALOGUE, ErrorSpec
-from compliance_api.kit.addresses import DEFAULT_HOST, DEFAULT_PORT, listening_url
+from compliance_api.errors import ERROR_CATALOGUE, ErrorSpec, example_problem
 from compliance_api.kit.patterns import pattern_message
 
 PROBLEM_MEDIA = "application/problem+json"
-EXAMPLE_BASE = listening_url(DEFAULT_HOST, DEFAULT_PORT)
-REQUEST_ID = "req_9c0f72a132838398f6c0d8d7"
 CODE = re.compile(r"`([a-z0-9_]+)`")
 # The codes shown for a status whose description names none.
 DEFAULT_CODES: dict[int, tuple[str, ...]] = {
@@ -22,25 +19,6 @@ DEFAULT_CODES: dict[int, tuple[str, ...]] = {
     409: ("idempotency_mismatch", "idempotency_in_progress"),
 }
 SPECS: dict[str, ErrorSpec] = {str(code): spec for code, spec in ERROR_CATALOGUE.items()}
-DETAILS = {
-    "missing_token": "Send `Authorization: Bearer <token>`.",
-    "malformed_body": "The body is not valid JSON.",
-}
-
-
-def problem(code: str, detail: str | None = None, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    spec = SPECS[code]
-    body: dict[str, Any] = {
-        "type": f"{EXAMPLE_BASE}/errors/{code}",
-        "title": spec.title,
-        "status": spec.status,
-        "detail": detail or DETAILS.get(code, spec.description),
-        "code": code,
-        "request_id": REQUEST_ID,
-    }
-    if errors:
-        body["errors"] = errors
-    return body
 
 
 def add_problem_examples(operation: dict[str, Any], components: dict[str, Any]) -> None:
@@ -72,10 +50,10 @@ def _codes(status: int, description: str) -> list[str]:
 def _example(code: str, operation: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
     if code == "validation_failed":
         field, message = _invalid_field(operation, components)
-        return problem(code, f"{field}: {message}", [{"field": field, "message": message}])
+        return example_problem(code, f"{field}: {message}", [{"field": field, "message": message}])
     if code in ("malformed_body", "unsupported_media_type"):
-        return problem(code, errors=[{"field": "body", "message": "Body is not valid JSON."}])
-    return problem(code)
+        return example_problem(code, errors=[{"field": "body", "message": "Body is not valid JSON."}])
+    return example_problem(code)
 
 
 def _invalid_field(operation: dict[str, Any], components: dict[str, Any]) -> tuple[str, str]:

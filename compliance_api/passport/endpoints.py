@@ -8,15 +8,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import JSONResponse, Response
 
-from compliance_api.auth.dependencies import CurrentCaller, caller_of
+from compliance_api.auth.dependencies import CurrentCaller, caller_of, peppers_of
+from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.group_commit import group_commit_of
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.passport import certificates, service, views
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.hot_path import HotPath
+from compliance_api.passport.dependencies import hot_path_of, signing_keys_of
 from compliance_api.passport.schemas import (
     OwnPassport,
     PassportSummary,
@@ -26,8 +28,6 @@ from compliance_api.passport.schemas import (
     ShareList,
     ShareViewList,
 )
-from compliance_api.passport.signing import SigningKeys
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession, transaction
 
 router = APIRouter(tags=["passport"], route_class=StrictQueryRoute)
@@ -50,22 +50,13 @@ SHARE: dict[int | str, dict[str, Any]] = {
 SHARE_ID = Annotated[uuid.UUID, Path(examples=["6f1c1a52-4c1e-4b8e-9d3e-2f7a4f0b9c11"])]
 
 
-def _keys(request: Request) -> SigningKeys:
-    keys: SigningKeys = services_of(request).signing_keys
-    return keys
-
-
-def hot_path(request: Request) -> HotPath:
-    return services_of(request).passport_hot_path
-
-
 # The hot routes read the caller from the request and answer serialised bodies: as FastAPI dependencies and a
 # returned model (validated a second time) they cost more than the read itself (bench/RESULTS.md).
 
 
 async def _own_passport(request: Request) -> Response:
     """The caller's own passport (a freelancer's token): score, level, sector, verified, last update."""
-    hot = hot_path(request)
+    hot = hot_path_of(request)
     rows = await service.own_passport_rows(hot.reader, caller_of(request))
     body = views.own_passport_body(rows, packaged_catalogue(), utcnow().date(), hot.own)
     return Response(body, media_type="application/json")
@@ -110,15 +101,17 @@ async def create_share(
 ) -> Response:
     """A new share-token for your passport, shown once, valid `ttl_days` (default 30); honours Idempotency-Key."""
     wanted = body or ShareCreate()
-    services = services_of(request)
+    pepper, _ = peppers_of(request)
 
     async def create() -> ShareCreated:
         now = utcnow()
-        created = await service.create_share(session, caller, ttl_days=wanted.ttl_days, pepper=services.pepper, now=now)
+        created = await service.create_share(session, caller, ttl_days=wanted.ttl_days, pepper=pepper, now=now)
         return views.share_created(created, now)
 
     fingerprinted = fingerprint("POST", request.url.path, wanted)
-    return await services.idempotency.answer(caller, session, idempotency_key, fingerprinted, create, status_code=201)
+    return await idempotency_of(request).answer(
+        caller, session, idempotency_key, fingerprinted, create, status_code=201
+    )
 
 
 @router.get(
@@ -131,13 +124,12 @@ async def create_share(
 async def list_shares(
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> ShareList:
     """The share-tokens of your passport, newest first, with their status (the tokens themselves are not kept)."""
-    page = await service.list_shares(session, caller, limit=limit, cursor=cursor, cursors=services_of(request).cursors)
-    return views.share_list(page, utcnow())
+    page = await service.list_shares(session, caller, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors)
+    now = utcnow()
+    return cursor_page(ShareList, page, lambda share: views.share(share, now))
 
 
 @router.delete(
@@ -164,15 +156,13 @@ async def list_views(
     share_id: SHARE_ID,
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> ShareViewList:
     """The successful verifications of this share-token, newest first: the verifier's account and when."""
     page = await service.list_views(
-        session, caller, share_id, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+        session, caller, share_id, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
     )
-    return views.viewing_list(page)
+    return cursor_page(ShareViewList, page, views.viewing)
 
 
 @hot_router.get(
@@ -185,27 +175,27 @@ async def list_views(
 async def verify(token: Annotated[str, Path(examples=["pst_example"])], request: Request) -> Response:
     """The passport summary signed as a compact JWS (EdDSA, `kid`); any account may verify, and each
     verification is recorded for the freelancer to see."""
-    services, hot, caller = services_of(request), hot_path(request), caller_of(request)
-    pepper, previous_pepper = services.pepper, services.previous_pepper
+    hot, audit, caller = hot_path_of(request), group_commit_of(request), caller_of(request)
+    pepper, previous_pepper = peppers_of(request)
     now = utcnow()
     try:
         verified = await service.verify_share(
-            hot.reader, services.audit, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=now
+            hot.reader, audit, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=now
         )
     except service.SharedUnderRetiredSecret as found:  # rare (a secret rotation): re-hashed, then verified as usual
         async with transaction(request) as session:
             await service.rehash_share(session, found.share_id, token, pepper=pepper, previous_pepper=previous_pepper)
         verified = await service.verify_share(
-            hot.reader, services.audit, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=now
+            hot.reader, audit, caller, token, pepper=pepper, previous_pepper=previous_pepper, now=now
         )
-    body = views.signed_summary_body(verified, packaged_catalogue(), _keys(request), hot.summaries)
+    body = views.signed_summary_body(verified, packaged_catalogue(), signing_keys_of(request), hot.summaries)
     return Response(body, media_type="application/json")
 
 
 @jwks_router.get("/.well-known/jwks.json")
 async def jwks(request: Request) -> JSONResponse:
     """The public passport signing keys of this host's environment (production or sandbox), old ones included."""
-    document = _keys(request).jwks(request.scope["state"]["environment"])
+    document = signing_keys_of(request).jwks(request.scope["state"]["environment"])
     return JSONResponse(
         document, media_type="application/jwk-set+json", headers={"Cache-Control": "public, max-age=300"}
     )
@@ -216,5 +206,5 @@ async def dossier_certificates(request: Request) -> Response:
     """The certificates that sign this host's environment's dossier PDFs, old ones included, oldest first: PEM, each
     after a line naming it and its SHA-256 fingerprint (text a PEM reader skips)."""
     environment = request.scope["state"]["environment"]
-    body = certificates.published_pem(_keys(request).pdf_certificates(environment))
+    body = certificates.published_pem(signing_keys_of(request).pdf_certificates(environment))
     return Response(body, media_type="application/x-pem-file", headers={"Cache-Control": "public, max-age=300"})

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import orjson
 
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import Paged
 from compliance_api.passport import service
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import Catalogue
@@ -19,9 +18,7 @@ from compliance_api.passport.schemas import (
     PassportSummary,
     Share,
     ShareCreated,
-    ShareList,
     ShareView,
-    ShareViewList,
     Verification,
 )
 from compliance_api.passport.service import CreatedShare, Standing, VerifiedShare, Viewing
@@ -79,10 +76,6 @@ def share_created(created: CreatedShare, now: dt.datetime) -> ShareCreated:
     return ShareCreated(**share(created.share, now).model_dump(), token=created.token)
 
 
-def share_list(page: Paged[PassportShare], now: dt.datetime) -> ShareList:
-    return ShareList(data=[share(s, now) for s in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
-
-
 def viewing(seen: Viewing) -> ShareView:
     return ShareView(
         viewed_at=seen.viewed_at,
@@ -90,10 +83,6 @@ def viewing(seen: Viewing) -> ShareView:
         viewer_email=seen.viewer_email,
         livemode=seen.environment is Environment.live,
     )
-
-
-def viewing_list(page: Paged[Viewing]) -> ShareViewList:
-    return ShareViewList(data=[viewing(v) for v in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
 
 
 def summary_payload(summary: PassportSummary) -> bytes:

@@ -7,15 +7,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from compliance_api.auth.dependencies import CurrentCaller
+from compliance_api.config import settings_of
 from compliance_api.errors import ApiError
-from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.rates import service, views
 from compliance_api.rates.cache import Entry, Key
 from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
-from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
-from compliance_api.services import services_of, settings_of
+from compliance_api.rates.dependencies import benchmarks_of
+from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorsOut
 from compliance_api.sessions import DbSession, transaction
 
 router = APIRouter(prefix="/v1/rates", tags=["rates"], route_class=StrictQueryRoute)
@@ -55,8 +55,7 @@ async def get_benchmark(
 
 async def _lookup(request: Request, key: Key) -> Entry:
     """From this worker's cache, else one indexed read of the precomputed row (no session unless needed)."""
-    services = services_of(request)
-    cache = services.rate_benchmarks
+    cache = benchmarks_of(request)
 
     async def read() -> Entry:
         environment, sector, region = key
@@ -77,11 +76,4 @@ async def get_sectors(request: Request, caller: CurrentCaller, session: DbSessio
     """Every sector slug of the catalogue, with the regions whose benchmark can be published now."""
     min_sample = settings_of(request).rates_min_sample
     published = await service.publishable_regions(session, environment=caller.environment, min_sample=min_sample)
-    return RateSectorsOut(
-        sectors=[
-            RateSectorOut(sector=slug, label=label, regions=published.get(slug, [])) for slug, label in SECTORS.items()
-        ],
-        regions=list(REGIONS),
-        min_sample=min_sample,
-        livemode=caller.environment is Environment.live,
-    )
+    return views.sectors(published, min_sample, caller.environment)

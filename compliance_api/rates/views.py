@@ -1,10 +1,13 @@
-"""Rate benchmarks as the API's schema."""
+"""Rate benchmarks and the catalogue of sectors as the API's schemas."""
 
 from __future__ import annotations
 
-from compliance_api.rates.catalogue import NATIONAL
+from collections.abc import Mapping, Sequence
+
+from compliance_api.kit.environment import Environment
+from compliance_api.rates.catalogue import NATIONAL, REGIONS, SECTORS
 from compliance_api.rates.models import RateBenchmark
-from compliance_api.rates.schemas import RateBenchmarkOut
+from compliance_api.rates.schemas import RateBenchmarkOut, RateSectorOut, RateSectorsOut
 
 
 def benchmark(row: RateBenchmark) -> RateBenchmarkOut:
@@ -25,4 +28,17 @@ def benchmark(row: RateBenchmark) -> RateBenchmarkOut:
             + ("." if row.region != NATIONAL else ", all regions.")
         ),
         livemode=row.livemode,
+    )
+
+
+def sectors(published: Mapping[str, Sequence[str]], min_sample: int, environment: Environment) -> RateSectorsOut:
+    """Every sector of the catalogue, with the regions of `published` (sector → regions with a benchmark)."""
+    return RateSectorsOut(
+        sectors=[
+            RateSectorOut(sector=slug, label=label, regions=list(published.get(slug, [])))
+            for slug, label in SECTORS.items()
+        ],
+        regions=list(REGIONS),
+        min_sample=min_sample,
+        livemode=environment is Environment.live,
     )

@@ -4,28 +4,25 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.auth.dependencies import CurrentCaller
+from compliance_api.config import settings_of
 from compliance_api.errors import ApiError, FieldError
+from compliance_api.idempotency.dependencies import idempotency_of
 from compliance_api.idempotency.service import IdempotencyKey, fingerprint
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
-from compliance_api.kit.page_query import Cursor, Limit
-from compliance_api.kit.pagination import DEFAULT_LIMIT
+from compliance_api.kit.page_query import PageQuery
+from compliance_api.kit.pagination import cursor_page, cursors_of
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of, settings_of
 from compliance_api.sessions import DbSession
-from compliance_api.webhooks import service, ssrf
-from compliance_api.webhooks.models import WebhookDelivery, WebhookEndpoint
+from compliance_api.webhooks import service, ssrf, views
+from compliance_api.webhooks.dependencies import secret_box_of
 from compliance_api.webhooks.schemas import (
     Delivery,
-    DeliveryAttempt,
     DeliveryList,
     Endpoint,
     EndpointCreate,
@@ -50,26 +47,6 @@ DELIVERY_ID = Annotated[uuid.UUID, Path(examples=["5d2c3b4a-1f0e-4d9c-8b7a-6f5e4
 
 def _policy(request: Request, caller: CurrentCaller) -> ssrf.Policy:
     return ssrf.policy_for(settings_of(request), caller.environment)
-
-
-def view(row: WebhookEndpoint) -> Endpoint:
-    return Endpoint(
-        id=row.id,
-        url=row.url,
-        description=row.description,
-        enabled_events=row.enabled_events,
-        enabled=row.enabled,
-        status=row.status,
-        status_reason=row.status_reason,
-        livemode=row.environment is Environment.live,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        previous_secret_expires_at=row.previous_secret_expires_at,
-    )
-
-
-def _with_secret(row: WebhookEndpoint, secret: str) -> EndpointWithSecret:
-    return EndpointWithSecret(**view(row).model_dump(), secret=secret)
 
 
 @router.post(
@@ -105,12 +82,12 @@ async def create(
             description=body.description,
             enabled=body.enabled,
             policy=_policy(request, caller),
-            box=services_of(request).webhook_secrets,
+            box=secret_box_of(request),
             now=utcnow(),
         )
-        return _with_secret(row, secret)
+        return views.endpoint_with_secret(row, secret)
 
-    return await services_of(request).idempotency.answer(
+    return await idempotency_of(request).answer(
         caller,
         session,
         idempotency_key,
@@ -129,16 +106,14 @@ async def create(
 async def list_endpoints(
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> EndpointList:
     """Your webhook endpoints in this environment, newest first."""
     owner = service.Owner.of(caller)
     page = await service.page_of_endpoints(
-        session, owner, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+        session, owner, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
     )
-    return EndpointList(data=[view(r) for r in page.rows], has_more=page.has_more, next_cursor=page.next_cursor)
+    return cursor_page(EndpointList, page, views.endpoint)
 
 
 @router.get(
@@ -149,7 +124,7 @@ async def list_endpoints(
     responses=NOT_FOUND,
 )
 async def get(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Endpoint:
-    return view(await service.get(session, service.Owner.of(caller), endpoint_id))
+    return views.endpoint(await service.get(session, service.Owner.of(caller), endpoint_id))
 
 
 @router.patch(
@@ -172,7 +147,7 @@ async def update(
     row = await service.update(
         session, service.Owner.of(caller), endpoint_id, changes, policy=_policy(request, caller), now=utcnow()
     )
-    return view(row)
+    return views.endpoint(row)
 
 
 @router.delete(
@@ -216,11 +191,11 @@ async def rotate_secret(
 
     async def run() -> EndpointWithSecret:
         row, secret = await service.rotate_secret(
-            session, service.Owner.of(caller), endpoint_id, box=services_of(request).webhook_secrets, now=utcnow()
+            session, service.Owner.of(caller), endpoint_id, box=secret_box_of(request), now=utcnow()
         )
-        return _with_secret(row, secret)
+        return views.endpoint_with_secret(row, secret)
 
-    return await services_of(request).idempotency.answer(
+    return await idempotency_of(request).answer(
         caller, session, idempotency_key, fingerprint("POST", request.url.path, None), run
     )
 
@@ -264,16 +239,9 @@ async def replay(
         ask,
         now=utcnow(),
         lease=dt.timedelta(seconds=settings.webhooks_lease_seconds),
-        cursors=services_of(request).cursors,
+        cursors=cursors_of(request),
     )
-    return ReplayAccepted(
-        replayed=done.replayed,
-        already_pending=done.already_pending,
-        since=done.since,
-        has_more=done.has_more,
-        next_cursor=done.next_cursor,
-        livemode=caller.environment is Environment.live,
-    )
+    return views.replay_accepted(done, caller.environment)
 
 
 def _check_replay_selection(body: ReplayRequest) -> None:
@@ -300,7 +268,7 @@ def _check_replay_selection(body: ReplayRequest) -> None:
 async def send_test(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Delivery:
     """Queue a `webhook.test` event to this endpoint; follow it in the delivery log."""
     delivery = await service.send_test(session, service.Owner.of(caller), endpoint_id, now=utcnow())
-    return Delivery.model_validate(delivery)
+    return views.delivery(delivery)
 
 
 @router.get(
@@ -314,29 +282,16 @@ async def list_deliveries(
     endpoint_id: ENDPOINT_ID,
     caller: CurrentCaller,
     session: DbSession,
-    request: Request,
-    limit: Limit = DEFAULT_LIMIT,
-    cursor: Cursor = None,
+    paging: PageQuery,
 ) -> DeliveryList:
     """Deliveries to this endpoint, newest first: every attempt (time, status code, latency, error), the last
     answer and the next attempt."""
     owner = service.Owner.of(caller)
     page = await service.list_deliveries(
-        session, owner, endpoint_id, limit=limit, cursor=cursor, cursors=services_of(request).cursors
+        session, owner, endpoint_id, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
     )
-    return DeliveryList(
-        data=await _with_attempts(session, page.rows), has_more=page.has_more, next_cursor=page.next_cursor
-    )
-
-
-async def _with_attempts(session: AsyncSession, rows: Sequence[WebhookDelivery]) -> list[Delivery]:
-    logs = await service.attempt_logs(session, rows)
-    return [
-        Delivery.model_validate(row).model_copy(
-            update={"attempt_log": [DeliveryAttempt.model_validate(a) for a in logs[row.id]]}
-        )
-        for row in rows
-    ]
+    logs = await service.attempt_logs(session, page.rows)
+    return cursor_page(DeliveryList, page, lambda row: views.delivery_with_attempts(row, logs[row.id]))
 
 
 @router.post(
@@ -354,5 +309,5 @@ async def retry(
 ) -> Delivery:
     """Send the delivery again now, with the same `webhook-id` and a fresh retry schedule."""
     row = await service.retry(session, service.Owner.of(caller), endpoint_id, delivery_id, now=utcnow())
-    [delivery] = await _with_attempts(session, [row])
-    return delivery
+    logs = await service.attempt_logs(session, [row])
+    return views.delivery_with_attempts(row, logs[row.id])

@@ -14,10 +14,10 @@ from compliance_api.errors import ApiError
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.patterns import described
 from compliance_api.kit.strict_query import StrictQueryRoute
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession, transaction
-from compliance_api.wtta import service
-from compliance_api.wtta.schemas import StatusChangeOut, WttaAdmissionOut, WttaHistoryOut
+from compliance_api.wtta import service, views
+from compliance_api.wtta.dependencies import reader_of
+from compliance_api.wtta.schemas import WttaAdmissionOut, WttaHistoryOut
 
 router = APIRouter(prefix="/v1/wtta", tags=["wtta"], route_class=StrictQueryRoute)
 
@@ -50,8 +50,7 @@ async def lookup(request: Request) -> Response:
     # the lookup's CPU (bench/RESULTS.md); `KVK_QUERY_PARAMETER` documents the parameter as FastAPI would.
     caller = caller_of(request)
     kvk = _kvk_of(request)
-    services = services_of(request)
-    reader = services.wtta_reader
+    reader = reader_of(request)
     row = await reader.lookup(caller.environment, kvk) if reader is not None else None
     if reader is None or row is None:
         # No DbSession dependency: a found number needs no session at all (the hot path).
@@ -60,10 +59,7 @@ async def lookup(request: Request) -> Response:
                 row = await service.lookup(session, environment=caller.environment, kvk_number=kvk)
             if row is None:
                 raise await _not_in_cache(session, caller.environment, kvk)
-    # Serialised here, once: returning the model would make FastAPI validate it a second time (hot path). A row of
-    # the reader is a dict of the table's columns; one of the ORM says `livemode` itself (EnvironmentOwned).
-    found = {**row, "livemode": caller.environment is Environment.live} if isinstance(row, dict) else row
-    return Response(WttaAdmissionOut.model_validate(found).model_dump_json(), media_type="application/json")
+    return Response(views.admission_json(row, caller.environment), media_type="application/json")
 
 
 def _kvk_of(request: Request) -> str:
@@ -104,11 +100,7 @@ async def status_history(
     changes = await service.history(session, environment=caller.environment, kvk_number=kvk)
     if not changes:
         raise await _not_in_cache(session, caller.environment, kvk)
-    return WttaHistoryOut(
-        kvk_number=kvk,
-        changes=[StatusChangeOut.model_validate(c) for c in changes],
-        livemode=caller.environment is Environment.live,
-    )
+    return views.history(kvk, changes, caller.environment)
 
 
 async def _not_in_cache(session: AsyncSession, environment: Environment, kvk: str) -> ApiError:

@@ -19,6 +19,7 @@ from compliance_api.classify.models import Classification
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.verdict import Country
 from compliance_api.kit.environment import Environment
+from compliance_api.ratelimit.dependencies import LIMITER
 from compliance_api.ratelimit.limiter import MemoryLimiter
 from compliance_api.ratelimit.tiers import FREE, user_bucket
 from tests.dashboard.conftest import FROZEN_CLOCK_US, csrf_of, sign_up
@@ -339,11 +340,17 @@ async def test_the_questionnaire_is_in_the_reader_s_language_and_so_is_the_verdi
     assert packaged_rulesets().dutch.questions[0].text[Language.nl] in html.unescape(dutch)
 
 
+def _use_limiter(app: FastAPI, limiter: MemoryLimiter) -> None:
+    """`limiter` for the gateway and for the pages alike."""
+    app.state.services.limiter = limiter
+    app.state.registry.put(LIMITER, limiter)
+
+
 async def test_submissions_share_the_api_s_rate_limit_bucket_and_a_429_says_when_to_retry(
     app: FastAPI, browser: AsyncClient, client: AsyncClient, sessionmaker: Maker, pepper: bytes
 ) -> None:
     limiter = MemoryLimiter(clock=lambda: FROZEN_CLOCK_US)  # no refill while the test runs
-    app.state.services.limiter = limiter
+    _use_limiter(app, limiter)
     user = await _business(browser, sessionmaker)
     _, token = await create_token(sessionmaker, pepper, user=user)
     before = await client.get("/v1/health", headers=bearer(token))
@@ -429,7 +436,7 @@ async def test_a_check_shows_the_verdict_and_keeps_nothing_until_the_person_save
 ) -> None:
     """Each check is the API's dry run: the verdict, what decided it and what to answer next, on the form itself,
     with no classification kept; it is drawn from the rate-limit bucket all the same. Saving keeps it."""
-    app.state.services.limiter = MemoryLimiter(clock=lambda: FROZEN_CLOCK_US)  # no refill while the test runs
+    _use_limiter(app, MemoryLimiter(clock=lambda: FROZEN_CLOCK_US))  # no refill while the test runs
     user = await _business(browser, sessionmaker)
     _, token = await create_token(sessionmaker, pepper, user=user)
     before = await client.get("/v1/health", headers=bearer(token))

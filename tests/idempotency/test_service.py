@@ -17,13 +17,13 @@ from starlette.responses import Response
 from compliance_api.accounts.models import User
 from compliance_api.auth.caller import Caller
 from compliance_api.errors import ApiError
+from compliance_api.idempotency import dependencies
 from compliance_api.idempotency import service as idempotency
 from compliance_api.idempotency.models import IdempotencyRecord
 from compliance_api.idempotency.service import Idempotency, check_key, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.ratelimit.tiers import tier_for
-from compliance_api.services import services_of
 from tests.factories import create_user
 
 
@@ -56,7 +56,7 @@ async def caller(sessionmaker: async_sessionmaker[AsyncSession]) -> Caller:
 
 
 def idempotency_of(app: FastAPI) -> Idempotency:
-    return services_of(Request({"type": "http", "app": app})).idempotency
+    return dependencies.idempotency_of(Request({"type": "http", "app": app}))
 
 
 async def call(

@@ -20,7 +20,7 @@ from compliance_api.passport import service, signing
 from compliance_api.passport import views as passport_views
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
-from compliance_api.passport.endpoints import hot_path
+from compliance_api.passport.dependencies import hot_path_of
 from compliance_api.passport.hot_path import HotPath
 from compliance_api.passport.reader import EngineReader
 from compliance_api.ratelimit.tiers import tier_for
@@ -35,7 +35,7 @@ def hot(app: FastAPI) -> HotPath:
         def __init__(self) -> None:
             self.app = app
 
-    return hot_path(_Request())  # type: ignore[arg-type]
+    return hot_path_of(_Request())  # type: ignore[arg-type]
 
 
 def caller_of(account: Account) -> Caller:

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.kit.environment import Environment
 from compliance_api.rates.cache import BenchmarkCache, Entry
+from compliance_api.rates.dependencies import BENCHMARKS
 from tests.factories import bearer, create_token
 from tests.rates.helpers import AS_OF, observations, seed
 
@@ -108,7 +109,7 @@ async def test_an_import_is_answered_within_the_cache_ttl(
     app: FastAPI, client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], token: str
 ) -> None:
     now = [0.0]
-    app.state.services.rate_benchmarks = BenchmarkCache(4.0, clock=lambda: now[0])
+    app.state.registry.put(BENCHMARKS, BenchmarkCache(4.0, clock=lambda: now[0]))
     url = "/v1/rates/benchmark?sector=legal"
     assert (await client.get(url, headers=bearer(token))).status_code == 404
     await seed(sessionmaker, observations("legal", "NL-ZH", [15000] * 10))

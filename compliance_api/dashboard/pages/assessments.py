@@ -20,6 +20,7 @@ from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User, UserKind
 from compliance_api.classify import service as classify_service
+from compliance_api.classify.dependencies import rulesets_of
 from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
@@ -51,14 +52,15 @@ from compliance_api.dashboard.web import (
     state_of,
     translator_of,
 )
-from compliance_api.errors import ApiError
+from compliance_api.errors import ApiError, request_id_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.middleware import request_id_of
+from compliance_api.kit.group_commit import group_commit_of
+from compliance_api.ratelimit.dependencies import limiter_of
 from compliance_api.ratelimit.gcra import Decision
 from compliance_api.ratelimit.tiers import Tier, tier_for, user_bucket
 from compliance_api.requestlog.buffer import Recorded
-from compliance_api.services import services_of
+from compliance_api.requestlog.dependencies import buffer_of
 from compliance_api.sessions import DbSession
 
 log = structlog.get_logger()
@@ -107,7 +109,7 @@ def _form(
         status_code=status_code,
         questionnaire=questionnaire,
         questionnaire_name=translator.gettext(TEST_NAMES[questionnaire]),
-        questions=questions_for(questionnaire, services_of(request).rulesets, translator),
+        questions=questions_for(questionnaire, rulesets_of(request), translator),
         environment=environment,
         tier=tier_for(account.plan, environment),
         **{"values": {}, "reference": "", "errors": {}, **context},
@@ -160,13 +162,13 @@ async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -
     environment = query.ENVIRONMENTS.get(field(form, "environment"))
     if questionnaire is None or environment is None:
         return _start(request, account, status_code=400, error=text(N_("Choose a test and an environment.")))
-    services, translator = services_of(request), translator_of(request)
-    questions = questions_for(questionnaire, services.rulesets, translator)
+    rulesets, translator = rulesets_of(request), translator_of(request)
+    questions = questions_for(questionnaire, rulesets, translator)
     answered = submission(questionnaire, questions, form, translator)
     kept: dict[str, Any] = {"values": answered.values, "reference": answered.reference}
     tier = tier_for(account.plan, environment)
     started = time.perf_counter()
-    decision = await services.limiter.consume(user_bucket(account.id, environment), tier)
+    decision = await limiter_of(request).consume(user_bucket(account.id, environment), tier)
     response = await _assessed(request, account, questionnaire, environment, form, answered, kept, decision)
     _log_request(request, Acting.of(account, environment), questionnaire, form, response, decision, started)
     return response
@@ -186,7 +188,7 @@ def _log_request(
     test = "zelfstandigenwet" if questionnaire is Questionnaire.zelfstandigenwet else "cross-border"
     path = f"/v1/classify/{test}" + ("" if field(form, "action") == SAVE else "/dry-run")
     status = 200 if response.status_code == 303 else response.status_code  # a save answers with its verdict's page
-    services_of(request).request_log.record(
+    buffer_of(request).record(
         Recorded(
             finished_at=time.time(),
             caller=asking,
@@ -213,8 +215,8 @@ async def _assessed(
     decision: Decision,
 ) -> Response:
     """The page for answers the limiter has counted: the 429, the answers to correct, the check or the saved verdict."""
-    services, translator = services_of(request), translator_of(request)
-    questions = questions_for(questionnaire, services.rulesets, translator)
+    rulesets, translator = rulesets_of(request), translator_of(request)
+    questions = questions_for(questionnaire, rulesets, translator)
     tier = tier_for(account.plan, environment)
     if not decision.allowed:
         wait = decision.retry_after_seconds
@@ -231,18 +233,18 @@ async def _assessed(
         )
     asking, now = Acting.of(account, environment), utcnow()
     if field(form, "action") != SAVE:
-        scored = _scored(answered.body, services.rulesets, now, translator.language, environment)
+        scored = _scored(answered.body, rulesets, now, translator.language, environment)
         preview, asked = classify_service.dry_run(scored), scored.body.model_dump(mode="json", exclude_unset=True)
         log.info("dashboard_assessment_dry_run", user_id=str(account.id), environment=environment.value)
         shown = _shown(questionnaire, preview, asked, questions, translator)
         return _form(request, account, questionnaire, environment, preview=preview, **shown, **kept)
     if isinstance(answered.body, ZelfstandigenwetRequest):
         verdict = await classify_service.classify_engagement(
-            services.audit, asking, answered.body, services.rulesets, now, translator.language, request_id_of(request)
+            group_commit_of(request), asking, answered.body, rulesets, now, translator.language, request_id_of(request)
         )
     else:
         verdict = await classify_service.classify_cross_border(
-            services.audit, asking, answered.body, services.rulesets, now, translator.language, request_id_of(request)
+            group_commit_of(request), asking, answered.body, rulesets, now, translator.language, request_id_of(request)
         )
     log.info(
         "dashboard_assessment",
@@ -319,7 +321,7 @@ async def assessment_page(
         return not_found(request, account)
     record, translator = found.record, translator_of(request)
     questionnaire = questionnaire_of(record.kind.value, record.country)
-    questions = questions_for(questionnaire, services_of(request).rulesets, translator)
+    questions = questions_for(questionnaire, rulesets_of(request), translator)
     return _form(
         request,
         account,

@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse, Response
 from compliance_api.classify import listing
 from compliance_api.classify import service as classify_service
 from compliance_api.classify import views as classify_views
+from compliance_api.classify.dependencies import rulesets_of
 from compliance_api.classify.language import CODES
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.rescore import causes
@@ -29,8 +30,8 @@ from compliance_api.dossier.endpoints import PDF, dossier_response
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT
-from compliance_api.services import services_of
+from compliance_api.kit.invalid import InvalidFields
+from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
@@ -146,15 +147,15 @@ async def classifications_page(request: Request, account: CurrentAccount, sessio
             shown.filters,
             limit=DEFAULT_LIMIT,
             cursor=shown.cursor,
-            cursors=services_of(request).cursors,
+            cursors=cursors_of(request),
             since=since,
         )
-    except ApiError:
+    except (ApiError, InvalidFields):
         return _list_page(request, account, status_code=400, error=STALE_CURSOR, **context)
     links = {"environment": shown.environment.value, **shown.values}
     next_link = query.link(PATH, {**links, "cursor": page.next_cursor}) if page.next_cursor else None
     first_link = query.link(PATH, links)
-    rows = classify_views.classification_list(page).data
+    rows = [classify_views.classification_summary(row) for row in page.rows]
     from_dashboard = {row.id for row in page.rows if row.token_id is None}
     return _list_page(
         request,
@@ -205,7 +206,7 @@ async def classification_page(
     return render(
         request,
         "classifications/detail.html",
-        labels=_labels(record, services_of(request).rulesets),
+        labels=_labels(record, rulesets_of(request)),
         account=account,
         record=record,
         environment=environment,

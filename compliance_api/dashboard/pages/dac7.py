@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
 from compliance_api.accounts.models import User, UserKind
+from compliance_api.config import settings_of
 from compliance_api.dac7 import service as dac7_service
 from compliance_api.dac7 import views as dac7_views
 from compliance_api.dac7.identity import SellerIdentity, refusals
@@ -29,7 +30,6 @@ from compliance_api.dashboard.web import CheckedForm, CurrentAccount, api_proble
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.services import settings_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()

@@ -21,8 +21,8 @@ from compliance_api.events import service as events_service
 from compliance_api.events.types import ROUTES, EventName
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.kit.pagination import DEFAULT_LIMIT
-from compliance_api.services import services_of
+from compliance_api.kit.invalid import InvalidFields
+from compliance_api.kit.pagination import DEFAULT_LIMIT, cursors_of
 from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service as webhooks_service
 
@@ -89,10 +89,10 @@ async def events_page(request: Request, account: CurrentAccount, session: DbSess
             created_after=query.moment(shown.created_after, CREATED_AFTER),
             limit=DEFAULT_LIMIT,
             cursor=shown.cursor,
-            cursors=services_of(request).cursors,
+            cursors=cursors_of(request),
             now=utcnow(),
         )
-    except ApiError:
+    except (ApiError, InvalidFields):
         return _list_page(request, account, status_code=400, error=STALE_CURSOR, **context)
     owner = webhooks_service.Owner(account.id, shown.environment)
     deliveries = await webhooks_service.deliveries_of_events(session, owner, [row.id for row in page.rows])

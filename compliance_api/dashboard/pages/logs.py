@@ -16,8 +16,9 @@ from compliance_api.dashboard.web import CurrentAccount, not_found, render
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.invalid import InvalidFields
+from compliance_api.kit.pagination import cursors_of
 from compliance_api.requestlog import service
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 router = APIRouter()
@@ -73,10 +74,10 @@ async def logs_page(request: Request, account: CurrentAccount, session: DbSessio
             filters,
             limit=PAGE_SIZE,
             cursor=cursor,
-            cursors=services_of(request).cursors,
+            cursors=cursors_of(request),
             now=utcnow(),
         )
-    except ApiError:  # a cursor of another list or account, or not one at all
+    except (ApiError, InvalidFields):  # a cursor of another list or account, or not one at all
         error = text(N_("This page link is out of date: start again from the newest request."))
         return render(request, "logs/list.html", account=account, status_code=400, error=error, rows=[], **context)
     return render(

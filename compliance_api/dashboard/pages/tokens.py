@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from compliance_api.auth import service as auth_service
+from compliance_api.auth.dependencies import token_cache_of
 from compliance_api.auth.models import ApiToken
 from compliance_api.auth.tokens import PREFIXES
 from compliance_api.dashboard.i18n import N_, Text, text
@@ -29,7 +30,6 @@ from compliance_api.dashboard.web import (
     state_of,
 )
 from compliance_api.kit.environment import Environment
-from compliance_api.services import services_of
 from compliance_api.sessions import DbSession
 
 log = structlog.get_logger()
@@ -106,7 +106,7 @@ async def revoke(
         row = await auth_service.revoke_owned(session, user_id=account.id, token_id=token_id)
     except auth_service.TokenNotFound:
         return not_found(request, account)
-    services_of(request).token_cache.discard(row.token_hash)  # this worker refuses it at once
+    token_cache_of(request).discard(row.token_hash)  # this worker refuses it at once
     log.info("dashboard_token_revoked", user_id=str(account.id), token_id=str(row.id), token_last4=row.last4)
     return redirect("/api-tokens?done=token_revoked")
 

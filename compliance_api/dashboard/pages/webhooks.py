@@ -28,11 +28,12 @@ from compliance_api.dashboard.web import (
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
-from compliance_api.services import services_of
+from compliance_api.kit.pagination import cursors_of
 from compliance_api.sessions import DbSession
 from compliance_api.webhooks import service as webhooks_service
 from compliance_api.webhooks import ssrf
 from compliance_api.webhooks.catalogue import EVENT_TYPES
+from compliance_api.webhooks.dependencies import secret_box_of
 from compliance_api.webhooks.schemas import EndpointCreate
 
 router = APIRouter()
@@ -105,7 +106,7 @@ async def create_endpoint(
             description=body.description,
             enabled=True,
             policy=policy,
-            box=services_of(request).webhook_secrets,
+            box=secret_box_of(request),
             now=utcnow(),
         )
     except FormFieldRejected as exc:
@@ -131,7 +132,7 @@ async def endpoint_page(
         endpoint = await webhooks_service.get(session, owner, endpoint_id)
         deliveries = (
             await webhooks_service.list_deliveries(
-                session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT, cursors=services_of(request).cursors
+                session, owner, endpoint_id, limit=DELIVERY_LOG_LIMIT, cursors=cursors_of(request)
             )
         ).rows
     except ApiError:
