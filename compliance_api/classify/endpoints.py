@@ -52,7 +52,7 @@ from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.middleware import request_id_of
 from compliance_api.services import problem_base_url, services_of
-from compliance_api.sessions import DbSession, transaction
+from compliance_api.sessions import DbSession, ReadSession, transaction
 
 router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
 
@@ -394,7 +394,7 @@ async def questions(
 )
 async def list_classifications(
     caller: CurrentCaller,
-    session: DbSession,
+    session: ReadSession,
     request: Request,
     reference: Annotated[
         str | None,

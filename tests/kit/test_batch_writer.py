@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -57,6 +58,8 @@ def classification_row(user_id: uuid.UUID) -> dict[str, Any]:
         "request": {"engagement": {"hourly_rate_eur": 37.5, "own_tools": True}},
         "result": {"verdict": "risky", "criteria": [{"id": "nl-zw-1", "hit": None}], "advice": "Ça va: €38"},
         "verdict": "risky",
+        "original_verdict": "risky",
+        "ruleset_valid_from": dt.date(2026, 1, 1),
         "country": None,
         "reference": "contract-1",
         "client_metadata": {"cost_centre": "IT"},
