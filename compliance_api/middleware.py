@@ -19,6 +19,7 @@ from compliance_api.errors import ApiError, FieldError, too_large_detail
 from compliance_api.kit.environment import Environment, InvalidHost, environment_for_host
 from compliance_api.kit.outage import RETRY_AFTER_SECONDS, is_database_unreachable
 from compliance_api.kit.schemas import NUL, NUL_MESSAGE
+from compliance_api.logging import ACCESS_LOG, logs_info
 from compliance_api.metrics import LATENCY, REQUESTS
 from compliance_api.requestlog.buffer import MAX_PROBLEM_BYTES, SECRET_SHAPED, UNLOGGED_ROUTES, Recorded
 
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from compliance_api.services import Services
 
 log = structlog.get_logger()
-access_log = structlog.get_logger("access")
 
 SANE_REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
 SECURITY_HEADERS = (
@@ -104,7 +104,7 @@ class RequestContext:
         self.max_body = services.settings.max_body_bytes
         self.too_large = too_large_detail(self.max_body, "")
         self.batch_too_large = too_large_detail(self.max_body, batch.TOO_LARGE_ADVICE)
-        self.access_log = services.settings.access_log
+        self.access_log = services.settings.access_log and logs_info(services.settings.log_level)
         self.https_headers = security_headers(services.settings.hsts_max_age_seconds)
         self.request_log = services.request_log
         self.problems = services.problems
@@ -200,8 +200,7 @@ class RequestContext:
             self._log_request(scope, state, caller, route, status, elapsed, problem)
         if not self.access_log:
             return
-        access_log.info(
-            "request",
+        ACCESS_LOG.request(
             request_id=state["request_id"],
             user_id=str(caller.user_id) if isinstance(caller, Caller) else None,
             environment=str(state["environment"]),
