@@ -3,8 +3,8 @@ the request log, last-resort 500 (503 with `Retry-After` when the database is un
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 import time
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
@@ -44,6 +44,33 @@ def security_headers(hsts_max_age_seconds: int) -> tuple[tuple[bytes, bytes], ..
     if hsts_max_age_seconds <= 0:
         return SECURITY_HEADERS
     return (*SECURITY_HEADERS, (b"strict-transport-security", b"max-age=%d" % hsts_max_age_seconds))
+
+
+class RequestIds:
+    """Request ids as random as `secrets.token_hex(12)` (12 bytes of the OS's CSPRNG each), read from the OS
+    `batch` ids at a time: one `getrandom` call per `batch` requests instead of one per request. A forked child
+    drops the bytes it inherited, so no two processes hand out the same id."""
+
+    ID_BYTES = 12
+
+    def __init__(self, batch: int = 256) -> None:
+        self._batch = batch
+        self._random = b""
+        self._at = 0
+        os.register_at_fork(after_in_child=self._forget)
+
+    def next(self) -> str:
+        if self._at >= len(self._random):
+            self._random, self._at = os.urandom(self.ID_BYTES * self._batch), 0
+        start = self._at
+        self._at += self.ID_BYTES
+        return "req_" + self._random[start : self._at].hex()
+
+    def _forget(self) -> None:
+        self._random, self._at = b"", 0
+
+
+REQUEST_IDS = RequestIds()
 
 
 def request_id_of(request: Request) -> str:
@@ -115,7 +142,7 @@ class RequestContext:
             return
         started = time.perf_counter()
         offered, hosts, length = _context_headers(scope)
-        request_id = offered.decode() if _usable_request_id(offered) else "req_" + secrets.token_hex(12)
+        request_id = offered.decode() if _usable_request_id(offered) else REQUEST_IDS.next()
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         server = scope.get("server")

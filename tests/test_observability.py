@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import re
 
 import pytest
 from httpx import AsyncClient
@@ -11,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.app import create_app
 from compliance_api.config import Settings
 from compliance_api.logging import ACCESS_LOG, AccessLog
+from compliance_api.middleware import RequestIds
 from tests.factories import bearer, create_token
 
 
@@ -101,3 +104,35 @@ def test_the_app_logs_each_unknown_compliance_variable_at_start(
         "variable": "COMPLIANCE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
         "did_you_mean": "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS",
     } in [{k: v for k, v in line.items() if k != "timestamp"} for line in lines]
+
+
+def test_request_ids_are_unique_and_read_from_the_os_a_batch_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """12 random bytes per id, as `secrets.token_hex(12)` gave, but one `os.urandom` call per 256 ids."""
+    calls: list[int] = []
+    urandom = os.urandom
+
+    def counted(size: int) -> bytes:
+        calls.append(size)
+        return urandom(size)
+
+    ids = RequestIds()
+    monkeypatch.setattr(os, "urandom", counted)
+    made = [ids.next() for _ in range(1000)]
+    assert len(set(made)) == 1000
+    assert all(re.fullmatch(r"req_[0-9a-f]{24}", made_id) for made_id in made)
+    assert calls == [12 * 256] * 4
+
+
+def test_a_forked_child_hands_out_ids_of_its_own() -> None:
+    ids = RequestIds()
+    ids.next()
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child process
+        os.write(writing, ids.next().encode())
+        os._exit(0)
+    os.close(writing)
+    in_child = os.read(reading, 64).decode()
+    os.close(reading)
+    os.waitpid(child, 0)
+    assert in_child != ids.next()
