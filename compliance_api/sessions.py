@@ -40,8 +40,13 @@ DbSession = Annotated[AsyncSession, Depends(_request_session, scope="function")]
 
 
 async def _read_session(connection: HTTPConnection) -> AsyncIterator[AsyncSession]:
-    """One session per request that only reads: never committed (closing it ends the transaction)."""
+    """One session per request that only reads, never committed. On PostgreSQL its connection is in autocommit
+    mode: the statements run without `BEGIN` and `ROLLBACK`, each a round trip (a read needs no transaction; the
+    isolation level is reset when the connection goes back to the pool). SQLite's driver begins no transaction for a
+    read anyway, and setting the mode would cost a thread hand-off each way."""
     async with services_of(connection).sessionmaker() as session:
+        if session.bind is not None and session.bind.dialect.name == "postgresql":
+            await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         yield session
 
 
