@@ -6,7 +6,8 @@ Revises: 0024
 Create Date: 2026-12-07 17:00:00
 
 Existing rows are filled from their stored verdict (`result["verdict"]`, `result["ruleset"]["valid_from"]`), a
-thousand at a time in id order. On PostgreSQL both columns are then NOT NULL; on SQLite they stay nullable in the
+thousand at a time in id order; a stored verdict without them (none the API answered) gets the row's current verdict
+and its ruleset version's date. On PostgreSQL both columns are then NOT NULL; on SQLite they stay nullable in the
 schema (making an added column NOT NULL rebuilds the table, and dropping the old one would cascade to
 `classification_verdict`), every row holding a value all the same.
 """
@@ -31,8 +32,9 @@ BATCH = 1000
 def _fill() -> None:
     connection = op.get_bind()
     # The batch size is this migration's own constant; every value is bound.
-    first = sa.text(f"SELECT id, result FROM classification ORDER BY id LIMIT {BATCH}")  # noqa: S608
-    after_id = sa.text(f"SELECT id, result FROM classification WHERE id > :after ORDER BY id LIMIT {BATCH}")  # noqa: S608
+    columns = "id, result, verdict, ruleset_version"
+    first = sa.text(f"SELECT {columns} FROM classification ORDER BY id LIMIT {BATCH}")  # noqa: S608
+    after_id = sa.text(f"SELECT {columns} FROM classification WHERE id > :after ORDER BY id LIMIT {BATCH}")  # noqa: S608
     update = sa.text(
         "UPDATE classification SET original_verdict = :verdict, ruleset_valid_from = :valid_from WHERE id = :id"
     ).bindparams(sa.bindparam("valid_from", type_=sa.Date()))
@@ -43,10 +45,11 @@ def _fill() -> None:
         if not batch:
             return
         values = []
-        for row_id, stored in batch:
+        for row_id, stored, verdict, ruleset_version in batch:
             result = orjson.loads(decompress(bytes(stored)))
-            valid_from = dt.date.fromisoformat(result["ruleset"]["valid_from"])
-            values.append({"id": row_id, "verdict": result["verdict"], "valid_from": valid_from})
+            valid_from = result.get("ruleset", {}).get("valid_from", ruleset_version)
+            verdict = result.get("verdict", verdict)
+            values.append({"id": row_id, "verdict": verdict, "valid_from": dt.date.fromisoformat(valid_from)})
         connection.execute(update, values)
         after = batch[-1][0]
 
