@@ -42,9 +42,10 @@ DATABASE = "compliance_bench_list"
 CURSORS = Cursors.from_secrets([b"bench secret, only seals the cursors of this run"])
 FILL = """
 INSERT INTO classification (id, environment, user_id, token_id, kind, ruleset_id, ruleset_version, request, result,
-    verdict, monitor, language, created_at)
+    verdict, original_verdict, ruleset_valid_from, monitor, language, created_at)
 SELECT gen_random_uuid(), 'live', $1, $2, 'zelfstandigenwet', 'nl-zw', '2026-07-09', '{"engagement": {}}'::json,
-    $3::json, (ARRAY['safe', 'risky', 'unsafe'])[1 + n % 3], n % 2 = 0, 'en',
+    $3::json, (ARRAY['safe', 'risky', 'unsafe'])[1 + n % 3], (ARRAY['safe', 'risky', 'unsafe'])[1 + n % 3],
+    '2026-07-09', n % 2 = 0, 'en',
     now() - make_interval(secs => n)
 FROM generate_series(1, $4) AS n
 """

@@ -1,9 +1,10 @@
 """A request's database transaction: the one place where it begins and ends.
 
-Two kinds of request reach the database. Most take `DbSession`: one session, committed once after the handler
+Three kinds of request reach the database. Most take `DbSession`: one session, committed once after the handler
 returns (before the response is sent) and rolled back on any error. The hot routes (classify, the passport reads,
 the WTTA lookup, rate benchmarks) usually need no session at all, so they open one only when they must, with
-`transaction(request)`, which commits on leaving the block. Endpoints never open sessions of their own.
+`transaction(request)`, which commits on leaving the block. A route that only reads takes `ReadSession`, never
+committed. Endpoints never open sessions of their own.
 
 No task holds one connection while it waits for a second: with every request of a flood holding its first connection
 and waiting for another, the pool runs dry and every tenant waits for it. `OneConnectionPerTask`, the class of the
@@ -42,6 +43,21 @@ async def _request_session(connection: HTTPConnection) -> AsyncIterator[AsyncSes
 
 # scope="function": commit before the response is sent, so a failed commit is answered as an error, never a 200.
 DbSession = Annotated[AsyncSession, Depends(_request_session, scope="function")]
+
+
+async def _read_session(connection: HTTPConnection) -> AsyncIterator[AsyncSession]:
+    """One session per request that only reads, never committed. On PostgreSQL its connection is in autocommit
+    mode: the statements run without `BEGIN` and `ROLLBACK`, each a round trip (a read needs no transaction; the
+    isolation level is reset when the connection goes back to the pool). SQLite's driver begins no transaction for a
+    read anyway, and setting the mode would cost a thread hand-off each way."""
+    async with sessionmaker_of(connection)() as session:
+        if session.bind is not None and session.bind.dialect.name == "postgresql":
+            await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        yield session
+
+
+ReadSession = Annotated[AsyncSession, Depends(_read_session, scope="function")]
+"""For a route that only reads: a commit would be a round trip (a thread hand-off on SQLite) for nothing."""
 
 
 @asynccontextmanager

@@ -54,7 +54,7 @@ from compliance_api.kit.pagination import cursor_page
 from compliance_api.kit.schemas import IsoDateTime
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.ratelimit.dependencies import limiter_of
-from compliance_api.sessions import DbSession, transaction
+from compliance_api.sessions import DbSession, ReadSession, transaction
 
 router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
 
@@ -391,7 +391,7 @@ async def questions(
 )
 async def list_classifications(
     caller: CurrentCaller,
-    session: DbSession,
+    session: ReadSession,
     request: Request,
     paging: PageQuery,
     reference: Annotated[

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Bundle
 
 from compliance_api.auth.caller import Actor
 from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.kit.environment import scoped
+from compliance_api.kit.environment import Environment, scoped
 from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, paginate
 
 
@@ -39,6 +43,58 @@ class ClassificationFilter:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """What an item of the list shows, read from the row's columns: never its stored verdict or request, whose
+    decompression a page of rows would pay for nothing."""
+
+    id: uuid.UUID
+    token_id: uuid.UUID | None
+    kind: ClassificationKind
+    country: str | None
+    verdict: str
+    original_verdict: str
+    ruleset_id: str
+    ruleset_version: str
+    ruleset_valid_from: dt.date
+    reference: str | None
+    client_metadata: dict[str, str] | None
+    monitor: bool
+    created_at: dt.datetime
+    environment: Environment
+
+
+class _ListedBundle(Bundle[Listed]):
+    """The listed columns, each row loaded as a `Listed` (no ORM instance, no identity map)."""
+
+    def create_row_processor(
+        self, query: Any, procs: Sequence[Callable[[Any], Any]], labels: Sequence[str]
+    ) -> Callable[[Any], Listed]:
+        def listed(row: Any) -> Listed:
+            return Listed(*(proc(row) for proc in procs))
+
+        return listed
+
+
+_LISTED = _ListedBundle(
+    "listed",
+    Classification.id,
+    Classification.token_id,
+    Classification.kind,
+    Classification.country,
+    Classification.verdict,
+    Classification.original_verdict,
+    Classification.ruleset_id,
+    Classification.ruleset_version,
+    Classification.ruleset_valid_from,
+    Classification.reference,
+    Classification.client_metadata,
+    Classification.monitor,
+    Classification.created_at,
+    Classification.environment,
+)
+
+
 def _scope(caller: Actor) -> str:
     return f"classifications:{caller.user_id}:{caller.environment.value}"
 
@@ -52,10 +108,10 @@ async def list_classifications(
     cursor: str | None,
     cursors: Cursors,
     since: dt.datetime,
-) -> Paged[Classification]:
+) -> Paged[Listed]:
     """One page of the caller's classifications within retention (`since`), newest first (the API and the
     dashboard)."""
-    statement = scoped(select(Classification), Classification, caller.environment).where(
+    statement = scoped(select(_LISTED), Classification, caller.environment).where(
         Classification.user_id == caller.user_id, Classification.created_at >= since
     )
     conditions = {

@@ -59,6 +59,9 @@ class Classification(EnvironmentOwned, Base):
     request: Mapped[dict[str, Any]] = mapped_column(CompressedJSON)
     result: Mapped[dict[str, Any]] = mapped_column(CompressedJSON)  # the answer's bytes, zstd with a dictionary
     verdict: Mapped[str] = mapped_column(String(16))
+    # What the list shows of `result`, kept beside it so that a page of the list decompresses no verdict.
+    original_verdict: Mapped[str] = mapped_column(String(16))
+    ruleset_valid_from: Mapped[date]
     country: Mapped[str | None] = mapped_column(String(2), default=None)
     reference: Mapped[str | None] = mapped_column(String(200), default=None)
     client_metadata: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)

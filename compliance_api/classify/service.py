@@ -87,6 +87,8 @@ def audit_rows(
         "request": scored.body.model_dump(mode="json", exclude_unset=True),
         "result": verdict,
         "verdict": verdict["verdict"],
+        "original_verdict": verdict["verdict"],
+        "ruleset_valid_from": scored.ruleset.valid_from,
         "country": verdict.get("country"),
         "reference": verdict["reference"],
         "client_metadata": verdict["metadata"] or None,

@@ -12,7 +12,8 @@ from compliance_api.classify.crossborder import CrossBorderAssessment
 from compliance_api.classify.decide import Answer, AnswerSet, NextQuestion
 from compliance_api.classify.dutch import DutchAssessment, DutchCriterionResult
 from compliance_api.classify.language import Language, decimal
-from compliance_api.classify.models import Classification, RecordWithHistory
+from compliance_api.classify.listing import Listed
+from compliance_api.classify.models import RecordWithHistory
 from compliance_api.classify.questions import Questionnaire
 from compliance_api.classify.ruleset import (
     CrossBorderCriterion,
@@ -541,14 +542,18 @@ def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language, *, livem
     )
 
 
-def classification_summary(record: Classification) -> ClassificationSummary:
+def classification_summary(record: Listed) -> ClassificationSummary:
     return ClassificationSummary(
         id=record.id,
         kind=record.kind,
         country=record.country,
         verdict=Verdict(record.verdict),
-        original_verdict=Verdict(record.result["verdict"]),
-        ruleset=record.result["ruleset"],
+        original_verdict=Verdict(record.original_verdict),
+        ruleset=RulesetRef(
+            id=record.ruleset_id,
+            version=dt.date.fromisoformat(record.ruleset_version),
+            valid_from=record.ruleset_valid_from,
+        ),
         reference=record.reference,
         metadata=record.client_metadata or {},
         monitor=record.monitor,

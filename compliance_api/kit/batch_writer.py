@@ -17,6 +17,7 @@ ORM insert would store it; errors come back as SQLAlchemy's exceptions (`Integri
 from __future__ import annotations
 
 import asyncio
+import operator
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,21 +59,42 @@ class EngineWriter:
 
 
 class _Shape:
-    """The insert of one table for one set of columns, with SQLAlchemy's bind processors for those columns."""
+    """The insert of one table for one set of columns, with SQLAlchemy's bind processors for those columns.
 
-    def __init__(self, table: Table, columns: tuple[str, ...], dialect: Dialect) -> None:
+    Built once per table and key order of the rows (`_Shapes`), so that binding a row does no per-column branching:
+    the values come out of the row in one `itemgetter` call, the missing ones from their defaults, and only the
+    columns whose type has a bind processor are processed."""
+
+    def __init__(self, table: Table, columns: tuple[str, ...], given: tuple[str, ...], dialect: Dialect) -> None:
         self.table = table
         self.columns = columns
-        self._defaults = {name: _python_default(table, name) for name in columns}
-        self._processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns]
+        present = [name for name in columns if name in given]
+        self._present = [columns.index(name) for name in present]
+        self._get = operator.itemgetter(*present) if len(present) > 1 else _one_of(present)
+        self._defaults = [(columns.index(name), _python_default(table, name)) for name in columns if name not in given]
+        processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns]
+        self._processors = [(index, process) for index, process in enumerate(processors) if process is not None]
+        self._in_order = not self._defaults and present == list(columns)
 
     def bind(self, row: Row) -> list[Any]:
         """The row's values in column order, bound as the dialect binds them (a missing value gets its default)."""
-        values = [row[name] if name in row else self._defaults[name]() for name in self.columns]
-        for index, process in enumerate(self._processors):
-            if process is not None:
-                values[index] = process(values[index])
+        got = self._get(row)
+        if self._in_order:
+            values = list(got)
+        else:
+            values = [None] * len(self.columns)
+            for index, value in zip(self._present, got, strict=True):
+                values[index] = value
+            for index, default in self._defaults:
+                values[index] = default()
+        for index, process in self._processors:
+            values[index] = process(values[index])
         return values
+
+
+def _one_of(present: list[str]) -> Callable[[Row], tuple[Any, ...]]:
+    """`itemgetter` of one name returns the value, not a tuple of it."""
+    return lambda row: tuple(row[name] for name in present)
 
 
 def _python_default(table: Table, name: str) -> Callable[[], Any]:
@@ -89,13 +111,13 @@ class _Shapes:
 
     def __init__(self, dialect: Dialect) -> None:
         self._dialect = dialect
-        self._cache: dict[tuple[Table, frozenset[str]], _Shape] = {}
+        self._cache: dict[tuple[Table, tuple[str, ...]], _Shape] = {}
 
     def group(self, batch: Batch) -> list[tuple[_Shape, list[list[Any]]]]:
         grouped: dict[_Shape, list[list[Any]]] = {}
         for table, rows in batch.items():
             for row in rows:
-                shape = self._shape(table, frozenset(row))
+                shape = self._shape(table, tuple(row))
                 try:
                     values = shape.bind(row)
                 except Exception as exc:  # a value its column cannot bind, as the engine would report it
@@ -103,11 +125,13 @@ class _Shapes:
                 grouped.setdefault(shape, []).append(values)
         return list(grouped.items())
 
-    def _shape(self, table: Table, given: frozenset[str]) -> _Shape:
+    def _shape(self, table: Table, given: tuple[str, ...]) -> _Shape:
+        """By the row's keys in their order (a tuple hashes faster than a set is built)."""
         shape = self._cache.get((table, given))
         if shape is None:
-            columns = tuple(c.name for c in table.columns if c.name in given or c.default is not None)
-            shape = self._cache[(table, given)] = _Shape(table, columns, self._dialect)
+            names = set(given)
+            columns = tuple(c.name for c in table.columns if c.name in names or c.default is not None)
+            shape = self._cache[(table, given)] = _Shape(table, columns, given, self._dialect)
         return shape
 
 

@@ -6,8 +6,10 @@ statement and parameters (a freelancer's passport, a share-token's hash) while n
 `passport_verification` or `passport_share` changes. How a process learns of a change depends on the database.
 
 SQLite (`CountedReader`): row triggers raise `passport_change.version` in the changing transaction (migration
-0017); every call reads that one row first (a primary-key read on the process's read-only connection, a fraction
-of the join) and forgets the rows when it moved. No answer is ever older than the last commit.
+0017); calls read that one row first (a primary-key read on the process's read-only connection, a fraction of the
+join), once per pass of the event loop for all the calls of the pass (`PerLoopPass`), and forget the rows when it
+moved. No answer is older than the last commit before the pass began: a request sent after a commit was answered is
+always answered with it.
 
 PostgreSQL (`MirroredReader`), where any read is a round trip:
 
@@ -36,6 +38,7 @@ import structlog
 from sqlalchemy import event
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 
+from compliance_api.kit.per_pass import PerLoopPass
 from compliance_api.kit.pg_listen import Follower, listen
 from compliance_api.metrics import PASSPORT_READS
 from compliance_api.passport.reader import AnySelect, PassportReader, Row, SqliteReader
@@ -89,9 +92,10 @@ class CountedReader:
         self._source = source
         self._memory = RowMemory(max_entries)
         self._version: int | None = None
+        self._pass_version = PerLoopPass(source.version)
 
     async def fetch(self, statement: AnySelect, parameters: Mapping[str, Any]) -> list[Row]:
-        version = self._source.version()  # read before the rows: rows newer than it are forgotten at the next call
+        version = self._pass_version.get()  # read before the rows: rows newer than it are forgotten at the next call
         if version != self._version:
             self._memory.clear()
             self._version = version

@@ -29,6 +29,7 @@ from sqlalchemy.engine import make_url
 from compliance_api.db import asyncpg_dsn, sqlite_file
 from compliance_api.kit.asyncpg_pool import LazyPool
 from compliance_api.kit.environment import Environment
+from compliance_api.kit.per_pass import PerLoopPass
 from compliance_api.kit.pg_listen import listen
 from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaRegisterVersion
 from compliance_api.wtta.register_import import REGISTER_CHANNEL
@@ -143,6 +144,7 @@ class SqliteLookup:
         self._path = path
         self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
+        self._pass_data_version = PerLoopPass(self._read_data_version)
 
     def _open(self, *, check_same_thread: bool) -> sqlite3.Connection:
         """A read-only connection with the file memory-mapped."""
@@ -172,11 +174,16 @@ class SqliteLookup:
         return _with_coverage(found)
 
     def committed_elsewhere(self) -> bool:
-        """`PRAGMA data_version` changes when another connection commits (any table): then read the versions."""
-        data_version: int = self._connect().execute("PRAGMA data_version").fetchone()[0]
+        """`PRAGMA data_version` changes when another connection commits (any table): then read the versions. Read
+        once per pass of the event loop (`PerLoopPass`): the lookups of one pass share the reading."""
+        data_version = self._pass_data_version.get()
         changed = data_version != self._data_version
         self._data_version = data_version
         return changed
+
+    def _read_data_version(self) -> int:
+        data_version: int = self._connect().execute("PRAGMA data_version").fetchone()[0]
+        return data_version
 
     async def versions(self) -> dict[Environment, int]:
         return _versions_of(tuple(row) for row in self._connect().execute(SQLITE_VERSIONS_SQL))

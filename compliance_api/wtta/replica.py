@@ -8,7 +8,8 @@ A process answers from its copy only while the copy's version equals the environ
 (`WttaRegisterVersion`, raised in the transaction of every import and purge). It learns of a new version:
 
 * from its own commits, through a session commit hook, at once;
-* on SQLite, through `PRAGMA data_version`, read on every lookup (a commit by any other connection changes it);
+* on SQLite, through `PRAGMA data_version` (a commit by any other connection changes it), read once per pass of
+  the event loop for the lookups of that pass (a commit before the pass began is always seen);
 * on PostgreSQL, through `LISTEN wtta_register`: the import's NOTIFY is delivered when it commits. While that
   connection is down, every lookup reads the database.
 

@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 from httpx import AsyncClient
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from tests.classify.conftest import Account, make_account
 from tests.classify.test_rescore import THE_37_EURO_CASE, TODAY, _rescore
+from tests.conftest import executed_statements
 
 ZW = "/v1/classify/zelfstandigenwet"
 CB = "/v1/classify/cross-border"
@@ -137,3 +139,30 @@ async def test_bad_query_parameters_are_400(client: AsyncClient, account: Accoun
     answer = await client.get(LIST, params=params, headers=account.live)
     assert answer.status_code == 400
     assert answer.json()["code"] == "validation_failed"
+
+
+async def test_a_page_reads_no_stored_verdict_and_commits_nothing(
+    client: AsyncClient, account: Account, engine: AsyncEngine
+) -> None:
+    """The list's items come from columns: its one statement selects neither the stored verdict nor the request
+    (zstd frames, each decompressed and parsed if read), and a read commits nothing."""
+    made = await _make(client, account, CB, {"country": "DE", "criteria": {}, "reference": "de"})
+    commits: list[object] = []
+
+    def committed(connection: object) -> None:
+        commits.append(connection)
+
+    event.listen(type(engine.sync_engine), "commit", committed)
+    try:
+        with executed_statements(engine, "FROM classification") as statements:
+            page = await client.get(LIST, headers=account.live)
+    finally:
+        event.remove(type(engine.sync_engine), "commit", committed)
+    assert page.status_code == 200, page.text
+    assert commits == []
+    [statement] = statements
+    assert "classification.result" not in statement
+    assert "classification.request" not in statement
+    [item] = page.json()["data"]
+    assert item["ruleset"] == made["ruleset"]
+    assert (item["verdict"], item["original_verdict"], item["country"]) == (made["verdict"], made["verdict"], "DE")

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
+import orjson
 import pytest
 import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from compliance_api.classify.compression import CURRENT_DICTIONARY, decompress, dictionary_of
+from compliance_api.classify.compression import CURRENT_DICTIONARY, compress, decompress, dictionary_of
 from compliance_api.config import Settings
 from compliance_api.db import UTCDateTime, create_engine
 from compliance_api.migrate import alembic_config, downgrade, upgrade
@@ -321,3 +322,55 @@ async def test_0021_compresses_each_stored_verdict_as_the_very_bytes_it_held_and
     async with fresh_engine.connect() as connection:
         back = (await connection.execute(sa.text(f"SELECT id, {cast} FROM classification"))).all()
     assert {uuid.UUID(str(id)): text for id, text in back} == texts
+
+
+async def test_0025_fills_the_listed_fields_from_each_stored_verdict(fresh_engine: AsyncEngine) -> None:
+    """The original verdict and the ruleset's `valid_from`, read from each row's stored verdict (not its current,
+    re-scored verdict), over more than one batch; the downgrade drops both columns."""
+    await upgrade(fresh_engine, "0024")
+    typed: dict[str, sa.types.TypeEngine[Any]] = {"id": sa.Uuid(), "user": sa.Uuid(), "at": UTCDateTime()}
+    user = uuid.uuid4()
+    verdicts = ("safe", "risky", "unsafe")
+    expected = {uuid.uuid4(): (verdicts[n % 3], dt.date(2026, 1 + n % 12, 1 + n % 28)) for n in range(1001)}
+
+    def result(verdict: str, valid_from: dt.date) -> bytes:
+        ruleset = {"id": "nl-zw", "version": "2026-07-09", "valid_from": valid_from.isoformat()}
+        return compress(orjson.dumps({"verdict": verdict, "ruleset": ruleset}))
+
+    async with fresh_engine.begin() as connection:
+        await connection.execute(
+            sa.text(
+                "INSERT INTO user_account (id, email, kind, plan, created_at) "
+                "VALUES (:id, 'm@example.com', 'business', 'free', :at)"
+            ).bindparams(*(sa.bindparam(name, type_=typed[name]) for name in ("id", "at"))),
+            {"id": user, "at": NOW},
+        )
+        await connection.execute(
+            sa.text(
+                "INSERT INTO classification (id, environment, user_id, token_id, kind, ruleset_id, ruleset_version, "
+                "monitor, language, created_at, verdict, request, result) VALUES (:id, 'live', :user, :user, "
+                "'zelfstandigenwet', 'nl-zw', '2026-07-09', false, 'en', :at, 'risky', :request, :result)"
+            ).bindparams(
+                *(sa.bindparam(name, type_=kind) for name, kind in typed.items()),
+                sa.bindparam("request", type_=sa.LargeBinary()),
+                sa.bindparam("result", type_=sa.LargeBinary()),
+            ),
+            [
+                {"id": id, "user": user, "at": NOW, "request": compress(b"{}"), "result": result(*listed)}
+                for id, listed in expected.items()
+            ],
+        )
+
+    await upgrade(fresh_engine, "0025")
+    async with fresh_engine.connect() as connection:
+        filled = await connection.execute(
+            sa.text("SELECT id, original_verdict, ruleset_valid_from FROM classification").columns(
+                sa.column("id", sa.Uuid()), sa.column("original_verdict"), sa.column("ruleset_valid_from", sa.Date())
+            )
+        )
+        assert {id: (verdict, valid_from) for id, verdict, valid_from in filled} == expected
+
+    await downgrade(fresh_engine, "0024")
+    async with fresh_engine.connect() as connection:
+        columns = await connection.run_sync(lambda sync: sa.inspect(sync).get_columns("classification"))
+    assert {"original_verdict", "ruleset_valid_from"}.isdisjoint(column["name"] for column in columns)

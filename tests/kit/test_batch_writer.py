@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Table, select
+from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.types import TypeDecorator
 
 from compliance_api.accounts.models import Plan, User, UserKind
 from compliance_api.classify.models import Classification, ClassificationKind
@@ -19,6 +23,7 @@ from compliance_api.kit.batch_writer import (
     EngineWriter,
     PostgresWriter,
     SqliteWriter,
+    _Shapes,
     batch_writer_for,
 )
 from compliance_api.kit.clock import utcnow
@@ -57,6 +62,8 @@ def classification_row(user_id: uuid.UUID) -> dict[str, Any]:
         "request": {"engagement": {"hourly_rate_eur": 37.5, "own_tools": True}},
         "result": {"verdict": "risky", "criteria": [{"id": "nl-zw-1", "hit": None}], "advice": "Ça va: €38"},
         "verdict": "risky",
+        "original_verdict": "risky",
+        "ruleset_valid_from": dt.date(2026, 1, 1),
         "country": None,
         "reference": "contract-1",
         "client_metadata": {"cost_centre": "IT"},
@@ -159,3 +166,39 @@ async def test_a_value_the_database_driver_refuses_fails_its_batch_only(
     after = user_row()
     await writer.write({table(User): [after]})
     assert await read(sessionmaker, User, after["id"]) is not None
+
+
+class Counted(TypeDecorator[str]):
+    """A type whose bind processor counts its calls."""
+
+    impl = String
+    cache_ok = True
+    calls = 0
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        Counted.calls += 1
+        return None if value is None else value.upper()
+
+
+def test_a_batch_is_bound_with_one_processor_call_per_processed_value_and_defaults_only_where_missing() -> None:
+    """The batch's preparation runs on the event loop: per value, only the work its column needs."""
+    made = iter(range(100, 200))
+    table = Table(
+        "shaped",
+        MetaData(),
+        Column("id", Integer, primary_key=True, default=lambda: next(made)),
+        Column("name", String),
+        Column("tag", Counted),
+    )
+    Counted.calls = 0
+    rows: list[dict[str, Any]] = [
+        {"id": 1, "name": "a", "tag": "x"},
+        {"id": 2, "name": "b", "tag": "y"},
+        {"name": "c", "tag": "z"},
+    ]
+    grouped = _Shapes(sqlite.dialect()).group({table: rows})
+    assert [(shape.columns, values) for shape, values in grouped] == [
+        (("id", "name", "tag"), [[1, "a", "X"], [2, "b", "Y"]]),
+        (("id", "name", "tag"), [[100, "c", "Z"]]),
+    ]
+    assert Counted.calls == 3

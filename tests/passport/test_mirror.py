@@ -19,7 +19,7 @@ from prometheus_client import REGISTRY
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from compliance_api.db import asyncpg_dsn, create_engine, create_sessionmaker
+from compliance_api.db import asyncpg_dsn, create_engine, create_sessionmaker, sqlite_file
 from compliance_api.errors import ApiError
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.clock import utcnow
@@ -344,3 +344,28 @@ async def test_sqlite_a_new_verification_is_seen_at_the_next_call(counted: Count
     after = await own_counted(counted)
     assert b'"vat_number"' not in before
     assert b'"vat_number"' in after
+
+
+class VersionsCounted(SqliteReader):
+    """The SQLite reader, counting its reads of `passport_change.version`."""
+
+    reads = 0
+
+    def version(self) -> int | None:
+        self.reads += 1
+        return super().version()
+
+
+async def test_sqlite_the_calls_of_one_loop_pass_read_the_change_counter_once(counted: Counted) -> None:
+    """The check for another connection's commit is a synchronous read on the event loop: the calls answered in one
+    pass of the loop share one reading, and the next pass reads it again."""
+    path = sqlite_file(counted.engine.url)
+    assert path is not None
+    source = VersionsCounted(path, counted.engine.dialect)
+    reader = CountedReader(source)
+    first = await own_through(reader, counted.holder)
+    assert await own_through(reader, counted.holder) == first
+    assert source.reads == 1
+    await asyncio.sleep(0)  # the rest of this pass of the loop
+    await own_through(reader, counted.holder)
+    assert source.reads == 2

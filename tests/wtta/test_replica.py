@@ -24,7 +24,7 @@ from compliance_api.db import asyncpg_dsn, create_engine, create_sessionmaker
 from compliance_api.kit.environment import Environment
 from compliance_api.migrate import upgrade
 from compliance_api.wtta import service
-from compliance_api.wtta.reader import LISTENER_NAME, PostgresLookup, lookup_reader_for
+from compliance_api.wtta.reader import LISTENER_NAME, PostgresLookup, SqliteLookup, lookup_reader_for
 from compliance_api.wtta.replica import ReplicatedLookup, Snapshot, microseconds
 from tests.conftest import commits, require_service
 from tests.wtta.registers import import_lines, register_csv, row
@@ -286,3 +286,32 @@ async def test_turned_off_every_lookup_reads_the_database(settings: Settings, se
         assert await reader.lookup(LIVE, "10000001") == await from_database(sessionmaker, LIVE, "10000001")
     finally:
         await reader.close()
+
+
+class DataVersionsCounted(SqliteLookup):
+    """The SQLite lookup, counting its `PRAGMA data_version` statements."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.statements = 0
+        self._connect().set_trace_callback(self._traced)
+
+    def _traced(self, statement: str) -> None:
+        self.statements += statement == "PRAGMA data_version"
+
+
+async def test_sqlite_the_lookups_of_one_loop_pass_ask_for_other_commits_once(tmp_path: Path) -> None:
+    """`PRAGMA data_version` is a synchronous statement on the event loop: the lookups of one pass of the loop share
+    one, and the next pass asks again."""
+    path = tmp_path / "register.sqlite3"
+    engine = create_engine(f"sqlite+aiosqlite:///{path}")
+    await upgrade(engine)
+    await engine.dispose()
+    lookup = DataVersionsCounted(str(path))
+    assert lookup.committed_elsewhere()
+    assert not lookup.committed_elsewhere()
+    assert lookup.statements == 1
+    await asyncio.sleep(0)  # the rest of this pass of the loop
+    assert not lookup.committed_elsewhere()
+    assert lookup.statements == 2
+    await lookup.close()
