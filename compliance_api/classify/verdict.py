@@ -36,16 +36,6 @@ def worst(*verdicts: Verdict) -> Verdict:
     return max(verdicts, key=lambda verdict: verdict.rank)
 
 
-def guarded(scored: Verdict, worst_case: Verdict, floor: Verdict) -> Verdict:
-    """The one verdict rule of every test: the scored verdict (unanswered criteria counted as not met), but at least
-    `floor` while counting every unanswered criterion as met would make it unsafe.
-
-    Meeting a criterion never lowers the scored verdict and leaves the worst case unchanged, so the guarded verdict
-    stays monotonic in the criteria met, whichever question is answered.
-    """
-    return worst(scored, floor) if worst_case is Verdict.unsafe else scored
-
-
 class Country(StrEnum):
     FR = "FR"
     DE = "DE"
