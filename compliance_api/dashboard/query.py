@@ -82,11 +82,6 @@ def moment(value: str, label: str) -> dt.datetime | None:
         raise FilterError(N_("“%(label)s” must be a date and time, such as 2026-11-01T09:30 (UTC)."), label) from None
 
 
-def as_field(moment: dt.datetime | None) -> str:
-    """How a date-time field shows an instant: `YYYY-MM-DDTHH:MM` in UTC."""
-    return "" if moment is None else moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M")
-
-
 def echoed(query: QueryParams, names: tuple[str, ...]) -> dict[str, str]:
     """The values of a refused query, to show again in its form (NUL removed, cut to a sane length)."""
     return {name: query.get(name, "").replace(NUL, "")[:MAX_QUERY_VALUE] for name in names}
