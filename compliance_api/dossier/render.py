@@ -24,7 +24,6 @@ from compliance_api.dossier.texts import dossier_texts
 from compliance_api.dossier.typeset import Typeset, Typesetter, typesetter
 from compliance_api.passport.certificates import PdfSigningKey
 
-JWS_ATTACHMENT = "dossier.jws"
 # What XML 1.0 cannot carry (its `Char` production): the PDF's metadata is an XMP (XML) packet, and pyHanko refuses
 # to sign a PDF whose XMP holds one. A client's reference keeps every character on the page and in the JWS; only
 # the document title, which is metadata, leaves these out. No library in use exposes the `Char` class, hence the
