@@ -25,7 +25,6 @@ from compliance_api.classify.schemas import CrossBorderRequest, Zelfstandigenwet
 from compliance_api.dashboard.i18n import N_, Translator
 from compliance_api.kit.schemas import NUL
 
-ANSWERS = ("yes", "no", "unknown")
 MAX_REFERENCE_LENGTH = 200
 Kind = Literal["boolean", "number", "integer"]
 
