@@ -28,7 +28,7 @@ from compliance_api.kit.fair_limiter import FairLimiter
 from compliance_api.kit.strict_query import StrictQueryRoute
 from compliance_api.passport.certificates import PdfSigningKey
 from compliance_api.passport.dependencies import signing_keys_of
-from compliance_api.sessions import transaction
+from compliance_api.sessions import DbSession
 
 router = APIRouter(prefix="/v1", tags=["classify"], route_class=StrictQueryRoute)
 
@@ -98,6 +98,7 @@ async def render_pdf(dossier: Dossier, jws: str, key: PdfSigningKey, account: uu
 async def classification_dossier(
     classification_id: Annotated[uuid.UUID, Path(examples=["0f8fad5b-d9cb-469f-a165-70867728950e"])],
     caller: CurrentCaller,
+    session: DbSession,
     request: Request,
     format: Annotated[
         Literal["pdf", "json"] | None,
@@ -111,9 +112,7 @@ async def classification_dossier(
     against `/.well-known/jwks.json` of the same host. `Accept: application/pdf` (or `?format=pdf`) answers the PDF,
     in the classification's language, carrying the same JWS; otherwise JSON. Only the account that asked for it, in
     the same environment, while retention lasts; anyone else gets 404."""
-    media_type = _media_type(request, format)
-    async with transaction(request) as session:
-        return await dossier_response(request, session, caller, classification_id, media_type)
+    return await dossier_response(request, session, caller, classification_id, _media_type(request, format))
 
 
 async def dossier_response(
