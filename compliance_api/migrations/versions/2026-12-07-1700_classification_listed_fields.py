@@ -7,9 +7,10 @@ Create Date: 2026-12-07 17:00:00
 
 Existing rows are filled from their stored verdict (`result["verdict"]`, `result["ruleset"]["valid_from"]`), a
 thousand at a time in id order; a stored verdict without them (none the API answered) gets the row's current verdict
-and its ruleset version's date. On PostgreSQL both columns are then NOT NULL; on SQLite they stay nullable in the
-schema (making an added column NOT NULL rebuilds the table, and dropping the old one would cascade to
-`classification_verdict`), every row holding a value all the same.
+and its ruleset version's date. Both columns are NOT NULL, as the model says. PostgreSQL adds them nullable and sets
+NOT NULL once they are filled; SQLite can only add a NOT NULL column with a default (making one NOT NULL later
+rebuilds the table, and dropping the old one would cascade to `classification_verdict`), so there each gets a
+placeholder default that every row's filled value replaces and the service never relies on (it always writes both).
 """
 
 import datetime as dt
@@ -55,12 +56,30 @@ def _fill() -> None:
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        placeholders = {"original_verdict": sa.text("'risky'"), "ruleset_valid_from": sa.text("'1970-01-01'")}
+        op.add_column(
+            "classification",
+            sa.Column(
+                "original_verdict",
+                sa.String(length=16),
+                nullable=False,
+                server_default=placeholders["original_verdict"],
+            ),
+        )
+        op.add_column(
+            "classification",
+            sa.Column(
+                "ruleset_valid_from", sa.Date(), nullable=False, server_default=placeholders["ruleset_valid_from"]
+            ),
+        )
+        _fill()
+        return
     op.add_column("classification", sa.Column("original_verdict", sa.String(length=16), nullable=True))
     op.add_column("classification", sa.Column("ruleset_valid_from", sa.Date(), nullable=True))
     _fill()
-    if op.get_bind().dialect.name != "sqlite":
-        op.alter_column("classification", "original_verdict", existing_type=sa.String(length=16), nullable=False)
-        op.alter_column("classification", "ruleset_valid_from", existing_type=sa.Date(), nullable=False)
+    op.alter_column("classification", "original_verdict", existing_type=sa.String(length=16), nullable=False)
+    op.alter_column("classification", "ruleset_valid_from", existing_type=sa.Date(), nullable=False)
 
 
 def downgrade() -> None:
