@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from compliance_api.cli.bulk.rows import Batch, read_rows, results_file
-from compliance_api.cli.bulk.runner import Answer, Report, classify_rows
+from compliance_api.cli.bulk.runner import BulkAnswer, Report, classify_rows
 
 HEADER = "reference,hourly_rate_eur,months_duration,days_per_week,other_clients_count,own_tools,own_liability\n"
 
@@ -27,9 +27,9 @@ HEADER = "reference,hourly_rate_eur,months_duration,days_per_week,other_clients_
 class Instant:
     """Answers every row `safe` at once, as a batch endpoint would."""
 
-    async def send(self, batch: Batch) -> Answer:
+    async def send(self, batch: Batch) -> BulkAnswer:
         items = [{"id": f"{row.line:032x}", "verdict": "safe", "score": 10} for row in batch.rows]
-        return Answer(items, replayed=False)
+        return BulkAnswer(items, replayed=False)
 
 
 def write_csv(path: Path, megabytes: float) -> int:

@@ -46,7 +46,7 @@ import harness
 
 from compliance_api.cli.bulk import over_http
 from compliance_api.cli.bulk.over_http import Retries
-from compliance_api.cli.bulk.rows import Outcome, Request, Row, batches, read_rows
+from compliance_api.cli.bulk.rows import Request, Row, RowOutcome, batches, read_rows
 from compliance_api.cli.bulk.runner import Report
 from compliance_api.cli.classify import over_http_run
 
@@ -74,7 +74,7 @@ def engagements(count: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def discard(_rows: Sequence[Row], _outcomes: Mapping[int, Outcome]) -> None:
+def discard(_rows: Sequence[Row], _outcomes: Mapping[int, RowOutcome]) -> None:
     """The results of a timed run are not written."""
 
 

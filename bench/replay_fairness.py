@@ -119,7 +119,7 @@ async def write_events(env: dict[str, str], owner: str, count: int) -> None:
     at = utcnow() - dt.timedelta(minutes=1)
     async with create_sessionmaker(engine).begin() as session:
         payload = {"freelancer_id": owner, "updated_at": at.isoformat(), "change": "sector", "sector": "ict"}
-        batch = [events.Event(EventName.PASSPORT_UPDATED, payload)] * count
+        batch = [events.NewEvent(EventName.PASSPORT_UPDATED, payload)] * count
         await events.emit_many(session, environment=Environment.live, events=batch, at=at)
     await engine.dispose()
 

@@ -112,7 +112,7 @@ async def prepare(database_url: str, var_dir: Path, receiver_url: str) -> Settin
         user = await accounts_service.create(session, email="bench@example.com", kind=UserKind.business, plan=Plan.pro)
         await service.create(
             session,
-            service.Owner(user.id, Environment.live),
+            service.EndpointOwner(user.id, Environment.live),
             url=f"{receiver_url}/hook",
             enabled_events=["wtta.admission.updated"],
             description="bench",
@@ -125,8 +125,8 @@ async def prepare(database_url: str, var_dir: Path, receiver_url: str) -> Settin
     return settings
 
 
-def _event(n: int) -> events.Event:
-    return events.Event(EventName.WTTA_ADMISSION_UPDATED, {"kvk_number": f"{n:08d}", "to_status": "admitted"})
+def _event(n: int) -> events.NewEvent:
+    return events.NewEvent(EventName.WTTA_ADMISSION_UPDATED, {"kvk_number": f"{n:08d}", "to_status": "admitted"})
 
 
 async def throughput(settings: Settings, receiver_url: str, count: int) -> float:

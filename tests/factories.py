@@ -48,7 +48,7 @@ async def create_token(
 async def create_webhook_endpoint(
     sessionmaker: async_sessionmaker[AsyncSession],
     settings: Settings,
-    owner: webhooks_service.Owner,
+    owner: webhooks_service.EndpointOwner,
     url: str = "https://hooks.example.com/in",
     *,
     enabled_events: tuple[str, ...] = ("*",),

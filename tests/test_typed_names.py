@@ -14,13 +14,13 @@ from compliance_api.webhooks.catalogue import EVENT_TYPES
 
 MISSPELT = """
 from compliance_api.errors import ApiError
-from compliance_api.events.service import Event
+from compliance_api.events.service import NewEvent
 from compliance_api.events.types import EventName
 
 ApiError("not_foud")
-Event("pasport.updated", {})
+NewEvent("pasport.updated", {})
 ApiError("not_found")
-Event(EventName.PASSPORT_UPDATED, {})
+NewEvent(EventName.PASSPORT_UPDATED, {})
 """
 
 

@@ -27,8 +27,8 @@ from compliance_api.classify.decide import (
     CompiledTest,
     FactTable,
     Memo,
-    NextQuestion,
     Outcome,
+    RankedQuestion,
     RuleSides,
     WeightSum,
     compile_rule,
@@ -60,10 +60,10 @@ class CrossBorderAssessment:
     fired: tuple[CrossBorderRule, ...]
     decided_by: tuple[DecisiveRule, ...]
     decided_facts: tuple[str, ...]
-    next_questions: tuple[NextQuestion, ...]
+    next_questions: tuple[RankedQuestion, ...]
     advice: str
     language: Language
-    could_change: tuple[NextQuestion, ...] = ()
+    could_change: tuple[RankedQuestion, ...] = ()
     answer_sets: tuple[AnswerSet, ...] = ()
     sets_complete: bool = True
     balance: tuple[int, int, int] = (0, 0, 0)  # the stated facts' weight toward employment and self-employment, count

@@ -187,7 +187,7 @@ class Answer(NamedTuple):
     verdict: Verdict
 
 
-class NextQuestion(NamedTuple):
+class RankedQuestion(NamedTuple):
     input: str
     answers: tuple[Answer, ...]
 
@@ -379,8 +379,8 @@ class Outcome:
     rules: tuple[CompiledRule, ...]
     best_case: Verdict
     worst_case: Verdict
-    next_questions: tuple[NextQuestion, ...]
-    could_change: tuple[NextQuestion, ...] = ()
+    next_questions: tuple[RankedQuestion, ...]
+    could_change: tuple[RankedQuestion, ...] = ()
     answer_sets: tuple[AnswerSet, ...] = ()
     sets_complete: bool = True
 
@@ -497,7 +497,7 @@ def next_questions(
     weight: Mapping[str, int],
     limit: int | None = 5,
     deferred: frozenset[str] = frozenset(),
-) -> list[NextQuestion]:
+) -> list[RankedQuestion]:
     """The unanswered inputs one of whose answers changes the verdict, the one that can move it most first, at most
     `limit` (all of them with None). An input no answer of which changes the verdict is never listed.
 
@@ -541,7 +541,7 @@ def next_questions(
         if not moving:
             continue
         rank = (input_name in deferred, -decisive, -moving, -nearer, -weight.get(input_name, 0), position)
-        ranked.append((rank, NextQuestion(input_name, tuple(answers))))
+        ranked.append((rank, RankedQuestion(input_name, tuple(answers))))
     ranked.sort(key=lambda entry: entry[0])
     return [question for _, question in ranked[:limit]]
 

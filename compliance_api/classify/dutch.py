@@ -30,8 +30,8 @@ from compliance_api.classify.decide import (
     Condition,
     FactTable,
     Memo,
-    NextQuestion,
     Outcome,
+    RankedQuestion,
     RuleSides,
     WeightSum,
     at_least,
@@ -77,8 +77,8 @@ class DutchAssessment:
     advice: str
     language: Language
     decided: Decided | None
-    next_questions: tuple[NextQuestion, ...]
-    could_change: tuple[NextQuestion, ...] = ()
+    next_questions: tuple[RankedQuestion, ...]
+    could_change: tuple[RankedQuestion, ...] = ()
     answer_sets: tuple[AnswerSet, ...] = ()
     sets_complete: bool = True
     balance: tuple[int, int, int] = (0, 0, 0)  # the stated facts' weight toward employment and self-employment, count

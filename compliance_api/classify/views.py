@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any, TypeVar, cast
 
 from compliance_api.classify.crossborder import CrossBorderAssessment
-from compliance_api.classify.decide import Answer, AnswerSet, NextQuestion
+from compliance_api.classify.decide import Answer, AnswerSet, RankedQuestion
 from compliance_api.classify.dutch import DutchAssessment, DutchCriterionResult
 from compliance_api.classify.language import Language, decimal
 from compliance_api.classify.listing import Listed
@@ -152,7 +152,7 @@ def _answer_label(answer: Answer, kind: str, true_when: str, phrases: Phrases, l
 
 
 def next_question_json(
-    question: NextQuestion,
+    question: RankedQuestion,
     kind: str,
     text: str,
     basis: tuple[str, str | None],
@@ -274,7 +274,7 @@ def _answer_sets_json(
 
 
 def answer_set_search(
-    verdict: Verdict, could_change: tuple[NextQuestion, ...], sets: tuple[AnswerSet, ...], complete: bool
+    verdict: Verdict, could_change: tuple[RankedQuestion, ...], sets: tuple[AnswerSet, ...], complete: bool
 ) -> str:
     """How the search for a set of answers ended (`AnswerSetSearch`)."""
     if verdict is not Verdict.risky or could_change:
@@ -288,7 +288,7 @@ _QUESTIONS: dict[tuple[int, Language], tuple[object, list[dict[str, Any]]]] = {}
 
 
 def _in_language(
-    source: tuple[NextQuestion, ...], language: Language, build: Callable[[], list[dict[str, Any]]]
+    source: tuple[RankedQuestion, ...], language: Language, build: Callable[[], list[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
     """`build()`, once per next-questions tuple and language: the compiled tests remember their outcomes, so the same
     tuple comes back for the same facts (keyed by identity; the entry holds the tuple, so its id is not reused)."""
@@ -307,7 +307,7 @@ def _dutch_questions(
     assessment: DutchAssessment,
     ruleset: DutchRuleset,
     phrases: Phrases,
-    found: tuple[NextQuestion, ...] | None = None,
+    found: tuple[RankedQuestion, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """`next_questions` (or, given `found`, those questions) written out in the verdict's language."""
     source = assessment.next_questions if found is None else found
@@ -315,7 +315,7 @@ def _dutch_questions(
 
 
 def _dutch_questions_now(
-    assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases, source: tuple[NextQuestion, ...]
+    assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases, source: tuple[RankedQuestion, ...]
 ) -> list[dict[str, Any]]:
     questions = {question.input: question for question in ruleset.questions}
     language = assessment.language
@@ -420,7 +420,7 @@ def _cross_border_decided(assessment: CrossBorderAssessment, phrases: Phrases) -
 
 
 def _cross_border_questions(
-    assessment: CrossBorderAssessment, phrases: Phrases, found: tuple[NextQuestion, ...] | None = None
+    assessment: CrossBorderAssessment, phrases: Phrases, found: tuple[RankedQuestion, ...] | None = None
 ) -> list[dict[str, Any]]:
     """`next_questions` (or, given `found`, those questions) written out in the verdict's language."""
     source = assessment.next_questions if found is None else found
@@ -428,7 +428,7 @@ def _cross_border_questions(
 
 
 def _cross_border_questions_now(
-    assessment: CrossBorderAssessment, phrases: Phrases, source: tuple[NextQuestion, ...]
+    assessment: CrossBorderAssessment, phrases: Phrases, source: tuple[RankedQuestion, ...]
 ) -> list[dict[str, Any]]:
     criteria = {criterion.name: criterion for criterion in assessment.ruleset.criteria}
     language = assessment.language

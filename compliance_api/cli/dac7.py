@@ -149,7 +149,7 @@ def import_activities(
     from compliance_api.dac7.service import SNAPSHOT_EVENT as DAC7_EVENT
     from compliance_api.kit.clock import utcnow
 
-    async def work() -> service.ImportResult:
+    async def work() -> service.Dac7ImportResult:
         content = read_input(path)
         now = utcnow()
         rows = activity_file.parse(content, json_format=path.suffix.lower() == ".json", today=now.date())

@@ -27,7 +27,7 @@ def import_rates(
 
     settings = Settings()
 
-    async def work() -> service.ImportResult:
+    async def work() -> service.RateImportResult:
         content = read_input(path)
         rows = importer.parse(content, json_format=path.suffix.lower() == ".json", today=importer.today_in_nl())
         async with transaction(settings) as session:

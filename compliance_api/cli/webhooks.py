@@ -60,7 +60,7 @@ def add(
             user = await accounts_service.get_by_email_or_raise(session, email=email)
             row, secret = await service.create(
                 session,
-                service.Owner(user.id, env),
+                service.EndpointOwner(user.id, env),
                 url=url,
                 enabled_events=wanted,
                 description=description,
@@ -86,7 +86,7 @@ def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonO
     async def work() -> None:
         async with transaction() as session:
             user = await accounts_service.get_by_email_or_raise(session, email=email)
-            rows = await service.list_endpoints(session, service.Owner(user.id, env))
+            rows = await service.list_endpoints(session, service.EndpointOwner(user.id, env))
         if as_json:
             print_json({"endpoints": [_listed(r) for r in rows]})
             return

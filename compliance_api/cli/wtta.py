@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from compliance_api.wtta.download import Fetched
     from compliance_api.wtta.models import WttaImport
     from compliance_api.wtta.register_file import Row
-    from compliance_api.wtta.register_import import ImportResult, ImportSource
+    from compliance_api.wtta.register_import import ImportSource, RegisterImportResult
 
 app = typer.Typer(no_args_is_help=True, help="The WTTA admission register cache.")
 
@@ -107,7 +107,7 @@ def import_register(
 
 async def _import(
     settings: Settings, origin: ImportSource, *, env: Environment, full: bool, progress: Progress
-) -> ImportResult:
+) -> RegisterImportResult:
     from compliance_api.cli.migrate import migrate_database
     from compliance_api.wtta import register_import, service
     from compliance_api.wtta.download import Fetched
@@ -163,7 +163,7 @@ def _counted(rows: Iterable[Row], progress: Progress, task: TaskID) -> Iterator[
     progress.update(task, rows=count)
 
 
-def _summary(result: ImportResult) -> str:
+def _summary(result: RegisterImportResult) -> str:
     if result.not_modified:
         return f"{result.environment}: the register is unchanged since the last download (304); nothing imported"
     return (

@@ -23,7 +23,7 @@ from typing import Any
 from compliance_api.dac7.models import ActivityType
 from compliance_api.kit import filevalues, rowfile
 from compliance_api.kit.filevalues import BadValue
-from compliance_api.kit.rowfile import Record, RowFileError
+from compliance_api.kit.rowfile import RowFileError, RowRecord
 
 REQUIRED = ("activity_id", "freelancer_id", "activity_date", "consideration_eur", "fees_eur", "taxes_eur")
 OPTIONAL = ("activity_type",)
@@ -73,7 +73,7 @@ def parse(content: bytes, *, json_format: bool, today: date) -> list[ActivityRow
     return rows
 
 
-def _records(content: bytes, json_format: bool) -> Iterator[Record]:
+def _records(content: bytes, json_format: bool) -> Iterator[RowRecord]:
     fields = (*REQUIRED, *OPTIONAL)
     try:
         yield from rowfile.read(io.BytesIO(content), fields=fields, check_header=_check_header, json_format=json_format)

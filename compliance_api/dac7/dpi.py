@@ -58,7 +58,7 @@ ROOT_CLOSE = b"</dpi:DPI_OECD>\n"
 ACTIVITY_ELEMENTS = {ActivityType.personal_services: "PersonalServices", ActivityType.sale_of_goods: "SaleOfGoods"}
 
 
-class Record(StrEnum):
+class DocTypeRecord(StrEnum):
     """What a record does, and its `DocTypeIndic` in production and in the sandbox (test data)."""
 
     resent = "resent"
@@ -94,7 +94,9 @@ class Export:
     message_ref_id: str
     message_type_indic: str | None = None
     path: Path | None = None
-    counts: dict[Record, int] = field(default_factory=lambda: {r: 0 for r in Record if r is not Record.resent})
+    counts: dict[DocTypeRecord, int] = field(
+        default_factory=lambda: {r: 0 for r in DocTypeRecord if r is not DocTypeRecord.resent}
+    )
     lacking: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
@@ -283,11 +285,15 @@ class _Run:
     def ref(self) -> str:
         return f"{self.prefix}-{uuid.uuid4().hex}"
 
-    def emit(self, record: ET._Element, kind: Record, seller: SellerRow, report: Dac7Report | None) -> None:
+    def emit(self, record: ET._Element, kind: DocTypeRecord, seller: SellerRow, report: Dac7Report | None) -> None:
         """Write the record with its DocSpec and remember it as the seller's last record sent for the year."""
         body = ET.tostring(record)
         doc_ref = self.ref()
-        corrects = report.doc_ref_id if report is not None and kind in (Record.corrected, Record.deleted) else None
+        corrects = (
+            report.doc_ref_id
+            if report is not None and kind in (DocTypeRecord.corrected, DocTypeRecord.deleted)
+            else None
+        )
         _doc_spec(record, kind.indicator(self.environment), doc_ref, corrects)
         ET.indent(record, space="  ", level=2)
         self.spool.write(b"    " + ET.tostring(record) + b"\n")
@@ -309,7 +315,7 @@ class _Run:
             return
         report.doc_ref_id, report.digest, report.message_ref_id = doc_ref, digest, self.message_ref
         report.exported_at = self.now
-        report.deleted_at = self.now if kind is Record.deleted else None
+        report.deleted_at = self.now if kind is DocTypeRecord.deleted else None
 
     async def flush(self) -> None:
         if self.new_reports:
@@ -323,11 +329,11 @@ class _Run:
         withdrawn = report is not None and report.withdrawn_at is not None
         if not figures.reportable or withdrawn:
             if sent:
-                self._record(seller, figures, report, Record.deleted)
+                self._record(seller, figures, report, DocTypeRecord.deleted)
             return
-        self._record(seller, figures, report, Record.corrected if sent else Record.new)
+        self._record(seller, figures, report, DocTypeRecord.corrected if sent else DocTypeRecord.new)
 
-    def _record(self, seller: SellerRow, figures: YearFigures, report: Dac7Report | None, kind: Record) -> None:
+    def _record(self, seller: SellerRow, figures: YearFigures, report: Dac7Report | None, kind: DocTypeRecord) -> None:
         identity = None if seller.identity_sealed is None else self.box.open(seller.identity_sealed, seller.id)
         lacking = ["identity"] if identity is None else identity.missing()
         if identity is None or lacking:
@@ -335,7 +341,7 @@ class _Run:
             return
         record = seller_record(seller, identity, figures)
         if (
-            kind is Record.corrected
+            kind is DocTypeRecord.corrected
             and report is not None
             and report.digest == _digest(report.doc_ref_id or "", ET.tostring(record))
         ):
@@ -400,9 +406,9 @@ async def export_year(
 
 def _write(run: _Run, operator: OperatorIdentity, out: Path, spool: BinaryIO) -> None:
     export = run.export
-    fixes = export.counts[Record.corrected] + export.counts[Record.deleted]
+    fixes = export.counts[DocTypeRecord.corrected] + export.counts[DocTypeRecord.deleted]
     export.message_type_indic = "DPI402" if fixes else "DPI401" if export.sellers else "DPI403"
-    platform_kind = Record.resent if fixes else Record.new
+    platform_kind = DocTypeRecord.resent if fixes else DocTypeRecord.new
     spec = _message_spec(operator, export.message_ref_id, export.message_type_indic, run.year, run.now)
     platform = _platform_operator(operator, platform_kind.indicator(run.environment), run.ref())
     for element in (spec, platform):

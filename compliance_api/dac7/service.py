@@ -41,7 +41,7 @@ class Dac7Error(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class ImportResult:
+class Dac7ImportResult:
     rows: int
     created: int
     updated: int
@@ -115,7 +115,7 @@ def identity_of(seller: Dac7Seller, box: IdentityBox) -> SellerIdentity | None:
 
 async def import_activities(
     session: AsyncSession, environment: Environment, rows: Sequence[ActivityRow], *, now: dt.datetime
-) -> ImportResult:
+) -> Dac7ImportResult:
     """Apply a checked file in the caller's transaction; a seller unknown here aborts it (line, field).
 
     Each activity is keyed by its file id: new ids are added, changed ones replaced, identical ones left alone.
@@ -143,7 +143,7 @@ async def import_activities(
     emitted = await _emit_changes(session, environment, touched, before, after)
     created = sum(1 for _, _, current in changes if current is None)
     updated = len(changes) - created
-    return ImportResult(len(rows), created, updated, len(rows) - len(changes), emitted)
+    return Dac7ImportResult(len(rows), created, updated, len(rows) - len(changes), emitted)
 
 
 async def _sellers_for(
@@ -236,7 +236,7 @@ async def _emit_changes(
         return 0
     users = await queries.users_of_sellers(session, [s for s, _ in changed])
     batch = [
-        events.Event(
+        events.NewEvent(
             SNAPSHOT_EVENT,
             {"freelancer_id": str(users[seller_id]), "year": year, "totals": after[(seller_id, year)].as_payload()},
         )

@@ -29,7 +29,7 @@ MAX_REFERENCE_LENGTH = 200
 Kind = Literal["boolean", "number", "integer"]
 
 
-class Questionnaire(StrEnum):
+class QuestionnaireKind(StrEnum):
     """The tests a person can take: the Dutch one, or a country's cross-border one."""
 
     zelfstandigenwet = "zelfstandigenwet"
@@ -39,14 +39,14 @@ class Questionnaire(StrEnum):
 
     @property
     def test(self) -> Test:
-        return Test.NL if self is Questionnaire.zelfstandigenwet else Test(self.value)
+        return Test.NL if self is QuestionnaireKind.zelfstandigenwet else Test(self.value)
 
 
 TEST_NAMES = {
-    Questionnaire.zelfstandigenwet: N_("Dutch test (Zelfstandigenwet)"),
-    Questionnaire.FR: N_("Cross-border: France"),
-    Questionnaire.DE: N_("Cross-border: Germany"),
-    Questionnaire.BE: N_("Cross-border: Belgium"),
+    QuestionnaireKind.zelfstandigenwet: N_("Dutch test (Zelfstandigenwet)"),
+    QuestionnaireKind.FR: N_("Cross-border: France"),
+    QuestionnaireKind.DE: N_("Cross-border: Germany"),
+    QuestionnaireKind.BE: N_("Cross-border: Belgium"),
 }
 
 
@@ -70,7 +70,7 @@ error what the field takes."""
 
 
 @dataclass(frozen=True, slots=True)
-class Question:
+class FormQuestion:
     """One question in the reader's language, with its legal source as the source names it."""
 
     field: str
@@ -88,16 +88,18 @@ class Question:
         return answer == (self.true_when == "yes")
 
 
-def questions_for(questionnaire: Questionnaire, rulesets: Rulesets, translator: Translator) -> tuple[Question, ...]:
+def questions_for(
+    questionnaire: QuestionnaireKind, rulesets: Rulesets, translator: Translator
+) -> tuple[FormQuestion, ...]:
     """The questions of `questionnaire`, in the order of its ruleset, as `GET /v1/classify/questions` asks them."""
     asked = classify_questions.questionnaire(rulesets, questionnaire.test, translator.language)
     return tuple(
-        Question(
+        FormQuestion(
             q.field,
             q.kind,
             q.text,
             q.explanation
-            if questionnaire is Questionnaire.zelfstandigenwet
+            if questionnaire is QuestionnaireKind.zelfstandigenwet
             # a cross-border criterion's advice says what to do when it is met: after a yes, or a no where inverted
             else translator.gettext("If so: %(advice)s", advice=q.explanation)
             if q.true_when == "yes"
@@ -111,17 +113,20 @@ def questions_for(questionnaire: Questionnaire, rulesets: Rulesets, translator: 
     )
 
 
-def questionnaire_of(kind: str, country: str | None) -> Questionnaire:
+def questionnaire_of(kind: str, country: str | None) -> QuestionnaireKind:
     """The test of a stored classification (its kind, and its country for a cross-border one)."""
-    return Questionnaire(country) if kind == "cross_border" and country else Questionnaire.zelfstandigenwet
+    return QuestionnaireKind(country) if kind == "cross_border" and country else QuestionnaireKind.zelfstandigenwet
 
 
 def answers_of(
-    questionnaire: Questionnaire, questions: tuple[Question, ...], request: Mapping[str, Any], translator: Translator
+    questionnaire: QuestionnaireKind,
+    questions: tuple[FormQuestion, ...],
+    request: Mapping[str, Any],
+    translator: Translator,
 ) -> dict[str, str]:
     """A stored request body as the form's values: `yes`/`no` for booleans (as each question asks), numbers as the
     reader writes them, `unknown` for a question answered "don't know"; absent: not answered."""
-    given = request.get("engagement" if questionnaire is Questionnaire.zelfstandigenwet else "criteria") or {}
+    given = request.get("engagement" if questionnaire is QuestionnaireKind.zelfstandigenwet else "criteria") or {}
     asks = {q.field: q for q in questions}
     values = dict.fromkeys(request.get("dont_know") or (), "unknown")
     for name, value in given.items():
@@ -161,7 +166,7 @@ def _number(text: str, kind: Kind, translator: Translator) -> float | int | str:
     return int(parsed) if kind == "integer" and parsed.is_integer() else parsed
 
 
-def _problem(question: Question, translator: Translator) -> str:
+def _problem(question: FormQuestion, translator: Translator) -> str:
     limits = question.limits
     if question.kind == "boolean" or limits is None:
         return translator.gettext("Choose yes, no or don't know.")
@@ -179,7 +184,10 @@ def _problem(question: Question, translator: Translator) -> str:
 
 
 def submission(
-    questionnaire: Questionnaire, questions: tuple[Question, ...], form: FormData, translator: Translator
+    questionnaire: QuestionnaireKind,
+    questions: tuple[FormQuestion, ...],
+    form: FormData,
+    translator: Translator,
 ) -> Submission:
     """The API's request body for the answers of a form, checked by the API's own request schema."""
     typed = {q.field: _text(form, q.field).strip() for q in questions}
@@ -205,11 +213,11 @@ def submission(
         body["reference"] = raw_reference
     if dont_know:
         body["dont_know"] = dont_know  # not ranked first among the next questions again
-    if questionnaire is Questionnaire.zelfstandigenwet:
+    if questionnaire is QuestionnaireKind.zelfstandigenwet:
         body["engagement"] = answers
     else:
         body |= {"country": questionnaire.value, "criteria": answers}
-    schema = ZelfstandigenwetRequest if questionnaire is Questionnaire.zelfstandigenwet else CrossBorderRequest
+    schema = ZelfstandigenwetRequest if questionnaire is QuestionnaireKind.zelfstandigenwet else CrossBorderRequest
     try:
         checked = schema.model_validate(body)
     except ValidationError as exc:
@@ -235,7 +243,7 @@ def _text(form: FormData, name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Fact:
+class FormFact:
     """Something that decided a verdict: a rule that holds (its reason, in the verdict's language), or a question and
     its answer; each with its legal source as the source names it."""
 
@@ -245,7 +253,7 @@ class Fact:
     source_url: str | None
 
 
-def _answer_text(value: object, question: Question, translator: Translator) -> str:
+def _answer_text(value: object, question: FormQuestion, translator: Translator) -> str:
     if isinstance(value, bool):
         return translator.gettext("yes") if question.value_of(value) else translator.gettext("no")
     if isinstance(value, int | float):
@@ -254,22 +262,22 @@ def _answer_text(value: object, question: Question, translator: Translator) -> s
 
 
 def deciding_facts(
-    questionnaire: Questionnaire,
+    questionnaire: QuestionnaireKind,
     result: Mapping[str, Any],
     request: Mapping[str, Any],
-    questions: tuple[Question, ...],
+    questions: tuple[FormQuestion, ...],
     translator: Translator,
-) -> list[Fact]:
+) -> list[FormFact]:
     """The rules that decided the verdict (`decided_by`), then the answers they read (`deciding_facts`); both empty
     for a `risky` verdict, which no rule decides."""
-    given = request.get("engagement" if questionnaire is Questionnaire.zelfstandigenwet else "criteria") or {}
+    given = request.get("engagement" if questionnaire is QuestionnaireKind.zelfstandigenwet else "criteria") or {}
     by_field = {q.field: q for q in questions}
     rules = [
-        Fact(rule["reason"], None, rule["legal_basis"]["text"], rule["legal_basis"]["source_url"])
+        FormFact(rule["reason"], None, rule["legal_basis"]["text"], rule["legal_basis"]["source_url"])
         for rule in result.get("decided_by") or ()
     ]
     answers = [
-        Fact(q.text, _answer_text(given.get(name), q, translator), q.legal_basis, q.source_url)
+        FormFact(q.text, _answer_text(given.get(name), q, translator), q.legal_basis, q.source_url)
         for name in result.get("deciding_facts") or ()
         if (q := by_field.get(name)) is not None
     ]
@@ -277,28 +285,28 @@ def deciding_facts(
 
 
 @dataclass(frozen=True, slots=True)
-class NextQuestion:
+class FormNextQuestion:
     """An unanswered question the verdict ranks for answering next, and where its answers lead (in the verdict's
     language)."""
 
-    question: Question
+    question: FormQuestion
     summary: str
 
 
 @dataclass(frozen=True, slots=True)
-class AnswerSet:
+class FormAnswerSet:
     """Answers that, given together, change a verdict no single answer changes: each question with its answer (in
     the verdict's language), and the verdict they lead to."""
 
-    answers: tuple[tuple[Question, str], ...]
+    answers: tuple[tuple[FormQuestion, str], ...]
     verdict: str
 
 
-def answer_sets(result: Mapping[str, Any], questions: tuple[Question, ...]) -> list[AnswerSet]:
+def answer_sets(result: Mapping[str, Any], questions: tuple[FormQuestion, ...]) -> list[FormAnswerSet]:
     """The verdict's `next_answer_sets`, where no single answer changes a `risky` verdict."""
     by_field = {q.field: q for q in questions}
     return [
-        AnswerSet(
+        FormAnswerSet(
             tuple(
                 (by_field[answer["field"]], answer["answer"])
                 for answer in found["answers"]
@@ -310,11 +318,11 @@ def answer_sets(result: Mapping[str, Any], questions: tuple[Question, ...]) -> l
     ]
 
 
-def next_questions(result: Mapping[str, Any], questions: tuple[Question, ...]) -> list[NextQuestion]:
+def next_questions(result: Mapping[str, Any], questions: tuple[FormQuestion, ...]) -> list[FormNextQuestion]:
     """The verdict's `next_questions`, in its order: the answer most able to move the verdict first."""
     by_field = {q.field: q for q in questions}
     return [
-        NextQuestion(question, item["summary"])
+        FormNextQuestion(question, item["summary"])
         for item in result.get("next_questions") or ()
         if (question := by_field.get(item["field"])) is not None
     ]

@@ -26,7 +26,7 @@ def euros(cents: float) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Bar:
+class RateBar:
     x: float
     y: float
     width: float
@@ -46,17 +46,17 @@ class Marker:
 
 
 @dataclass(frozen=True, slots=True)
-class Tick:
+class RateTick:
     at: float
     label: str
 
 
 @dataclass(frozen=True, slots=True)
 class HistogramChart:
-    bars: tuple[Bar, ...]
+    bars: tuple[RateBar, ...]
     markers: tuple[Marker, ...]
-    x_ticks: tuple[Tick, ...]
-    y_ticks: tuple[Tick, ...]
+    x_ticks: tuple[RateTick, ...]
+    y_ticks: tuple[RateTick, ...]
     below: int
     above: int
     first_edge: str
@@ -88,7 +88,7 @@ def histogram_chart(histogram: Histogram, benchmark: RateBenchmarkOut) -> Histog
         low = start + index * histogram.width_cents
         height = count / y_top * PLOT_HEIGHT
         bars.append(
-            Bar(
+            RateBar(
                 x=LEFT + index * bar_width + BAR_GAP / 2,
                 y=TOP + PLOT_HEIGHT - height,
                 width=max(bar_width - BAR_GAP, 0.5),
@@ -109,8 +109,10 @@ def histogram_chart(histogram: Histogram, benchmark: RateBenchmarkOut) -> Histog
     )
     x_step = nice_step((end - start) / X_TICKS)
     first_tick = math.ceil(start / x_step) * x_step
-    x_ticks = tuple(Tick(x_of(at), euros(at)) for at in range(first_tick, end + 1, x_step))
-    y_ticks = tuple(Tick(TOP + PLOT_HEIGHT - at / y_top * PLOT_HEIGHT, str(at)) for at in range(0, y_top + 1, y_step))
+    x_ticks = tuple(RateTick(x_of(at), euros(at)) for at in range(first_tick, end + 1, x_step))
+    y_ticks = tuple(
+        RateTick(TOP + PLOT_HEIGHT - at / y_top * PLOT_HEIGHT, str(at)) for at in range(0, y_top + 1, y_step)
+    )
     return HistogramChart(
         bars=tuple(bars),
         markers=markers,

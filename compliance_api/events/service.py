@@ -21,7 +21,7 @@ from compliance_api.kit.pagination import Cursors, Paged, created_key, paginate
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
+class NewEvent:
     type: EventName
     payload: dict[str, Any]
 
@@ -31,7 +31,7 @@ async def emit(
 ) -> uuid.UUID:
     """Add one event to the outbox; it is committed (or rolled back) with the caller's transaction."""
     event_id = uuid.uuid4()
-    await emit_many(session, environment=environment, events=[Event(type, payload)], ids=[event_id])
+    await emit_many(session, environment=environment, events=[NewEvent(type, payload)], ids=[event_id])
     return event_id
 
 
@@ -53,7 +53,7 @@ async def emit_many(
     session: AsyncSession,
     *,
     environment: Environment,
-    events: Iterable[Event],
+    events: Iterable[NewEvent],
     ids: Sequence[uuid.UUID] = (),
     at: datetime | None = None,
 ) -> int:

@@ -50,7 +50,7 @@ class RowFileError(ValueError):
         return _where(self.line, self.record)
 
 
-class Record(NamedTuple):
+class RowRecord(NamedTuple):
     """One row: its values by column (text in CSV; decoded JSON values, numbers as int or Decimal) and where it is."""
 
     line: int
@@ -75,7 +75,7 @@ def read(
     check_header: HeaderCheck,
     json_format: bool | None = None,
     on_bytes: Callable[[int], None] = lambda _: None,
-) -> Iterator[Record]:
+) -> Iterator[RowRecord]:
     """The rows of a CSV or JSON file (`json_format=None`: JSON when its first non-blank character is `[`).
 
     `fields` are the names a JSON object may use (an unknown one is refused); `check_header` judges a CSV header.
@@ -114,7 +114,7 @@ class _Counted(io.RawIOBase):
 # ---- CSV -----------------------------------------------------------------------------------------------------------
 
 
-def _csv_rows(text: IO[str], check_header: HeaderCheck) -> Iterator[Record]:
+def _csv_rows(text: IO[str], check_header: HeaderCheck) -> Iterator[RowRecord]:
     reader = csv.reader(_checked_lines(text), strict=True)
     try:
         header = next(reader, [])
@@ -131,7 +131,7 @@ def _csv_rows(text: IO[str], check_header: HeaderCheck) -> Iterator[Record]:
                     continue  # a blank line
                 message = f"expected {width} values, got {len(values)} (the header has {width} columns)"
                 raise RowFileError(message, line=reader.line_num)
-            yield Record(reader.line_num, None, dict(zip(columns, values, strict=True)))
+            yield RowRecord(reader.line_num, None, dict(zip(columns, values, strict=True)))
     except csv.Error as exc:
         raise RowFileError(f"malformed CSV: {exc}", line=reader.line_num) from None
 
@@ -147,7 +147,7 @@ def _checked_lines(text: IO[str]) -> Iterator[str]:
 # ---- JSON ----------------------------------------------------------------------------------------------------------
 
 
-def _json_rows(text: IO[str], fields: frozenset[str]) -> Iterator[Record]:
+def _json_rows(text: IO[str], fields: frozenset[str]) -> Iterator[RowRecord]:
     """Decode the array object by object with `raw_decode`, which returns where each object ends: the text before it
     tells the line it starts on (`_Text.line`), and only the text not yet decoded is held."""
     source = _Text(text)
@@ -162,7 +162,7 @@ def _json_rows(text: IO[str], fields: frozenset[str]) -> Iterator[Record]:
         raise RowFileError("unexpected content after the array", line=source.line(end))
 
 
-def _objects(source: _Text, position: int, fields: frozenset[str]) -> Generator[Record, None, int]:
+def _objects(source: _Text, position: int, fields: frozenset[str]) -> Generator[RowRecord, None, int]:
     """The array's objects from `position` (the first) on; returns the position of the closing `]`."""
     decoder = json.JSONDecoder(parse_float=Decimal)
     number = 0
@@ -175,7 +175,7 @@ def _objects(source: _Text, position: int, fields: frozenset[str]) -> Generator[
         unknown = sorted(set(item) - fields)
         if unknown:
             raise RowFileError("unknown field", line=line, record=number, field=unknown[0])
-        yield Record(line, number, item)
+        yield RowRecord(line, number, item)
         position = source.skip_blank(source.forget(position))
         if not source.at(position, ","):
             break

@@ -14,11 +14,11 @@ from importlib import resources
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
-class _Strict(BaseModel):
+class _StrictCatalogue(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CheckType(_Strict):
+class CheckType(_StrictCatalogue):
     id: str = Field(pattern=r"^[a-z][a-z0-9_]{1,63}$")
     name: str
     description: str
@@ -26,12 +26,12 @@ class CheckType(_Strict):
     default_validity_days: int | None = Field(ge=1, le=36500)
 
 
-class Level(_Strict):
+class Level(_StrictCatalogue):
     level: str = Field(pattern=r"^[a-z][a-z0-9_]{1,31}$")
     min_score: int = Field(ge=0, le=100)
 
 
-class Catalogue(_Strict):
+class Catalogue(_StrictCatalogue):
     id: str
     version: dt.date
     checks: tuple[CheckType, ...]

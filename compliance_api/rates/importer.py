@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from compliance_api.kit import filevalues, rowfile
 from compliance_api.kit.filevalues import BadValue
-from compliance_api.kit.rowfile import Record, RowFileError
+from compliance_api.kit.rowfile import RowFileError, RowRecord
 from compliance_api.rates.catalogue import REGIONS, SECTORS
 from compliance_api.rates.service import Observation
 
@@ -46,7 +46,7 @@ def parse(content: bytes, *, json_format: bool, today: date) -> list[Observation
     return observations
 
 
-def _records(content: bytes, json_format: bool) -> Iterator[Record]:
+def _records(content: bytes, json_format: bool) -> Iterator[RowRecord]:
     try:
         yield from rowfile.read(io.BytesIO(content), fields=FIELDS, check_header=_check_header, json_format=json_format)
     except RowFileError as exc:
@@ -59,7 +59,7 @@ def _check_header(header: Sequence[str]) -> Sequence[str]:
     return header
 
 
-def _observation(record: Record, today: date) -> Observation:
+def _observation(record: RowRecord, today: date) -> Observation:
     row = record.values
     for name in FIELDS:
         if row.get(name) in (None, ""):
@@ -72,23 +72,23 @@ def _observation(record: Record, today: date) -> Observation:
     )
 
 
-def _bad(record: Record, field: str, message: str) -> ImportFileError:
+def _bad(record: RowRecord, field: str, message: str) -> ImportFileError:
     return ImportFileError(message, line=record.line, record=record.number, field=field)
 
 
-def _sector(record: Record, value: Any) -> str:
+def _sector(record: RowRecord, value: Any) -> str:
     if not isinstance(value, str) or value not in SECTORS:
         raise _bad(record, "sector", f"{value!r} is not a sector of the catalogue (GET /v1/rates/sectors)")
     return value
 
 
-def _region(record: Record, value: Any) -> str:
+def _region(record: RowRecord, value: Any) -> str:
     if not isinstance(value, str) or value not in REGIONS:
         raise _bad(record, "region", f"{value!r} is not NL or an ISO 3166-2:NL province code (NL-NH, NL-UT, …)")
     return value
 
 
-def _rate_cents(record: Record, value: Any) -> int:
+def _rate_cents(record: RowRecord, value: Any) -> int:
     try:
         return filevalues.cents(
             value,
@@ -100,7 +100,7 @@ def _rate_cents(record: Record, value: Any) -> int:
         raise _bad(record, "hourly_rate_eur", str(exc)) from None
 
 
-def _observed_on(record: Record, value: Any, today: date) -> date:
+def _observed_on(record: RowRecord, value: Any, today: date) -> date:
     try:
         return filevalues.iso_date(value, today)
     except BadValue as exc:

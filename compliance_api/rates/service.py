@@ -44,7 +44,7 @@ class Computed:
 
 
 @dataclass(frozen=True, slots=True)
-class ImportResult:
+class RateImportResult:
     import_id: str
     rows: int
     already_imported: bool
@@ -65,11 +65,11 @@ async def add_observations(
     synthetic: bool = False,
     window_months: int,
     on_progress: Callable[[int], None] | None = None,
-) -> ImportResult:
+) -> RateImportResult:
     """Store one import's observations and recompute the benchmarks they touch; a file already imported is a no-op."""
     existing = await find_import(session, environment=environment, content_sha256=content_sha256)
     if existing is not None:
-        return ImportResult(str(existing.id), existing.row_count, already_imported=True, benchmarks=0)
+        return RateImportResult(str(existing.id), existing.row_count, already_imported=True, benchmarks=0)
     batch = RateImport(
         environment=environment,
         content_sha256=content_sha256,
@@ -98,7 +98,7 @@ async def add_observations(
             on_progress(len(chunk))
     touched = {(o.sector, o.region) for o in observations}
     count = await recompute(session, environment=environment, window_months=window_months, pairs=touched)
-    return ImportResult(str(batch.id), len(observations), already_imported=False, benchmarks=count)
+    return RateImportResult(str(batch.id), len(observations), already_imported=False, benchmarks=count)
 
 
 async def delete_synthetic(session: AsyncSession, *, environment: Environment, window_months: int) -> int:

@@ -57,7 +57,7 @@ async def list_requests(
     problem body of 4xx and 5xx answers. Requests appear within a few seconds; `GET /v1/health` is not logged."""
     page = await service.list_requests(
         session,
-        service.Owner(caller.user_id, caller.environment),
+        service.LogOwner(caller.user_id, caller.environment),
         service.Filters(status_class, path, request_id),
         limit=paging.limit,
         cursor=paging.cursor,

@@ -39,7 +39,7 @@ class StatusClass(NamedEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Owner:
+class LogOwner:
     """Whose request log: an account in one environment."""
 
     user_id: uuid.UUID
@@ -62,7 +62,7 @@ class Filters:
 
 
 @dataclass(frozen=True, slots=True)
-class LoggedRequest:
+class LogRow:
     """A row of the log with the name its token has now."""
 
     row: ApiRequest
@@ -80,7 +80,7 @@ class LoggedRequest:
         return parsed if isinstance(parsed, dict) else None
 
 
-def _visible_to(owner: Owner, now: dt.datetime) -> Select[ApiRequest]:
+def _visible_to(owner: LogOwner, now: dt.datetime) -> Select[ApiRequest]:
     return queries.visible(owner.user_id, owner.environment, now - RETENTION, dashboard_too=owner.dashboard_too)
 
 
@@ -91,14 +91,14 @@ def _filtered(statement: Select[ApiRequest], filters: Filters) -> Select[ApiRequ
 
 async def list_requests(
     session: AsyncSession,
-    owner: Owner,
+    owner: LogOwner,
     filters: Filters,
     *,
     limit: int,
     cursor: str | None,
     cursors: Cursors,
     now: dt.datetime,
-) -> Paged[LoggedRequest]:
+) -> Paged[LogRow]:
     """A page of the owner's requests of the last 30 days, newest first, each with its token's current name."""
     page = await paginate(
         session,
@@ -113,19 +113,17 @@ async def list_requests(
         filters=filters.by_name,
     )
     tokens = await _tokens(session, list({row.token_id for row in page.rows if row.token_id is not None}))
-    named = [LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None) for row in page.rows]
+    named = [LogRow(row, tokens[row.token_id].name if row.token_id in tokens else None) for row in page.rows]
     return Paged(named, page.has_more, page.next_cursor)
 
 
-async def get_request(
-    session: AsyncSession, owner: Owner, request_id: uuid.UUID, now: dt.datetime
-) -> LoggedRequest | None:
+async def get_request(session: AsyncSession, owner: LogOwner, request_id: uuid.UUID, now: dt.datetime) -> LogRow | None:
     """One of the owner's logged requests by its row id; None when it is someone else's, elsewhere or expired."""
     row = await queries.request_in(session, _visible_to(owner, now), request_id)
     if row is None:
         return None
     tokens = await _tokens(session, [row.token_id] if row.token_id is not None else [])
-    return LoggedRequest(row, tokens[row.token_id].name if row.token_id in tokens else None)
+    return LogRow(row, tokens[row.token_id].name if row.token_id in tokens else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +177,7 @@ def _as_date(value: object) -> dt.date:
     return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
 
 
-async def usage(session: AsyncSession, owner: Owner, now: dt.datetime) -> Usage:
+async def usage(session: AsyncSession, owner: LogOwner, now: dt.datetime) -> Usage:
     """Counted in the database, grouped by day and token (one index range scan of the owner's 30 days)."""
     days = usage_days(now.date())
     since = dt.datetime.combine(days[0], dt.time(), tzinfo=dt.UTC)

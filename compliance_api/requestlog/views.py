@@ -6,7 +6,7 @@ from compliance_api.requestlog import service
 from compliance_api.requestlog.schemas import LoggedRequest, RequestToken
 
 
-def logged_request(logged: service.LoggedRequest) -> LoggedRequest:
+def logged_request(logged: service.LogRow) -> LoggedRequest:
     row = logged.row
     return LoggedRequest(
         id=row.id,

@@ -73,7 +73,7 @@ TEST_EVENT = EventName.WEBHOOK_TEST
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class DeliveryOutcome:
     status_code: int | None
     latency_ms: int | None
     error: str | None
@@ -81,7 +81,7 @@ class Outcome:
     retry_after: timedelta | None = None
 
     @classmethod
-    def refused(cls, reason: ssrf.UnsafeUrl) -> Outcome:
+    def refused(cls, reason: ssrf.UnsafeUrl) -> DeliveryOutcome:
         """The guard refused the target: nothing was sent, so nothing about an answer is kept, only the reason."""
         return cls(None, None, f"refused by the target guard: {reason}"[:ERROR_CHARS], None)
 
@@ -302,7 +302,7 @@ class Sender:
     async def close(self) -> None:
         await self._client.aclose()
 
-    async def send(self, job: Job) -> Outcome:
+    async def send(self, job: Job) -> DeliveryOutcome:
         started = time.perf_counter()
         body = orjson.dumps(job.body).decode()
         try:
@@ -322,12 +322,12 @@ class Sender:
             finally:
                 await response.aclose()
         except ssrf.UnsafeUrl as exc:
-            return Outcome.refused(exc)
+            return DeliveryOutcome.refused(exc)
         except (ssrf.Unresolvable, httpx.HTTPError) as exc:
-            return Outcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS], None)
+            return DeliveryOutcome(None, _ms(started), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS], None)
         error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
         asked = read_retry_after(response.headers.get("retry-after"), utcnow())
-        return Outcome(response.status_code, _ms(started), error, answer, asked)
+        return DeliveryOutcome(response.status_code, _ms(started), error, answer, asked)
 
 
 async def _read_capped(response: httpx.Response) -> str:
@@ -344,7 +344,7 @@ def _ms(started: float) -> int:
 
 
 async def record(
-    session: AsyncSession, results: Sequence[tuple[Job, Outcome]], *, now: datetime, rng: random.Random
+    session: AsyncSession, results: Sequence[tuple[Job, DeliveryOutcome]], *, now: datetime, rng: random.Random
 ) -> None:
     """Write each attempt's outcome, the next attempt or the final state, and the endpoint's health."""
     deliveries = await queries.deliveries_by_id(session, [job.delivery_id for job, _ in results])
@@ -379,7 +379,7 @@ async def _settle(
     session: AsyncSession,
     delivery: WebhookDelivery,
     endpoint: WebhookEndpoint,
-    outcome: Outcome,
+    outcome: DeliveryOutcome,
     *,
     now: datetime,
     rng: random.Random,

@@ -76,7 +76,7 @@ async def create(
     async def run() -> EndpointWithSecret:
         row, secret = await service.create(
             session,
-            service.Owner.of(caller),
+            service.EndpointOwner.of(caller),
             url=body.url,
             enabled_events=[str(e) for e in body.enabled_events],
             description=body.description,
@@ -109,7 +109,7 @@ async def list_endpoints(
     paging: PageQuery,
 ) -> EndpointList:
     """Your webhook endpoints in this environment, newest first."""
-    owner = service.Owner.of(caller)
+    owner = service.EndpointOwner.of(caller)
     page = await service.page_of_endpoints(
         session, owner, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
     )
@@ -124,7 +124,7 @@ async def list_endpoints(
     responses=NOT_FOUND,
 )
 async def get(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Endpoint:
-    return views.endpoint(await service.get(session, service.Owner.of(caller), endpoint_id))
+    return views.endpoint(await service.get(session, service.EndpointOwner.of(caller), endpoint_id))
 
 
 @router.patch(
@@ -145,7 +145,7 @@ async def update(
         enabled=body.enabled,
     )
     row = await service.update(
-        session, service.Owner.of(caller), endpoint_id, changes, policy=_policy(request, caller), now=utcnow()
+        session, service.EndpointOwner.of(caller), endpoint_id, changes, policy=_policy(request, caller), now=utcnow()
     )
     return views.endpoint(row)
 
@@ -160,7 +160,7 @@ async def update(
 )
 async def remove(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Response:
     """Delete the endpoint with its delivery log; nothing more is sent to it."""
-    await service.remove(session, service.Owner.of(caller), endpoint_id)
+    await service.remove(session, service.EndpointOwner.of(caller), endpoint_id)
     return Response(status_code=204)
 
 
@@ -191,7 +191,7 @@ async def rotate_secret(
 
     async def run() -> EndpointWithSecret:
         row, secret = await service.rotate_secret(
-            session, service.Owner.of(caller), endpoint_id, box=secret_box_of(request), now=utcnow()
+            session, service.EndpointOwner.of(caller), endpoint_id, box=secret_box_of(request), now=utcnow()
         )
         return views.endpoint_with_secret(row, secret)
 
@@ -234,7 +234,7 @@ async def replay(
     settings = settings_of(request)
     done = await service.replay(
         session,
-        service.Owner.of(caller),
+        service.EndpointOwner.of(caller),
         endpoint_id,
         ask,
         now=utcnow(),
@@ -267,7 +267,7 @@ def _check_replay_selection(body: ReplayRequest) -> None:
 )
 async def send_test(endpoint_id: ENDPOINT_ID, caller: CurrentCaller, session: DbSession) -> Delivery:
     """Queue a `webhook.test` event to this endpoint; follow it in the delivery log."""
-    delivery = await service.send_test(session, service.Owner.of(caller), endpoint_id, now=utcnow())
+    delivery = await service.send_test(session, service.EndpointOwner.of(caller), endpoint_id, now=utcnow())
     return views.delivery(delivery)
 
 
@@ -286,7 +286,7 @@ async def list_deliveries(
 ) -> DeliveryList:
     """Deliveries to this endpoint, newest first: every attempt (time, status code, latency, error), the last
     answer and the next attempt."""
-    owner = service.Owner.of(caller)
+    owner = service.EndpointOwner.of(caller)
     page = await service.list_deliveries(
         session, owner, endpoint_id, limit=paging.limit, cursor=paging.cursor, cursors=paging.cursors
     )
@@ -308,6 +308,6 @@ async def retry(
     endpoint_id: ENDPOINT_ID, delivery_id: DELIVERY_ID, caller: CurrentCaller, session: DbSession
 ) -> Delivery:
     """Send the delivery again now, with the same `webhook-id` and a fresh retry schedule."""
-    row = await service.retry(session, service.Owner.of(caller), endpoint_id, delivery_id, now=utcnow())
+    row = await service.retry(session, service.EndpointOwner.of(caller), endpoint_id, delivery_id, now=utcnow())
     logs = await service.attempt_logs(session, [row])
     return views.delivery_with_attempts(row, logs[row.id])

@@ -40,14 +40,14 @@ TEST_EVENT = EventName.WEBHOOK_TEST
 
 
 @dataclass(frozen=True, slots=True)
-class Owner:
+class EndpointOwner:
     """Whose endpoints: an `Actor` (API caller, dashboard user), or a user named by an operator on the command line."""
 
     user_id: uuid.UUID
     environment: Environment
 
     @classmethod
-    def of(cls, caller: Actor) -> Owner:
+    def of(cls, caller: Actor) -> EndpointOwner:
         return cls(caller.user_id, caller.environment)
 
 
@@ -72,7 +72,7 @@ def _events(values: list[str]) -> list[str]:
 
 async def create(
     session: AsyncSession,
-    owner: Owner,
+    owner: EndpointOwner,
     *,
     url: str,
     enabled_events: list[str],
@@ -105,21 +105,21 @@ async def create(
     return row, secret
 
 
-async def get(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID) -> WebhookEndpoint:
+async def get(session: AsyncSession, owner: EndpointOwner, endpoint_id: uuid.UUID) -> WebhookEndpoint:
     row = await queries.endpoint_of(session, owner.user_id, owner.environment, endpoint_id)
     if row is None:
         raise ApiError("webhook_endpoint_not_found")
     return row
 
 
-async def list_endpoints(session: AsyncSession, owner: Owner) -> list[WebhookEndpoint]:
+async def list_endpoints(session: AsyncSession, owner: EndpointOwner) -> list[WebhookEndpoint]:
     """Every endpoint of the owner, oldest first."""
     return await queries.list_endpoints(session, owner.user_id, owner.environment)
 
 
 async def page_of_endpoints(
     session: AsyncSession,
-    owner: Owner,
+    owner: EndpointOwner,
     *,
     limit: int,
     cursor: str | None,
@@ -141,7 +141,7 @@ async def page_of_endpoints(
 
 async def update(
     session: AsyncSession,
-    owner: Owner,
+    owner: EndpointOwner,
     endpoint_id: uuid.UUID,
     changes: EndpointChanges,
     *,
@@ -164,7 +164,7 @@ async def update(
     return row
 
 
-async def remove(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID) -> None:
+async def remove(session: AsyncSession, owner: EndpointOwner, endpoint_id: uuid.UUID) -> None:
     """Delete the endpoint and its delivery log; pending deliveries go with it."""
     row = await get(session, owner, endpoint_id)
     await queries.remove_endpoint(session, row)
@@ -172,7 +172,7 @@ async def remove(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID) ->
 
 
 async def rotate_secret(
-    session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, box: SecretBox, now: datetime
+    session: AsyncSession, owner: EndpointOwner, endpoint_id: uuid.UUID, *, box: SecretBox, now: datetime
 ) -> tuple[WebhookEndpoint, str]:
     """A new secret; the current one keeps signing too (two signatures) for 24 hours. Refused while a previous
     rotation's 24 hours last: a third secret would end the first one's overlap at once."""
@@ -250,7 +250,7 @@ class Replay:
 
 async def replay(
     session: AsyncSession,
-    owner: Owner,
+    owner: EndpointOwner,
     endpoint_id: uuid.UUID,
     ask: ReplayAsk,
     *,
@@ -358,7 +358,9 @@ def _new_delivery(endpoint: WebhookEndpoint, event: OutboxEvent, now: datetime) 
     }
 
 
-async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, *, now: datetime) -> WebhookDelivery:
+async def send_test(
+    session: AsyncSession, owner: EndpointOwner, endpoint_id: uuid.UUID, *, now: datetime
+) -> WebhookDelivery:
     """Queue a `webhook.test` delivery to this endpoint only (even a disabled one: that is what tests are for)."""
     row = await get(session, owner, endpoint_id)
     event_id = uuid.uuid4()
@@ -380,7 +382,7 @@ async def send_test(session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID,
 
 async def list_deliveries(
     session: AsyncSession,
-    owner: Owner,
+    owner: EndpointOwner,
     endpoint_id: uuid.UUID,
     *,
     limit: int,
@@ -422,7 +424,7 @@ class EventDelivery:
 
 
 async def deliveries_of_events(
-    session: AsyncSession, owner: Owner, event_ids: Sequence[uuid.UUID]
+    session: AsyncSession, owner: EndpointOwner, event_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, list[EventDelivery]]:
     """The deliveries of these events to the owner's endpoints in the owner's environment, oldest first, with their
     attempt logs (for the event log's pages); two queries whatever the number of events."""
@@ -437,7 +439,7 @@ async def deliveries_of_events(
 
 
 async def retry(
-    session: AsyncSession, owner: Owner, endpoint_id: uuid.UUID, delivery_id: uuid.UUID, *, now: datetime
+    session: AsyncSession, owner: EndpointOwner, endpoint_id: uuid.UUID, delivery_id: uuid.UUID, *, now: datetime
 ) -> WebhookDelivery:
     """Send a delivery again now (any status), with a fresh retry schedule and the same `webhook-id`."""
     row = await get(session, owner, endpoint_id)

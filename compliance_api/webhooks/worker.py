@@ -30,7 +30,7 @@ from compliance_api.kit.fair_queue import FairQueue
 from compliance_api.kit.outage import DatabaseOutage, is_database_unreachable
 from compliance_api.kit.pg_listen import Follower, listen
 from compliance_api.metrics import WEBHOOK_ATTEMPTS, WEBHOOK_LATENCY
-from compliance_api.webhooks.delivery import TIMEOUT, Job, Outcome, Room, Sender, claim, dispatch, record
+from compliance_api.webhooks.delivery import TIMEOUT, DeliveryOutcome, Job, Room, Sender, claim, dispatch, record
 from compliance_api.webhooks.signing import SecretBox
 from compliance_api.webhooks.wake import CHANNEL, waking
 
@@ -65,7 +65,7 @@ class Worker:
             return 0
         limit = asyncio.Semaphore(self.settings.webhooks_concurrency)
 
-        async def send(job: Job) -> Outcome:
+        async def send(job: Job) -> DeliveryOutcome:
             async with limit:
                 return await self.sender.send(job)
 
@@ -90,7 +90,7 @@ class Worker:
             lease = timedelta(seconds=self.settings.webhooks_lease_seconds)
             return await claim(session, batch=size, now=utcnow(), box=self.box, lease=lease, room=room)
 
-    async def _record(self, results: list[tuple[Job, Outcome]]) -> None:
+    async def _record(self, results: list[tuple[Job, DeliveryOutcome]]) -> None:
         for _, outcome in results:
             WEBHOOK_ATTEMPTS.labels(outcome.kind).inc()
             if outcome.latency_ms is not None:
@@ -125,7 +125,7 @@ class _Pipeline:
         self.closing = False
         self.pace: dict[uuid.UUID, float] = {}  # seconds an attempt to the endpoint takes, smoothed
         self.send_within = max(settings.webhooks_lease_seconds / 2, settings.webhooks_lease_seconds - SEND_MARGIN)
-        self.finished: list[tuple[Job, Outcome]] = []
+        self.finished: list[tuple[Job, DeliveryOutcome]] = []
         self.ready = asyncio.Event()
         self.sending = True
 
@@ -232,7 +232,7 @@ class _Pipeline:
                 outcome = await self.worker.sender.send(job)
             except Exception:  # a bug must not take a sender down: the attempt counts as failed
                 log.exception("webhook_send_failed", delivery_id=str(job.delivery_id))
-                outcome = Outcome(None, 0, "internal error while sending", None)
+                outcome = DeliveryOutcome(None, 0, "internal error while sending", None)
             elapsed = time.monotonic() - started
             self.pace[endpoint] = elapsed if endpoint not in self.pace else 0.8 * self.pace[endpoint] + 0.2 * elapsed
             self.finished.append((job, outcome))

@@ -30,7 +30,7 @@ from compliance_api.metrics import WTTA_REFRESHES
 from compliance_api.wtta import register_import, service
 from compliance_api.wtta.download import fetch
 from compliance_api.wtta.register_file import RegisterFileError, read_rows
-from compliance_api.wtta.register_import import ImportResult, ImportSource
+from compliance_api.wtta.register_import import ImportSource, RegisterImportResult
 
 log = structlog.get_logger()
 
@@ -52,7 +52,7 @@ class RefusedRegister(ValueError):
 
 async def refresh_from_url(
     sessionmaker: async_sessionmaker[AsyncSession], *, url: str, environment: Environment = Environment.live
-) -> ImportResult:
+) -> RegisterImportResult:
     """Download `url` if it changed since the last import from it, and import it in one transaction.
 
     A file that cannot be imported is remembered (its validators and hash) and RefusedRegister raised: while it stays

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from compliance_api.kit import rowfile
 from compliance_api.kit.instants import OutOfRange, parse_utc
-from compliance_api.kit.rowfile import Record, RowFileError
+from compliance_api.kit.rowfile import RowFileError, RowRecord
 from compliance_api.wtta.models import AdmissionStatus
 
 FIELDS = ("kvk_number", "legal_name", "admission_status", "admission_number", "admitted_at", "expires_at")
@@ -55,11 +55,11 @@ def _check_header(header: Sequence[str]) -> Sequence[str]:
     return columns
 
 
-def _csv_row(record: Record) -> Row:
+def _csv_row(record: RowRecord) -> Row:
     return validate(IN_ORDER(record.values), "line", record.line)
 
 
-def _json_row(record: Record, number: int) -> Row:
+def _json_row(record: RowRecord, number: int) -> Row:
     """A JSON row's `line` is its record number, which orders the staged rows and names duplicates."""
     for name, value in record.values.items():
         if value is not None and not isinstance(value, str):

@@ -37,7 +37,7 @@ class EmptySnapshot(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class ImportResult:
+class RegisterImportResult:
     import_id: uuid.UUID
     environment: Environment
     rows_read: int
@@ -75,7 +75,7 @@ class ImportSource:
 
 async def record_not_modified(
     session: AsyncSession, *, environment: Environment, origin: ImportSource, full: bool
-) -> ImportResult:
+) -> RegisterImportResult:
     """Record a URL check answered 304: the cache is current, no row is touched."""
     run = WttaImport(
         environment=environment,
@@ -90,7 +90,7 @@ async def record_not_modified(
     )
     queries.add(session, run)
     await session.flush()
-    return ImportResult(run.id, environment, 0, 0, 0, 0, 0, 0, not_modified=True)
+    return RegisterImportResult(run.id, environment, 0, 0, 0, 0, 0, 0, not_modified=True)
 
 
 async def import_rows(
@@ -101,7 +101,7 @@ async def import_rows(
     origin: ImportSource,
     full: bool = False,
     on_stage: Callable[[str], None] = lambda _: None,
-) -> ImportResult:
+) -> RegisterImportResult:
     """Apply a register file's rows in the caller's transaction (see the module docstring)."""
     now = utcnow()
     import_id = uuid.uuid4()
@@ -161,7 +161,7 @@ async def import_rows(
     await raise_version(session, environment)
     await session.flush()
     unchanged = rows_read - created - changed
-    return ImportResult(import_id, environment, rows_read, created, changed, unchanged, status_changes, missing)
+    return RegisterImportResult(import_id, environment, rows_read, created, changed, unchanged, status_changes, missing)
 
 
 async def _one_import_at_a_time(session: AsyncSession, environment: Environment, *, sqlite: bool) -> None:
@@ -239,7 +239,7 @@ async def _emit_status_events(session: AsyncSession, environment: Environment, *
                 environment=environment,
                 at=now,
                 events=[
-                    events.Event(
+                    events.NewEvent(
                         ADMISSION_UPDATED,
                         {
                             "kvk_number": kvk,

@@ -80,7 +80,7 @@ async def import_rows(
     sessionmaker: async_sessionmaker[AsyncSession],
     rows: Sequence[str],
     environment: Environment = Environment.live,
-) -> service.ImportResult:
+) -> service.Dac7ImportResult:
     parsed = activity_file.parse(csv_file(*rows), json_format=False, today=utcnow().date())
     async with sessionmaker.begin() as session:
         return await service.import_activities(session, environment, parsed, now=utcnow())

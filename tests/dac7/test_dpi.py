@@ -218,7 +218,7 @@ async def test_a_changed_seller_is_sent_as_a_correction_and_an_unchanged_one_not
     assert corrected.findtext("dpi:DocSpec/stf:CorrDocRefId", namespaces=NS) in refs
     operator_kind = second.findtext("dpi:DPIBody/dpi:PlatformOperator/dpi:DocSpec/stf:DocTypeIndic", namespaces=NS)
     assert operator_kind == "OECD0", "the operator is resent, unchanged, in a correction"
-    assert made.counts == {dpi.Record.new: 0, dpi.Record.corrected: 1, dpi.Record.deleted: 0}
+    assert made.counts == {dpi.DocTypeRecord.new: 0, dpi.DocTypeRecord.corrected: 1, dpi.DocTypeRecord.deleted: 0}
 
 
 async def test_a_withdrawn_seller_is_sent_as_a_deletion_and_the_sandbox_uses_test_indicators(
@@ -238,7 +238,7 @@ async def test_a_withdrawn_seller_is_sent_as_a_deletion_and_the_sandbox_uses_tes
     assert deleted.findtext("dpi:MessageSpec/dpi:MessageTypeIndic", namespaces=NS) == "DPI402"
     assert _kinds(deleted) == ["OECD13"]
     assert deleted.findtext(".//dpi:ReportableSeller/dpi:DocSpec/stf:CorrDocRefId", namespaces=NS) == previous
-    assert made.counts[dpi.Record.deleted] == 1
+    assert made.counts[dpi.DocTypeRecord.deleted] == 1
     assert (await _try_export(sessionmaker, tmp_path / "again.xml", Environment.test)).path is None
     async with sessionmaker.begin() as session:
         with pytest.raises(service.Dac7Error, match="no record sent"):

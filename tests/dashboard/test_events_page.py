@@ -75,7 +75,7 @@ async def test_events_are_listed_with_their_deliveries_and_attempts(
 ) -> None:
     fay = await signed_up_user(browser, sessionmaker, "fay@example.com")
     _, token = await create_token(sessionmaker, pepper, user=fay)
-    owner = webhooks_service.Owner(fay.id, Environment.live)
+    owner = webhooks_service.EndpointOwner(fay.id, Environment.live)
     endpoint_id = await create_webhook_endpoint(sessionmaker, settings, owner, receiver.url)
     made = await _classified(client, bearer(token), "first")
     receiver.answers.append(Response("busy", status_code=503))

@@ -55,7 +55,7 @@ async def test_the_secret_is_shown_once_and_the_endpoint_is_listed_with_its_even
     assert "No sandbox endpoints yet" in section(page, "webhooks", Environment.test)
     async with sessionmaker() as session:
         user = await accounts_service.get_by_email_or_raise(session, email="fay@example.com")
-        rows = await webhooks_service.list_endpoints(session, webhooks_service.Owner(user.id, Environment.live))
+        rows = await webhooks_service.list_endpoints(session, webhooks_service.EndpointOwner(user.id, Environment.live))
     assert [r.url for r in rows] == ["https://hooks.example.com/in"]
 
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from compliance_api.kit import rowfile
-from compliance_api.kit.rowfile import Record, RowFileError
+from compliance_api.kit.rowfile import RowFileError, RowRecord
 
 FIELDS = ("id", "name", "amount")
 
@@ -21,7 +21,7 @@ def check_header(header: Sequence[str]) -> Sequence[str]:
     return header
 
 
-def read(content: bytes, json_format: bool | None = None) -> list[Record]:
+def read(content: bytes, json_format: bool | None = None) -> list[RowRecord]:
     return list(rowfile.read(io.BytesIO(content), fields=FIELDS, check_header=check_header, json_format=json_format))
 
 

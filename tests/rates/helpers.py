@@ -26,7 +26,7 @@ async def store(
     environment: Environment = Environment.live,
     window_months: int = 24,
     synthetic: bool = False,
-) -> service.ImportResult:
+) -> service.RateImportResult:
     return await service.add_observations(
         session,
         environment=environment,

@@ -68,7 +68,7 @@ async def test_usage_counts_requests_and_429s_per_day_and_token_in_one_environme
         ],
     )
     async with sessionmaker() as session:
-        usage = await service.usage(session, service.Owner(user.id, Environment.live), NOW)
+        usage = await service.usage(session, service.LogOwner(user.id, Environment.live), NOW)
     assert len(usage.days) == 30
     assert (usage.days[0].day, usage.days[-1].day) == (dt.date(2026, 10, 27), dt.date(2026, 11, 25))
     assert (usage.days[-1].requests, usage.days[-1].rate_limited) == (3, 1)
@@ -82,7 +82,7 @@ async def test_the_log_keeps_30_days(audit: GroupCommit, sessionmaker: Maker, pe
     token, _ = await create_token(sessionmaker, pepper)
     now = utcnow()
     await _log(audit, [(token, now - dt.timedelta(days=31), 200), (token, now - dt.timedelta(days=29), 200)])
-    owner = service.Owner(token.user_id, Environment.live)
+    owner = service.LogOwner(token.user_id, Environment.live)
     async with sessionmaker() as session:
         listed = await service.list_requests(
             session, owner, service.Filters(), limit=10, cursor=None, cursors=CURSORS, now=now
@@ -100,10 +100,12 @@ async def test_a_request_of_another_account_is_not_found(
     await _log(audit, [(token, utcnow(), 200)])
     [row] = await stored_rows(sessionmaker)
     async with sessionmaker() as session:
-        own = await service.get_request(session, service.Owner(token.user_id, Environment.live), row["id"], utcnow())
-        other = await service.get_request(session, service.Owner(uuid.uuid4(), Environment.live), row["id"], utcnow())
+        own = await service.get_request(session, service.LogOwner(token.user_id, Environment.live), row["id"], utcnow())
+        other = await service.get_request(
+            session, service.LogOwner(uuid.uuid4(), Environment.live), row["id"], utcnow()
+        )
         sandbox = await service.get_request(
-            session, service.Owner(token.user_id, Environment.test), row["id"], utcnow()
+            session, service.LogOwner(token.user_id, Environment.test), row["id"], utcnow()
         )
     assert own is not None
     assert own.token_name == "test"

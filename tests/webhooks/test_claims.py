@@ -21,7 +21,7 @@ COUNT = 10
 
 async def _pending(settings: Settings, sessionmaker: async_sessionmaker[AsyncSession], box: SecretBox) -> None:
     user = await create_user(sessionmaker)
-    owner = service.Owner(user.id, Environment.live)
+    owner = service.EndpointOwner(user.id, Environment.live)
     async with sessionmaker.begin() as session:
         row, _ = await service.create(
             session,

@@ -25,7 +25,7 @@ ADMISSION = {"kvk_number": "99000003", "from_status": "admitted", "to_status": "
 
 
 async def _endpoint(sessionmaker: Maker, settings: Settings, environment: Environment, wanted: list[str]) -> uuid.UUID:
-    owner = service.Owner((await create_user(sessionmaker)).id, environment)
+    owner = service.EndpointOwner((await create_user(sessionmaker)).id, environment)
     return await create_webhook_endpoint(sessionmaker, settings, owner, enabled_events=tuple(wanted))
 
 

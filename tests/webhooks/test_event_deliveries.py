@@ -29,8 +29,8 @@ ADMISSION = {
 async def test_each_owner_sees_only_the_deliveries_to_its_own_endpoints(
     sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, receiver: Receiver, worker: Worker
 ) -> None:
-    anna = service.Owner((await create_user(sessionmaker)).id, Environment.live)
-    ben = service.Owner((await create_user(sessionmaker)).id, Environment.live)
+    anna = service.EndpointOwner((await create_user(sessionmaker)).id, Environment.live)
+    ben = service.EndpointOwner((await create_user(sessionmaker)).id, Environment.live)
     anna_endpoint = await create_webhook_endpoint(sessionmaker, settings, anna, receiver.url + "/anna")
     await create_webhook_endpoint(sessionmaker, settings, ben, receiver.url + "/ben")
     async with sessionmaker.begin() as session:
@@ -51,7 +51,7 @@ async def test_each_owner_sees_only_the_deliveries_to_its_own_endpoints(
         assert [(a.number, a.status_code) for a in delivered.attempts] == [(1, 200)]
         ben_sees = await service.deliveries_of_events(session, ben, [event_id, other])
         assert {d.endpoint_url for found in ben_sees.values() for d in found} == {receiver.url + "/ben"}
-        sandbox = service.Owner(anna.user_id, Environment.test)
+        sandbox = service.EndpointOwner(anna.user_id, Environment.test)
         assert await service.deliveries_of_events(session, sandbox, [event_id]) == {event_id: []}
         assert await service.deliveries_of_events(session, anna, []) == {}
 
@@ -59,7 +59,7 @@ async def test_each_owner_sees_only_the_deliveries_to_its_own_endpoints(
 async def test_an_event_not_yet_handed_on_has_no_delivery(
     sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
 ) -> None:
-    anna = service.Owner((await create_user(sessionmaker)).id, Environment.live)
+    anna = service.EndpointOwner((await create_user(sessionmaker)).id, Environment.live)
     await create_webhook_endpoint(sessionmaker, settings, anna, "https://hooks.example.com/in")
     async with sessionmaker.begin() as session:
         event_id = await events.emit(

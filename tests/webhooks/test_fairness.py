@@ -76,7 +76,7 @@ async def _backlog(sessionmaker: Maker, account: Account, count: int) -> None:
             session,
             environment=Environment.live,
             events=[
-                events.Event(EventName.PASSPORT_UPDATED, {"freelancer_id": owner, "change": "sector", "n": n})
+                events.NewEvent(EventName.PASSPORT_UPDATED, {"freelancer_id": owner, "change": "sector", "n": n})
                 for n in range(count)
             ],
             at=utcnow() - dt.timedelta(minutes=5),

@@ -82,7 +82,7 @@ async def test_a_killed_worker_loses_nothing(
     async with sessionmaker.begin() as session:
         await service.create(
             session,
-            service.Owner(user.id, Environment.live),
+            service.EndpointOwner(user.id, Environment.live),
             url=counting.url,
             enabled_events=["wtta.admission.updated"],
             description="no-loss",
@@ -95,7 +95,9 @@ async def test_a_killed_worker_loses_nothing(
         await events.emit_many(
             session,
             environment=Environment.live,
-            events=[events.Event(EventName.WTTA_ADMISSION_UPDATED, {"kvk_number": f"{n:08d}"}) for n in range(EVENTS)],
+            events=[
+                events.NewEvent(EventName.WTTA_ADMISSION_UPDATED, {"kvk_number": f"{n:08d}"}) for n in range(EVENTS)
+            ],
         )
     count = 1 if settings.is_sqlite else 2
     workers = [await _worker(settings, var_dir) for _ in range(count)]

@@ -34,7 +34,7 @@ async def _emit(sessionmaker: Maker, account: Account, count: int = 1, type: str
     payload = {"freelancer_id": str(account.user.id), "user_id": str(account.user.id), "change": "sector"}
     async with sessionmaker.begin() as session:
         await events.emit_many(
-            session, environment=Environment.live, events=[events.Event(EventName(type), payload)] * count, ids=ids
+            session, environment=Environment.live, events=[events.NewEvent(EventName(type), payload)] * count, ids=ids
         )
         await webhook_delivery.dispatch(session, batch=count + 10, now=utcnow())
     return [str(i) for i in ids]

@@ -78,7 +78,7 @@ async def _listening(dsn: str) -> None:
         await connection.close()
 
 
-async def _recorded(maker: async_sessionmaker[AsyncSession], owner: service.Owner, endpoint: uuid.UUID) -> None:
+async def _recorded(maker: async_sessionmaker[AsyncSession], owner: service.EndpointOwner, endpoint: uuid.UUID) -> None:
     """Until every delivery to the endpoint has been recorded."""
     while True:
         async with maker() as session:
@@ -92,7 +92,7 @@ async def test_a_worker_in_another_process_hears_of_a_queued_test_event_through_
     proxied_postgres: ProxiedPostgres, receiver: Receiver, settings: Settings, var_dir: Path
 ) -> None:
     maker = proxied_postgres.sessionmaker
-    owner = service.Owner((await create_user(maker)).id, Environment.live)
+    owner = service.EndpointOwner((await create_user(maker)).id, Environment.live)
     endpoint = await create_webhook_endpoint(maker, settings, owner, receiver.url)
     env = os.environ | {
         "DATABASE_URL": proxied_postgres.url,

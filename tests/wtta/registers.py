@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.kit.environment import Environment
 from compliance_api.wtta import register_import
 from compliance_api.wtta.register_file import FIELDS, read_rows
-from compliance_api.wtta.register_import import ImportResult, ImportSource
+from compliance_api.wtta.register_import import ImportSource, RegisterImportResult
 
 HEADER = ",".join(FIELDS)
 
@@ -45,7 +45,7 @@ async def import_file(
     full: bool = False,
     source: str = "test register",
     source_url: str | None = None,
-) -> ImportResult:
+) -> RegisterImportResult:
     async with sessionmaker.begin() as session:
         return await register_import.import_rows(
             session,
@@ -58,5 +58,5 @@ async def import_file(
 
 async def import_lines(
     sessionmaker: async_sessionmaker[AsyncSession], lines: Sequence[str], **options: object
-) -> ImportResult:
+) -> RegisterImportResult:
     return await import_file(sessionmaker, register_csv(*lines), **options)  # type: ignore[arg-type]

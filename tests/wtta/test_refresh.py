@@ -351,7 +351,7 @@ async def test_the_worker_process_survives_a_bad_register_and_keeps_delivering_w
         assert refused["error"] == error
 
         allowed = settings.model_copy(update={"webhooks_allow_private_targets": True})
-        owner = webhooks_service.Owner((await create_user(sessionmaker)).id, Environment.live)
+        owner = webhooks_service.EndpointOwner((await create_user(sessionmaker)).id, Environment.live)
         async with receiving(Receiver) as receiver:
             endpoint_id = await create_webhook_endpoint(sessionmaker, allowed, owner, receiver.url)
             async with sessionmaker.begin() as session:

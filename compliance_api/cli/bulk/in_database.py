@@ -18,8 +18,8 @@ from compliance_api.classify.language import DEFAULT_LANGUAGE
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import BatchRequest, CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.service import score_cross_border, score_engagement
-from compliance_api.cli.bulk.rows import Batch, Endpoint
-from compliance_api.cli.bulk.runner import Answer
+from compliance_api.cli.bulk.rows import Batch, BulkEndpoint
+from compliance_api.cli.bulk.runner import BulkAnswer
 from compliance_api.idempotency.service import REPLAYED_HEADER, Idempotency, fingerprint
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit
@@ -37,7 +37,7 @@ class DatabaseSender:
     base_url: str
     """Where the problems' `type` links point (`COMPLIANCE_PUBLIC_BASE_URL`)."""
 
-    async def send(self, batch: Batch) -> Answer:
+    async def send(self, batch: Batch) -> BulkAnswer:
         """One transaction per batch: the Idempotency-Key's record is kept with the batch's verdicts."""
         body = BatchRequest(items=list(batch.bodies))
         async with self.sessionmaker.begin() as session:
@@ -49,12 +49,12 @@ class DatabaseSender:
                 lambda: self._classify(batch.endpoint, body),
                 compaction=VERDICT_REFERENCES,
             )
-        return Answer(orjson.loads(response.body)["data"], replayed=response.headers.get(REPLAYED_HEADER) == "true")
+        return BulkAnswer(orjson.loads(response.body)["data"], replayed=response.headers.get(REPLAYED_HEADER) == "true")
 
-    def _classify(self, endpoint: Endpoint, body: BatchRequest) -> Awaitable[dict[str, Any]]:
+    def _classify(self, endpoint: BulkEndpoint, body: BatchRequest) -> Awaitable[dict[str, Any]]:
         now, items = utcnow(), body.items
         args = (self.rulesets, now, DEFAULT_LANGUAGE, self.base_url)
-        if endpoint is Endpoint.dutch:
+        if endpoint is BulkEndpoint.dutch:
             return classify_batch.classify_batch(
                 self.audit, self.caller, items, ZelfstandigenwetRequest, score_engagement, *args
             )

@@ -22,7 +22,7 @@ import httpx
 
 from compliance_api import __version__
 from compliance_api.cli.bulk.rows import Batch
-from compliance_api.cli.bulk.runner import Answer, SendFailed
+from compliance_api.cli.bulk.runner import BulkAnswer, SendFailed
 from compliance_api.idempotency.service import REPLAYED_HEADER
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.retry_after import read_retry_after
@@ -74,11 +74,11 @@ class HttpSender:
     http: httpx.AsyncClient
     retries: Retries
 
-    async def send(self, batch: Batch) -> Answer:
+    async def send(self, batch: Batch) -> BulkAnswer:
         failures = 0
         while True:
             result = await self._attempt(batch)
-            if isinstance(result, Answer):
+            if isinstance(result, BulkAnswer):
                 return result
             if result.counted:
                 failures += 1
@@ -89,7 +89,7 @@ class HttpSender:
             self.retries.tell(f"{batch.lines}: {result.reason}; retrying in {wait:.0f} s")
             await self.retries.sleep(wait)
 
-    async def _attempt(self, batch: Batch) -> Answer | _Failure:
+    async def _attempt(self, batch: Batch) -> BulkAnswer | _Failure:
         try:
             response = await self.http.post(
                 batch.endpoint.value, json={"items": batch.bodies}, headers={"Idempotency-Key": batch.key}
@@ -141,11 +141,11 @@ def _retry_after(response: httpx.Response) -> float | None:
     return None if asked is None else max(asked.total_seconds(), 0.0)
 
 
-def _answer(batch: Batch, response: httpx.Response) -> Answer:
+def _answer(batch: Batch, response: httpx.Response) -> BulkAnswer:
     try:
         data = response.json()["data"]
     except (ValueError, KeyError, TypeError):
         raise SendFailed(f"{batch.lines}: the answer is not a batch result") from None
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise SendFailed(f"{batch.lines}: the answer is not a batch result")
-    return Answer(data, replayed=response.headers.get(REPLAYED_HEADER) == "true")
+    return BulkAnswer(data, replayed=response.headers.get(REPLAYED_HEADER) == "true")

@@ -71,7 +71,7 @@ KEY_SCHEME = "compliance-api classify bulk 1"
 """Hashed into every Idempotency-Key: a change of how keys are made must not replay answers made the old way."""
 
 
-class Endpoint(StrEnum):
+class BulkEndpoint(StrEnum):
     """The batch endpoint of a test, by its path."""
 
     dutch = "/v1/classify/zelfstandigenwet/batch"
@@ -93,7 +93,7 @@ class RowError:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    endpoint: Endpoint
+    endpoint: BulkEndpoint
     body: Mapping[str, Any]
 
 
@@ -103,7 +103,7 @@ class Row:
     position: int
     """The row's number among the file's rows (1 for the first), which places it in a block."""
     cells: Mapping[str, str]
-    endpoint: Endpoint | None
+    endpoint: BulkEndpoint | None
     """Its test's endpoint; None when its country is not a test."""
     parsed: Request | RowError
 
@@ -112,7 +112,7 @@ class Row:
 class Batch:
     """Rows of one block sent to one endpoint under one Idempotency-Key."""
 
-    endpoint: Endpoint
+    endpoint: BulkEndpoint
     rows: tuple[Row, ...]
     key: str
 
@@ -127,7 +127,7 @@ class Batch:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class RowOutcome:
     """What the results say of a row."""
 
     id: str = ""
@@ -137,11 +137,11 @@ class Outcome:
     error: str = ""
 
     @classmethod
-    def refused(cls, line: int, error: RowError) -> Outcome:
+    def refused(cls, line: int, error: RowError) -> RowOutcome:
         return cls(error_code=error.code, error=error.text(line))
 
     @classmethod
-    def of_item(cls, line: int, item: Mapping[str, Any]) -> Outcome:
+    def of_item(cls, line: int, item: Mapping[str, Any]) -> RowOutcome:
         """A batch answer's item: a verdict, or the item's problem (it names an `index`)."""
         if "index" not in item:
             return cls(id=str(item["id"]), verdict=str(item["verdict"]), score=str(item["score"]))
@@ -196,7 +196,7 @@ def _row(line: int, position: int, cells: Mapping[str, str], as_of: str | None) 
         error = RowError(INVALID, ((COUNTRY, f"{country!r} is not NL, FR, DE or BE (empty means NL)"),))
         return Row(line, position, cells, None, error)
     test = Test(country)
-    endpoint = Endpoint.dutch if test is Test.NL else Endpoint.cross_border
+    endpoint = BulkEndpoint.dutch if test is Test.NL else BulkEndpoint.cross_border
     body: dict[str, Any] = {}
     answers: dict[str, Any] = {}
     messages: list[tuple[str | None, str]] = []
@@ -250,8 +250,8 @@ def _column(field: str) -> str:
 
 def batches(rows: Iterable[Row], batch_size: int, run_id: str) -> list[Batch]:
     """The sendable rows in batches of at most `batch_size`: per block of the file and endpoint, in file order."""
-    groups: dict[tuple[int, Endpoint, int], list[Row]] = {}
-    places: dict[tuple[int, Endpoint], int] = {}
+    groups: dict[tuple[int, BulkEndpoint, int], list[Row]] = {}
+    places: dict[tuple[int, BulkEndpoint], int] = {}
     for row in rows:
         if row.endpoint is None:
             continue
@@ -265,7 +265,7 @@ def batches(rows: Iterable[Row], batch_size: int, run_id: str) -> list[Batch]:
     ]
 
 
-def batch_key(run_id: str, endpoint: Endpoint, rows: Sequence[Row]) -> str:
+def batch_key(run_id: str, endpoint: BulkEndpoint, rows: Sequence[Row]) -> str:
     """The Idempotency-Key of a batch: a SHA-256 of the run id, the endpoint, and each row's line and request body.
     Two equal rows on different lines are two engagements, so their lines are part of it."""
     sent = [[row.line, row.parsed.body] for row in rows if isinstance(row.parsed, Request)]
@@ -273,7 +273,7 @@ def batch_key(run_id: str, endpoint: Endpoint, rows: Sequence[Row]) -> str:
     return "bulk-" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
-ResultWriter = Callable[[Sequence[Row], Mapping[int, Outcome]], None]
+ResultWriter = Callable[[Sequence[Row], Mapping[int, RowOutcome]], None]
 """Writes the results of some rows (a block), given each row's outcome by line."""
 
 
@@ -290,7 +290,7 @@ def results_file(
             writer = csv.writer(file)
             writer.writerow(["line", *header, *RESULT_COLUMNS])
 
-            def write(rows: Sequence[Row], outcomes: Mapping[int, Outcome]) -> None:
+            def write(rows: Sequence[Row], outcomes: Mapping[int, RowOutcome]) -> None:
                 for row in rows:
                     outcome = outcomes[row.line]
                     result = (outcome.id, outcome.verdict, outcome.score, outcome.error_code, outcome.error)

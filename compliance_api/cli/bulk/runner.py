@@ -1,4 +1,4 @@
-"""A bulk run: the file's rows a block at a time, each block's batches sent through a `Sender` (over HTTP or in the
+"""A bulk run: the file's rows a block at a time, each block's batches sent through a `BulkSender` (over HTTP or in the
 database), each answer matched to its rows, the block's results written before the next block is read."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from compliance_api.cli.bulk.rows import BLOCK_ROWS, Batch, Outcome, ResultWriter, Row, RowError, batches
+from compliance_api.cli.bulk.rows import BLOCK_ROWS, Batch, ResultWriter, Row, RowError, RowOutcome, batches
 
 SHOWN_ERRORS = 20
 """Refused rows the report keeps to name on stderr; the results file names them all."""
@@ -21,15 +21,15 @@ RESUME = (
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class BulkAnswer:
     """A batch endpoint's `data`, and whether it was replayed for a key an earlier run sent."""
 
     items: Sequence[Mapping[str, Any]]
     replayed: bool
 
 
-class Sender(Protocol):
-    async def send(self, batch: Batch) -> Answer:
+class BulkSender(Protocol):
+    async def send(self, batch: Batch) -> BulkAnswer:
         """The answer to one batch under its Idempotency-Key; raises SendFailed when there will be none."""
 
 
@@ -62,15 +62,15 @@ class Report:
     def refused(self) -> int:
         return self.rows - self.verdicts.total()
 
-    def add(self, batch: Batch, answer: Answer, outcomes: dict[int, Outcome]) -> None:
+    def add(self, batch: Batch, answer: BulkAnswer, outcomes: dict[int, RowOutcome]) -> None:
         if len(answer.items) != len(batch.rows):
             raise SendFailed(f"{batch.lines}: the answer has {len(answer.items)} items for {len(batch.rows)} rows")
         for row, item in zip(batch.rows, answer.items, strict=True):
-            outcomes[row.line] = outcome = Outcome.of_item(row.line, item)
+            outcomes[row.line] = outcome = RowOutcome.of_item(row.line, item)
             self.replayed += bool(answer.replayed and outcome.id)
         self.batches += 1
 
-    def count(self, rows: Sequence[Row], outcomes: Mapping[int, Outcome]) -> None:
+    def count(self, rows: Sequence[Row], outcomes: Mapping[int, RowOutcome]) -> None:
         for row in rows:
             outcome = outcomes[row.line]
             self.rows += 1
@@ -86,7 +86,7 @@ class Report:
 
 async def classify_rows(
     rows: Iterable[Row],
-    sender: Sender,
+    sender: BulkSender,
     write: ResultWriter,
     report: Report,
     *,
@@ -101,7 +101,7 @@ async def classify_rows(
     remaining = iter(rows)
     for block in iter(lambda: tuple(itertools.islice(remaining, BLOCK_ROWS)), ()):
         outcomes = {
-            row.line: Outcome.refused(row.line, row.parsed) for row in block if isinstance(row.parsed, RowError)
+            row.line: RowOutcome.refused(row.line, row.parsed) for row in block if isinstance(row.parsed, RowError)
         }
         try:
             await _send(batches(block, batch_size, run_id), sender, report, outcomes, concurrency)
@@ -116,7 +116,7 @@ async def classify_rows(
 
 
 async def _send(
-    pending: Sequence[Batch], sender: Sender, report: Report, outcomes: dict[int, Outcome], concurrency: int
+    pending: Sequence[Batch], sender: BulkSender, report: Report, outcomes: dict[int, RowOutcome], concurrency: int
 ) -> None:
     queue = iter(pending)
 

@@ -29,9 +29,9 @@ from compliance_api.dashboard.i18n import N_, Translator, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.questionnaire import (
     TEST_NAMES,
-    Fact,
-    Question,
-    Questionnaire,
+    FormFact,
+    FormQuestion,
+    QuestionnaireKind,
     Submission,
     answer_sets,
     answers_of,
@@ -66,7 +66,7 @@ from compliance_api.sessions import DbSession
 log = structlog.get_logger()
 router = APIRouter()
 PATH = "/assessments"
-QUESTIONNAIRES = {questionnaire.value: questionnaire for questionnaire in Questionnaire}
+QUESTIONNAIRES = {questionnaire.value: questionnaire for questionnaire in QuestionnaireKind}
 QUESTIONNAIRE, ENVIRONMENT = N_("Test"), N_("Environment")
 BUSINESSES_ONLY = text(N_("Assessments are for business accounts: they judge an engagement you hire a freelancer for."))
 
@@ -83,7 +83,7 @@ def _start(request: Request, account: User, *, status_code: int = 200, **context
         status_code=status_code,
         questionnaires=_names(translator_of(request)),
         environments=list(Environment),
-        **{"environment": Environment.live, "questionnaire": Questionnaire.zelfstandigenwet, **context},
+        **{"environment": Environment.live, "questionnaire": QuestionnaireKind.zelfstandigenwet, **context},
     )
 
 
@@ -95,7 +95,7 @@ async def start_page(request: Request, account: CurrentAccount) -> HTMLResponse:
 def _form(
     request: Request,
     account: User,
-    questionnaire: Questionnaire,
+    questionnaire: QuestionnaireKind,
     environment: Environment,
     *,
     status_code: int = 200,
@@ -177,7 +177,7 @@ async def submit(request: Request, account: CurrentAccount, form: CheckedForm) -
 def _log_request(
     request: Request,
     asking: Acting,
-    questionnaire: Questionnaire,
+    questionnaire: QuestionnaireKind,
     form: FormData,
     response: Response,
     decision: Decision,
@@ -185,7 +185,7 @@ def _log_request(
 ) -> None:
     """Into the request log as the API operation it stands for (a check as its dry run, a save as the kept one),
     with no token: so that usage and the log show what the page says counts against the limits."""
-    test = "zelfstandigenwet" if questionnaire is Questionnaire.zelfstandigenwet else "cross-border"
+    test = "zelfstandigenwet" if questionnaire is QuestionnaireKind.zelfstandigenwet else "cross-border"
     path = f"/v1/classify/{test}" + ("" if field(form, "action") == SAVE else "/dry-run")
     status = 200 if response.status_code == 303 else response.status_code  # a save answers with its verdict's page
     buffer_of(request).record(
@@ -207,7 +207,7 @@ def _log_request(
 async def _assessed(
     request: Request,
     account: User,
-    questionnaire: Questionnaire,
+    questionnaire: QuestionnaireKind,
     environment: Environment,
     form: FormData,
     answered: Submission,
@@ -269,10 +269,10 @@ def _scored(
 
 
 def _shown(
-    questionnaire: Questionnaire,
+    questionnaire: QuestionnaireKind,
     result: dict[str, Any],
     request: dict[str, Any],
-    questions: tuple[Question, ...],
+    questions: tuple[FormQuestion, ...],
     translator: Translator,
 ) -> dict[str, Any]:
     """What the page shows of a verdict, kept or not: what decided it, the presumption and what to answer next."""
@@ -284,13 +284,13 @@ def _shown(
     }
 
 
-def _presumption(result: dict[str, Any], translator: Translator) -> Fact | None:
+def _presumption(result: dict[str, Any], translator: Translator) -> FormFact | None:
     """The Dutch tariefgrens presumption, when the rate is at or below it: it weighs towards employment (it lowers the
     score at which the verdict is `unsafe`) but decides nothing on its own."""
     threshold = result.get("tariefgrens")
     if not result.get("presumption_of_employment") or threshold is None:
         return None
-    return Fact(
+    return FormFact(
         translator.gettext(
             "The rate is at or below the tariefgrens of EUR %(amount)s (from %(valid_from)s), so employment is "
             "presumed.",

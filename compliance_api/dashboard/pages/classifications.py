@@ -61,7 +61,7 @@ STALE_CURSOR = text(
 
 
 @dataclass(frozen=True, slots=True)
-class Shown:
+class ShownClassification:
     """What the list shows: the environment, the filters as typed (echoed in the form and the page links)."""
 
     environment: Environment
@@ -70,7 +70,7 @@ class Shown:
     cursor: str | None
 
 
-def _shown(request: Request) -> Shown:
+def _shown(request: Request) -> ShownClassification:
     """The filters of the query string, checked as `GET /v1/classifications` checks its own; FilterError if not."""
     params = request.query_params
     values = {name: query.text(params, name, LABELS[name]) for name in FILTER_NAMES}
@@ -92,7 +92,7 @@ def _shown(request: Request) -> Shown:
         created_after=after,
         created_before=before,
     )
-    return Shown(query.environment(params), values, filters, query.text(params, "cursor", CURSOR) or None)
+    return ShownClassification(query.environment(params), values, filters, query.text(params, "cursor", CURSOR) or None)
 
 
 def _test_names(request: Request) -> dict[str, str]:

@@ -36,14 +36,14 @@ TYPES, CREATED_AFTER, CURSOR = N_("Types"), N_("Created after"), N_("Cursor")
 
 
 @dataclass(frozen=True, slots=True)
-class Shown:
+class ShownEvent:
     environment: Environment
     types: list[str]
     created_after: str
     cursor: str | None
 
 
-def _shown(request: Request) -> Shown:
+def _shown(request: Request) -> ShownEvent:
     """The filters of `GET /v1/events` from the query string; FilterError when one is not usable."""
     params = request.query_params
     types = query.texts(params, "type", TYPES)
@@ -52,7 +52,7 @@ def _shown(request: Request) -> Shown:
     created_after = query.text(params, "created_after", CREATED_AFTER)
     query.moment(created_after, CREATED_AFTER)
     cursor = query.text(params, "cursor", CURSOR) or None
-    return Shown(query.environment(params), sorted(set(types)), created_after, cursor)
+    return ShownEvent(query.environment(params), sorted(set(types)), created_after, cursor)
 
 
 def _list_page(request: Request, account: CurrentAccount, *, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -94,7 +94,7 @@ async def events_page(request: Request, account: CurrentAccount, session: DbSess
         )
     except (ApiError, InvalidFields):
         return _list_page(request, account, status_code=400, error=STALE_CURSOR, **context)
-    owner = webhooks_service.Owner(account.id, shown.environment)
+    owner = webhooks_service.EndpointOwner(account.id, shown.environment)
     deliveries = await webhooks_service.deliveries_of_events(session, owner, [row.id for row in page.rows])
     links: dict[str, str | list[str]] = {
         "environment": shown.environment.value,
@@ -121,7 +121,7 @@ async def event_page(
         event = await events_service.get_event(session, reader, event_id, utcnow())
     except ApiError:  # another account's, the other environment's, past retention or unknown
         return not_found(request, account)
-    owner = webhooks_service.Owner(account.id, environment)
+    owner = webhooks_service.EndpointOwner(account.id, environment)
     deliveries = (await webhooks_service.deliveries_of_events(session, owner, [event.id]))[event.id]
     return render(
         request,

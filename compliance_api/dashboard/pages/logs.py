@@ -60,7 +60,7 @@ async def logs_page(request: Request, account: CurrentAccount, session: DbSessio
     environment = _environment(request.query_params.get("environment"))
     filters = _filters(request)
     cursor = request.query_params.get("cursor") or None
-    owner = service.Owner(account.id, environment, dashboard_too=True)
+    owner = service.LogOwner(account.id, environment, dashboard_too=True)
     context: dict[str, Any] = {
         "environment": environment,
         "environments": list(Environment),
@@ -96,7 +96,7 @@ async def request_page(
     request: Request, environment: Environment, entry_id: uuid.UUID, account: CurrentAccount, session: DbSession
 ) -> Response:
     logged = await service.get_request(
-        session, service.Owner(account.id, environment, dashboard_too=True), entry_id, utcnow()
+        session, service.LogOwner(account.id, environment, dashboard_too=True), entry_id, utcnow()
     )
     if logged is None:
         return not_found(request, account)

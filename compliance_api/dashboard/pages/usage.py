@@ -97,7 +97,7 @@ async def usage_page(request: Request, account: CurrentAccount, session: DbSessi
     now = utcnow()
     sections = []
     for environment in Environment:
-        usage = await service.usage(session, service.Owner(account.id, environment), now)
+        usage = await service.usage(session, service.LogOwner(account.id, environment), now)
         sections.append(_for(environment, usage, tier_for(account.plan, environment), translator_of(request)))
     return render(request, "usage/page.html", account=account, sections=sections)
 

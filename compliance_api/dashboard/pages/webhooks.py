@@ -47,8 +47,8 @@ REFUSALS = {
 SUBSCRIBABLE = {name: event for name, event in EVENT_TYPES.items() if event.routing != "endpoint"}
 
 
-def _owner(account: User, environment: Environment) -> webhooks_service.Owner:
-    return webhooks_service.Owner(account.id, environment)
+def _owner(account: User, environment: Environment) -> webhooks_service.EndpointOwner:
+    return webhooks_service.EndpointOwner(account.id, environment)
 
 
 async def _page(

@@ -13,7 +13,7 @@ import pytest
 
 from compliance_api.cli.bulk.over_http import HttpSender, Retries, client
 from compliance_api.cli.bulk.rows import Batch, batches, read_rows
-from compliance_api.cli.bulk.runner import Answer, SendFailed
+from compliance_api.cli.bulk.runner import BulkAnswer, SendFailed
 
 TOKEN = "sk_live_" + "x" * 38
 BATCH: Batch = batches(read_rows(io.BytesIO(b"reference,own_tools\na,yes\nb,no\n"), None)[1], 100, "")[0]
@@ -44,7 +44,7 @@ class Script:
         return step
 
 
-async def _send(script: Script, attempts: int = 5) -> tuple[list[float], list[str], Answer]:
+async def _send(script: Script, attempts: int = 5) -> tuple[list[float], list[str], BulkAnswer]:
     waits: list[float] = []
     told: list[str] = []
 

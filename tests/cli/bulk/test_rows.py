@@ -11,11 +11,11 @@ import pytest
 
 from compliance_api.cli.bulk.rows import (
     Batch,
-    Endpoint,
-    Outcome,
+    BulkEndpoint,
     Request,
     Row,
     RowError,
+    RowOutcome,
     batches,
     read_rows,
     results_file,
@@ -38,11 +38,11 @@ def test_the_country_column_picks_the_test_and_cells_become_typed_answers() -> N
     )
     assert [row.parsed for row in rows] == [
         Request(
-            Endpoint.dutch,
+            BulkEndpoint.dutch,
             {"reference": "a", "engagement": {"hourly_rate_eur": 95.5, "months_duration": 12, "own_tools": True}},
         ),
         Request(
-            Endpoint.dutch,
+            BulkEndpoint.dutch,
             {
                 "reference": "b",
                 "monitor": True,
@@ -50,7 +50,7 @@ def test_the_country_column_picks_the_test_and_cells_become_typed_answers() -> N
             },
         ),
         Request(
-            Endpoint.cross_border,
+            BulkEndpoint.cross_border,
             {"reference": "c", "monitor": False, "country": "DE", "criteria": {"subject_to_instructions": True}},
         ),
     ]
@@ -107,15 +107,15 @@ def test_the_example_file_of_the_guide_reads_as_the_guide_says() -> None:
 SIX = "country,reference,own_tools\n" + "NL,a,\nDE,b,\nNL,c,maybe\nNL,d,\nFR,e,\nXX,f,\n"
 
 
-def _references(found: list[Batch]) -> list[tuple[Endpoint, list[str]]]:
+def _references(found: list[Batch]) -> list[tuple[BulkEndpoint, list[str]]]:
     return [(batch.endpoint, [row.cells["reference"] for row in batch.rows]) for batch in found]
 
 
 def test_batches_hold_rows_of_one_endpoint_in_file_order_and_refused_rows_keep_their_place() -> None:
     assert _references(batches(_rows(SIX), 2, "")) == [
-        (Endpoint.dutch, ["a"]),  # c, refused, is second among the Dutch rows
-        (Endpoint.cross_border, ["b", "e"]),
-        (Endpoint.dutch, ["d"]),
+        (BulkEndpoint.dutch, ["a"]),  # c, refused, is second among the Dutch rows
+        (BulkEndpoint.cross_border, ["b", "e"]),
+        (BulkEndpoint.dutch, ["d"]),
     ]
 
 
@@ -137,7 +137,7 @@ def test_equal_rows_on_other_lines_are_other_engagements() -> None:
 def test_fixing_a_refused_row_changes_only_the_key_of_its_batch() -> None:
     before = batches(_rows(SIX), 2, "")
     after = batches(_rows(SIX.replace("NL,c,maybe", "NL,c,yes")), 2, "")
-    assert _references(after)[0] == (Endpoint.dutch, ["a", "c"])
+    assert _references(after)[0] == (BulkEndpoint.dutch, ["a", "c"])
     assert after[0].key != before[0].key
     assert [b.key for b in after[1:]] == [b.key for b in before[1:]]
 
@@ -164,19 +164,19 @@ def test_an_api_problem_names_the_csv_column() -> None:
         "detail": "…",
         "errors": [{"field": "items.0.engagement.hourly_rate_eur", "message": "Input should be >= 0"}],
     }
-    outcome = Outcome.of_item(7, problem)
+    outcome = RowOutcome.of_item(7, problem)
     assert (outcome.error_code, outcome.error) == (
         "validation_failed",
         "line 7: field hourly_rate_eur: Input should be >= 0",
     )
-    verdict = Outcome.of_item(8, {"id": "c0ffee", "verdict": "safe", "score": 12, "advice": "…"})
+    verdict = RowOutcome.of_item(8, {"id": "c0ffee", "verdict": "safe", "score": 12, "advice": "…"})
     assert (verdict.id, verdict.verdict, verdict.score, verdict.error) == ("c0ffee", "safe", "12", "")
 
 
 def test_results_keep_the_input_with_line_in_front_and_outcomes_after(tmp_path: Path) -> None:
     header, read = read_rows(io.BytesIO(b'reference,own_tools\n"a, b",yes\nc,maybe\n'), None)
     rows = list(read)
-    outcomes = {2: Outcome(id="1", verdict="risky", score="40"), 3: Outcome.refused(3, rows[1].parsed)}  # type: ignore[arg-type]
+    outcomes = {2: RowOutcome(id="1", verdict="risky", score="40"), 3: RowOutcome.refused(3, rows[1].parsed)}  # type: ignore[arg-type]
     out = tmp_path / "results.csv"
     with results_file(out, header) as write:
         write(rows, outcomes)
@@ -196,7 +196,7 @@ def test_results_neutralise_cells_a_spreadsheet_would_run_as_formulas(tmp_path: 
     text = 'reference,own_tools\n"=HYPERLINK(""http://x"",""y"")",yes\n+cmd|calc,yes\n@SUM(A1),no\n-2+3,yes\nplain,no\n'
     header, read = read_rows(io.BytesIO(text.encode()), None)
     rows = list(read)
-    outcomes = {row.line: Outcome(id="1", verdict="safe", score="1") for row in rows}
+    outcomes = {row.line: RowOutcome(id="1", verdict="safe", score="1") for row in rows}
     out = tmp_path / "results.csv"
     with results_file(out, header) as write:
         write(rows, outcomes)

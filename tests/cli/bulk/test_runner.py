@@ -8,8 +8,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
 
-from compliance_api.cli.bulk.rows import BLOCK_ROWS, Batch, Outcome, Row, read_rows
-from compliance_api.cli.bulk.runner import Answer, Report, RunStopped, SendFailed, classify_rows
+from compliance_api.cli.bulk.rows import BLOCK_ROWS, Batch, Row, RowOutcome, read_rows
+from compliance_api.cli.bulk.runner import BulkAnswer, Report, RunStopped, SendFailed, classify_rows
 
 
 def _rows(count: int) -> Iterator[Row]:
@@ -36,11 +36,11 @@ class Verdicts:
         self.counted, self.taken_at_send = counted, list[int]()
         self.failing_after, self.resumable = failing_after, resumable
 
-    async def send(self, batch: Batch) -> Answer:
+    async def send(self, batch: Batch) -> BulkAnswer:
         if self.failing_after is not None and len(self.taken_at_send) >= self.failing_after:
             raise SendFailed(f"{batch.lines}: refused", resumable=self.resumable)
         self.taken_at_send.append(self.counted.taken)
-        return Answer([{"id": str(row.line), "verdict": "safe", "score": 1} for row in batch.rows], replayed=False)
+        return BulkAnswer([{"id": str(row.line), "verdict": "safe", "score": 1} for row in batch.rows], replayed=False)
 
 
 async def test_rows_are_read_sent_and_written_a_block_at_a_time() -> None:
@@ -48,7 +48,7 @@ async def test_rows_are_read_sent_and_written_a_block_at_a_time() -> None:
     sender = Verdicts(counted)
     written: list[tuple[int, int]] = []
 
-    def write(rows: Sequence[Row], outcomes: Mapping[int, Outcome]) -> None:
+    def write(rows: Sequence[Row], outcomes: Mapping[int, RowOutcome]) -> None:
         written.append((len(rows), counted.taken))
         assert all(outcomes[row.line].verdict == "safe" for row in rows)
 
