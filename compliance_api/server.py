@@ -8,6 +8,11 @@ headers longer than `COMPLIANCE_MAX_HEADER_BYTES` (431), however they are split 
 not ended are counted as they arrive, and the parser's callbacks count the ones it parsed in the same write.
 httptools itself has no limit. These answers, and the 400 for a request the parser rejects, are problem+json with
 the security headers, like the application's.
+
+Closing a socket whose received bytes are still unread makes the kernel reset the connection, and a reset can
+discard the answer before the client reads it (a 100 kB header sent in one write often did). So a refusal closes as
+nginx's lingering close does: the answer, then end of writing, then what else the client sends is read and dropped
+until it closes or `LINGER_SECONDS` pass.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ def _limits() -> tuple[float, int, str]:
     settings = Settings()
     return settings.request_read_timeout_seconds, settings.max_header_bytes, settings.public_base_url
 
+
+LINGER_SECONDS = 2.0
 
 STATUS_LINES: dict[ErrorCode, bytes] = {
     "malformed_request": b"HTTP/1.1 400 Bad Request",
@@ -74,6 +81,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.read_deadline: asyncio.TimerHandle | None = None
         self.header_bytes: int | None = 0  # bytes received since the request began; None once its headers ended
         self.parsed_header_bytes = 0  # request line and headers the parser has handed over for this request
+        self.lingering: asyncio.TimerHandle | None = None  # set once refused: the connection's last moments
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -81,9 +89,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self.lingering is not None:
+            self.lingering.cancel()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self.lingering is not None:
+            return  # refused: the rest is dropped unread
         super().data_received(data)
         if self.header_bytes is not None:
             self.header_bytes += len(data)
@@ -133,12 +145,25 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def _refuse(self, code: ErrorCode) -> None:
         """Answer with the problem `code` (unless the application already answered) and close the connection."""
         self._disarm()
-        if self.transport.is_closing():
+        if self.transport.is_closing() or self.lingering is not None:
             return
         if self.cycle is None or not self.cycle.response_started:
             scope = {"server": self.server, "scheme": self.scheme}  # the connection's end, as a request's scope has it
             self.transport.write(closing_problem(code, request_base_url(scope, self.public_base_url)))
-        self.transport.close()
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True  # the application's request ends here, as if the client had gone
+            self.cycle.message_event.set()
+        self._linger()
+
+    def _linger(self) -> None:
+        """Stop writing, read and drop what the client still sends, and close when it does or after
+        `LINGER_SECONDS` (see the module's docstring)."""
+        if not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.transport.write_eof()
+        self.transport.resume_reading()
+        self.lingering = self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
 
 def uvicorn_options(settings: Settings, *, host: str, port: int, workers: int) -> dict[str, Any]:

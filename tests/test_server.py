@@ -16,6 +16,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from compliance_api.server import LINGER_SECONDS
 from tests.conftest import commits, private_database
 from tests.factories import create_token
 from tests.servers import free_port, server
@@ -120,6 +121,39 @@ def test_a_huge_header_in_one_write_gets_431(port: int) -> None:
     status, _, problem = _problem(received)
     assert status.startswith(b"HTTP/1.1 431 ")
     assert problem["code"] == "headers_too_large"
+
+
+def test_a_refused_client_that_sends_on_gets_the_end_of_the_answer_not_a_reset(port: int) -> None:
+    """A refusal drains what the client still sends instead of resetting the connection, which could discard the
+    answer before the client reads it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(b"GET /livez HTTP/1.1\r\nHost: api.test\r\nX-Pad: " + b"a" * 8192)
+        received = conn.recv(65536)
+        while b"}" not in received:
+            received += conn.recv(65536)
+        conn.sendall(b"a" * 65536)  # after a plain close the kernel would answer this with a reset
+        while data := conn.recv(65536):
+            received += data
+    assert received.startswith(b"HTTP/1.1 431 ")
+
+
+def _seconds_until_cut_off(conn: socket.socket, longest: float) -> float | None:
+    """Send to `conn` until the server ends the connection; seconds that took, or None if it went on for `longest`."""
+    started = time.monotonic()
+    while time.monotonic() - started < longest:
+        try:
+            conn.sendall(b"a" * 4096)
+        except (ConnectionResetError, BrokenPipeError):
+            return time.monotonic() - started
+        select.select([], [], [], 0.01)
+    return None
+
+
+def test_a_refused_client_that_never_stops_sending_is_cut_off(port: int) -> None:
+    """The draining after a refusal is bounded: a client that sends forever is disconnected."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(b"GET /livez HTTP/1.1\r\nHost: api.test\r\nX-Pad: " + b"a" * 8192)
+        assert _seconds_until_cut_off(conn, 10 * LINGER_SECONDS) is not None
 
 
 def test_a_huge_header_in_many_small_writes_gets_431(port: int) -> None:
