@@ -60,7 +60,8 @@ class CacheAge:
 async def _timed(probe: Awaitable[object], limit_seconds: float) -> Check:
     started = time.perf_counter()
     try:
-        await asyncio.wait_for(probe, limit_seconds)
+        async with asyncio.timeout(limit_seconds):
+            await probe
     except Exception as exc:  # any failure of a dependency is a health fact, not a crash
         return Check(False, (time.perf_counter() - started) * 1000, type(exc).__name__)
     return Check(True, (time.perf_counter() - started) * 1000)
@@ -95,7 +96,8 @@ class HealthProbe:
     async def _read_wtta_refreshed(self) -> None:
         """Each environment's last register refresh; a failure keeps the last known (the ping reports the outage)."""
         try:
-            rows = await asyncio.wait_for(self._last_refreshes(), self._timeout)
+            async with asyncio.timeout(self._timeout):
+                rows = await self._last_refreshes()
         except (SQLAlchemyError, OSError, TimeoutError):
             return
         self.wtta_refreshed = {Environment(environment): at for environment, at in rows}

@@ -27,7 +27,8 @@ async def listen(
         on_change()
         while not lost.is_set():
             try:
-                await asyncio.wait_for(lost.wait(), timeout=keepalive_seconds)
+                async with asyncio.timeout(keepalive_seconds):
+                    await lost.wait()
             except TimeoutError:
                 await connection.fetchval("SELECT 1", timeout=keepalive_seconds)
     finally:

@@ -155,6 +155,7 @@ class RequestLogBuffer:
     async def _run(self) -> None:
         while not self._closing:
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._due.wait(), timeout=self._flush_seconds)
+                async with asyncio.timeout(self._flush_seconds):
+                    await self._due.wait()
             self._due.clear()
             await self.flush()

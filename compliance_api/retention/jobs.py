@@ -52,7 +52,8 @@ async def run_daily(
         await run_once(sessionmaker, settings, now=clock(), outage=outage)
         wait = min(outage.next_wait, interval.total_seconds()) if outage.unreachable else interval.total_seconds()
         with suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=wait)
+            async with asyncio.timeout(wait):
+                await stop.wait()
         if stop.is_set():
             return
 

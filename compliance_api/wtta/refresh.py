@@ -177,4 +177,5 @@ async def run_wtta_refresh(
     while not stop.is_set():
         delay = await refresh_round(sessionmaker, schedule, now=clock())
         with suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=delay.total_seconds())
+            async with asyncio.timeout(delay.total_seconds()):
+                await stop.wait()
