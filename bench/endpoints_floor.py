@@ -441,7 +441,8 @@ def main() -> int:
     if args.markdown:
         args.markdown.write_text(report)
         print(f"wrote {args.markdown}")
-    return 0
+    flawed = any(run.non2xx or run.socket_errors for runs in result.runs.values() for run in runs)
+    return 1 if flawed else 0
 
 
 if __name__ == "__main__":
