@@ -78,7 +78,7 @@ from wtta_lookup_ratio import load_replica
 from compliance_api import middleware
 from compliance_api.app import create_app
 from compliance_api.auth.dependencies import caller_of, peppers_of
-from compliance_api.auth.gateway import ApiGateway
+from compliance_api.auth.gateway import ApiGateway, AuthFailure
 from compliance_api.config import Settings, settings_of
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
@@ -163,7 +163,11 @@ class SteppedGateway(ApiGateway):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/v1/bench/") and scope["path"].endswith("/auth"):
-            cached = await self._authenticate(scope)  # the bench sends valid tokens only
+            try:
+                cached = await self._authenticate(scope)
+            except AuthFailure as failure:
+                await self.services.problems.send(send, scope, failure.code, detail=failure.detail)
+                return
             scope["state"]["caller"] = cached.caller
             await self.app(scope, receive, send)
             return
