@@ -157,3 +157,48 @@ async def test_concurrent_misses_share_one_read() -> None:
     assert (reads, results) == (1, [Entry(None, 7)] * 20)
     assert await cache.get_or_load(key, load) == Entry(None, 7)
     assert reads == 1
+
+
+async def test_an_entry_past_half_its_life_is_answered_at_once_and_read_again_in_the_background() -> None:
+    now = [0.0]
+    cache = BenchmarkCache(4.0, clock=lambda: now[0])
+    key = (Environment.live, "ict", "NL")
+    release = asyncio.Event()
+    reads: list[int] = []
+
+    async def load() -> Entry:
+        reads.append(len(reads))
+        if len(reads) > 1:
+            await release.wait()  # the background read takes its time
+        return Entry(None, len(reads))
+
+    assert await cache.get_or_load(key, load) == Entry(None, 1)
+    now[0] = 1.9
+    assert (await cache.get_or_load(key, load), len(reads)) == (Entry(None, 1), 1), "young: no read"
+    now[0] = 2.1
+    answers = [await cache.get_or_load(key, load) for _ in range(3)]
+    await asyncio.sleep(0)  # the background read starts
+    assert (answers, len(reads)) == ([Entry(None, 1)] * 3, 2), "answered from the cache while one read runs"
+    assert await cache.get_or_load(key, load) == Entry(None, 1)
+    release.set()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert len(reads) == 2
+    assert cache.get(key) == Entry(None, 2)
+    now[0] = 6.0
+    assert await cache.get_or_load(key, load) == Entry(None, 2), "the refreshed entry lives from its own read"
+
+
+async def test_an_expired_entry_is_never_answered_while_its_read_runs() -> None:
+    now = [0.0]
+    cache = BenchmarkCache(4.0, clock=lambda: now[0])
+    key = (Environment.live, "ict", "NL")
+    loaded = iter([Entry(None, 1), Entry(None, 2)])
+
+    async def load() -> Entry:
+        await asyncio.sleep(0)
+        return next(loaded)
+
+    await cache.get_or_load(key, load)
+    now[0] = 4.0
+    assert await cache.get_or_load(key, load) == Entry(None, 2)
