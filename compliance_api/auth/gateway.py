@@ -214,8 +214,14 @@ class ApiGateway:
         """The token behind `token_hash`, also under the retired secret while one is set (then re-hashed)."""
         previous = self.services.previous_pepper
         previous_hash = None if previous is None else tokens.hash_token(credentials, previous)
-        async with self.services.sessionmaker.begin() as session:
-            record = await auth_service.resolve(session, token_hash=token_hash, previous_hash=previous_hash)
+        sessionmaker = self.services.sessionmaker
+        async with sessionmaker() as session:
+            record, changes = await auth_service.find(session, token_hash=token_hash, previous_hash=previous_hash)
         cached = resolution(environment, record, last4=credentials[-4:])
+        # Cached before the write: on SQLite under load the write waits its turn for up to seconds, and a background
+        # refresh that waited with it let busy tokens' entries expire, so their requests waited too.
         self.services.token_cache.put(token_hash, cached)
+        if record is not None and changes:
+            async with sessionmaker.begin() as session:
+                await auth_service.stamp(session, record.token_id, changes)
         return cached

@@ -115,18 +115,35 @@ async def revoke_owned(session: AsyncSession, *, user_id: uuid.UUID, token_id: u
     return await revoke(session, token_id=row.id)
 
 
+TokenChanges = dict[str, datetime | str]
+
+
 async def resolve(session: AsyncSession, *, token_hash: str, previous_hash: str | None = None) -> TokenRecord | None:
-    """The stored token behind a hash, with its owner's plan; also stamps `last_used_at`.
+    """The stored token behind a hash, with its owner's plan; also stamps `last_used_at` (`find`, then `stamp`)."""
+    record, changes = await find(session, token_hash=token_hash, previous_hash=previous_hash)
+    if record is not None and changes:
+        await stamp(session, record.token_id, changes)
+    return record
+
+
+async def find(
+    session: AsyncSession, *, token_hash: str, previous_hash: str | None = None
+) -> tuple[TokenRecord | None, TokenChanges]:
+    """The stored token behind a hash, with its owner's plan, and the changes its use calls for (`last_used_at`
+    unless revoked, and its new hash if found by the old one): a read only.
 
     During a secret rotation `previous_hash` (the token keyed with the retired secret) is looked up in the same
-    query, and a token found by it is re-hashed to `token_hash`, so it no longer needs the retired secret.
+    query, and a token found by it is to be re-hashed to `token_hash`, so it no longer needs the retired secret.
     """
     row = await queries.token_by_hash(session, token_hash, previous_hash)
     if row is None:
-        return None
-    changes: dict[str, datetime | str] = {} if row.revoked_at is not None else {"last_used_at": utcnow()}
+        return None, {}
+    changes: TokenChanges = {} if row.revoked_at is not None else {"last_used_at": utcnow()}
     if row.token_hash != token_hash:
         changes["token_hash"] = token_hash
-    if changes:
-        await queries.change_token(session, row.id, changes)
-    return TokenRecord(row.id, row.user_id, row.environment, row.plan, row.kind, row.revoked_at is not None)
+    return TokenRecord(row.id, row.user_id, row.environment, row.plan, row.kind, row.revoked_at is not None), changes
+
+
+async def stamp(session: AsyncSession, token_id: uuid.UUID, changes: TokenChanges) -> None:
+    """Write what `find` said a token's use changes."""
+    await queries.change_token(session, token_id, changes)
