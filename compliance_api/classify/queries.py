@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.classify.models import Classification, ClassificationVerdict, RescoreRun
 from compliance_api.events.models import OutboxEvent
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment, owned_elsewhere, scoped
 
 
 async def own_record(
@@ -164,12 +164,5 @@ async def claim_run(
     return True
 
 
-async def environment_elsewhere(
-    session: AsyncSession, key: uuid.UUID, user_id: uuid.UUID, environment: Environment
-) -> Environment | None:
-    """The other environment in which this id is one of the user's classifications, if it is."""
-    return await session.scalar(
-        select(Classification.environment).where(
-            Classification.id == key, Classification.user_id == user_id, Classification.environment != environment
-        )
-    )
+environment_elsewhere = owned_elsewhere(Classification, Classification.id, Classification.user_id)
+"""The other environment in which this id is one of the user's classifications, if it is."""
