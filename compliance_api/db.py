@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import stat
 import uuid
 from datetime import UTC, datetime
@@ -104,6 +105,20 @@ def sqlite_file(url: URL) -> str | None:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return None
     return url.database
+
+
+def sqlite_read_only(path: str, mmap_bytes: int, *, check_same_thread: bool) -> sqlite3.Connection:
+    """A read-only connection of its own to a SQLite file, memory-mapped up to `mmap_bytes` (the hot readers')."""
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=check_same_thread)
+    connection.execute(f"PRAGMA mmap_size = {mmap_bytes}")
+    connection.execute("PRAGMA busy_timeout = 5000")
+    return connection
+
+
+def sqlite_data_version(connection: sqlite3.Connection) -> int:
+    """`PRAGMA data_version`: it changes when another connection commits to the file."""
+    data_version: int = connection.execute("PRAGMA data_version").fetchone()[0]
+    return data_version
 
 
 def make_private(database: Path) -> None:

@@ -382,33 +382,6 @@ def example_problem(code: str, detail: str | None = None, errors: list[dict[str,
     return body
 
 
-def problem_response(
-    code: ErrorCode,
-    *,
-    request_id: str,
-    base_url: str,
-    detail: str | None = None,
-    errors: Sequence[FieldError] = (),
-    error_count: int | None = None,
-    headers: Mapping[str, str] | None = None,
-    extensions: Mapping[str, str] | None = None,
-) -> Response:
-    return Response(
-        problem_body(
-            code,
-            request_id=request_id,
-            base_url=base_url,
-            detail=detail,
-            errors=errors,
-            error_count=error_count,
-            extensions=extensions,
-        ),
-        status_code=ERROR_CATALOGUE[code].status,
-        media_type=PROBLEM_JSON,
-        headers=dict(headers) if headers else None,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Problems:
     """This app's problems, as responses and on a raw ASGI `send`: their `type` URLs follow each request's address
@@ -431,16 +404,17 @@ class Problems:
         headers: Mapping[str, str] | None = None,
         extensions: Mapping[str, str] | None = None,
     ) -> Response:
-        return problem_response(
+        body = problem_body(
             code,
             request_id=_request_id(scope),
             base_url=self.base_url(scope),
             detail=detail,
             errors=errors,
             error_count=error_count,
-            headers=headers,
             extensions=extensions,
         )
+        status = ERROR_CATALOGUE[code].status
+        return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=dict(headers) if headers else None)
 
     async def send(
         self,

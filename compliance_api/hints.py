@@ -9,7 +9,6 @@ capability: whoever holds an active one may verify it, so its holder is told whe
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,7 +22,7 @@ from compliance_api.dac7 import queries as dac7_queries
 from compliance_api.errors import ApiError, Problems
 from compliance_api.events import queries as events_queries
 from compliance_api.kit.clock import utcnow
-from compliance_api.kit.environment import Environment
+from compliance_api.kit.environment import Elsewhere, Environment
 from compliance_api.passport import queries as passport_queries
 from compliance_api.passport.share_tokens import MAX_LENGTH, hash_share_token
 from compliance_api.sessions import transaction
@@ -32,10 +31,6 @@ from compliance_api.webhooks import queries as webhooks_queries
 NOT_FOUND_CODES = frozenset(
     {"not_found", "event_not_found", "webhook_endpoint_not_found", "share_not_found", "grant_not_found"}
 )
-
-Elsewhere = Callable[[AsyncSession, uuid.UUID, uuid.UUID, Environment], Awaitable[Environment | None]]
-"""The environment other than the caller's in which the path's id is the caller's own (session, id, user, here)."""
-
 
 BY_ID: dict[str, tuple[str, Elsewhere]] = {
     "classification_id": ("This classification", classify_queries.environment_elsewhere),

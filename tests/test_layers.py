@@ -14,14 +14,12 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent.parent / "compliance_api"
 
 ALLOWED = {
-    "db.py": "the engines and sessions themselves: connect-time PRAGMAs and settings",
-    "kit/environment.py": "a building block of every query: `scoped` narrows a SELECT to one environment",
+    "db.py": "the engines and connections themselves: connect-time PRAGMAs and settings, and the hot readers' own",
+    "kit/environment.py": "a building block of every query: `scoped` narrows a SELECT to one environment, "
+    "`owned_elsewhere` finds an id in the other one",
     "kit/pagination.py": "a building block that is data access: the keyset page of any domain's query",
     "kit/batch_writer.py": "a building block that is data access: buffered rows inserted in batches",
     "kit/pg_listen.py": "a building block that is data access: PostgreSQL LISTEN on a connection of its own",
-    "passport/reader.py": "data access by itself: the hot routes' reads, on a connection of their own",
-    "wtta/reader.py": "data access by itself: the register replica's reads, on a connection of their own",
-    "classify/listing.py": "data access by itself: the classification list's query, its filters and keyset page",
 }
 """Files outside `*/queries.py`, `models.py` (table definitions) and `migrations/` that may hold statements, each with
 the reason."""

@@ -1,4 +1,5 @@
-"""`GET /v1/classifications`: the caller's own classifications in its environment, filtered, newest first."""
+"""`GET /v1/classifications`: the caller's own classifications in its environment, filtered, newest first (the
+statement is `queries.listed`'s; its columns and page are here)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Bundle
 
 from compliance_api.auth.caller import Actor
+from compliance_api.classify import queries
 from compliance_api.classify.models import Classification, ClassificationKind
 from compliance_api.classify.verdict import Country, Verdict
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment
 from compliance_api.kit.pagination import Cursors, ListFilters, Paged, created_key, paginate
 
 
@@ -111,26 +112,17 @@ async def list_classifications(
 ) -> Paged[Listed]:
     """One page of the caller's classifications within retention (`since`), newest first (the API and the
     dashboard)."""
-    statement = scoped(select(_LISTED), Classification, caller.environment).where(
-        Classification.user_id == caller.user_id, Classification.created_at >= since
-    )
-    conditions = {
+    equal = {
         Classification.reference: filters.reference,
         Classification.verdict: filters.verdict,
         Classification.kind: filters.kind,
         Classification.country: filters.country,
         Classification.monitor: filters.monitored,
     }
-    for column, value in conditions.items():
-        if value is not None:
-            statement = statement.where(column == value)
-    if filters.created_after is not None:
-        statement = statement.where(Classification.created_at > filters.created_after)
-    if filters.created_before is not None:
-        statement = statement.where(Classification.created_at < filters.created_before)
+    statement = queries.listed(_LISTED, caller.user_id, caller.environment, since)
     return await paginate(
         session,
-        statement,
+        queries.listed_matching(statement, equal, filters.created_after, filters.created_before),
         Classification.created_at,
         Classification.id,
         limit=limit,

@@ -1,19 +1,48 @@
 """The classifications' statements: audit records, their later verdicts and the re-scoring runs. The rules that call
-them live in `service.py`, `rescore.py` and `answers.py` (the list's query is `listing.py`'s)."""
+them live in `service.py`, `rescore.py`, `answers.py` and `listing.py` (the list's columns and page)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import LargeBinary, Row, Select, delete, func, insert, select, tuple_, type_coerce, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Bundle, InstrumentedAttribute
 
 from compliance_api.classify.models import Classification, ClassificationVerdict, RescoreRun
 from compliance_api.events.models import OutboxEvent
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment, owned_elsewhere, scoped
+
+ListedT = TypeVar("ListedT")
+
+
+def listed(
+    columns: Bundle[ListedT], user_id: uuid.UUID, environment: Environment, since: dt.datetime
+) -> Select[ListedT]:
+    """The user's classifications in the environment created since `since`, as `columns` (the list's)."""
+    return scoped(select(columns), Classification, environment).where(
+        Classification.user_id == user_id, Classification.created_at >= since
+    )
+
+
+def listed_matching(
+    statement: Select[ListedT],
+    equal: Mapping[InstrumentedAttribute[Any], object],
+    created_after: dt.datetime | None,
+    created_before: dt.datetime | None,
+) -> Select[ListedT]:
+    """Only the rows whose column equals each value given (None: any), created in the open interval given."""
+    for column, value in equal.items():
+        if value is not None:
+            statement = statement.where(column == value)
+    if created_after is not None:
+        statement = statement.where(Classification.created_at > created_after)
+    if created_before is not None:
+        statement = statement.where(Classification.created_at < created_before)
+    return statement
 
 
 async def own_record(
@@ -164,12 +193,5 @@ async def claim_run(
     return True
 
 
-async def environment_elsewhere(
-    session: AsyncSession, key: uuid.UUID, user_id: uuid.UUID, environment: Environment
-) -> Environment | None:
-    """The other environment in which this id is one of the user's classifications, if it is."""
-    return await session.scalar(
-        select(Classification.environment).where(
-            Classification.id == key, Classification.user_id == user_id, Classification.environment != environment
-        )
-    )
+environment_elsewhere = owned_elsewhere(Classification, Classification.id, Classification.user_id)
+"""The other environment in which this id is one of the user's classifications, if it is."""

@@ -17,6 +17,7 @@ from compliance_api.kit.environment_name import Environment
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+    from compliance_api.accounts.models import User
     from compliance_api.config import Settings
     from compliance_api.kit.addresses import Bases
 
@@ -67,6 +68,15 @@ async def transaction(settings: Settings | None = None) -> AsyncIterator[AsyncSe
     """One session in one transaction: committed when the block ends, rolled back on any error."""
     async with sessions(settings) as sessionmaker, sessionmaker.begin() as session:
         yield session
+
+
+@asynccontextmanager
+async def account_transaction(email: str, settings: Settings | None = None) -> AsyncIterator[tuple[AsyncSession, User]]:
+    """One transaction (as `transaction`) and the account `email` names in it; no such account is a user error."""
+    from compliance_api.accounts import service as accounts_service
+
+    async with transaction(settings) as session:
+        yield session, await accounts_service.get_by_email_or_raise(session, email=email)
 
 
 def refuse_unsafe(settings: Settings, *, workers: int = 1) -> None:

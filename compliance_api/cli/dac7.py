@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, read_input, run, transaction
+from compliance_api.cli.common import (
+    EnvOption,
+    JsonOption,
+    account_transaction,
+    print_json,
+    read_input,
+    run,
+    transaction,
+)
 from compliance_api.dac7.nexus import Nexus
 from compliance_api.kit.environment_name import Environment
 
@@ -34,15 +42,13 @@ def seller(
     as_json: JsonOption = False,
 ) -> None:
     """Record a freelancer's TIN for a member state (replacing that state's TIN, keeping the rest of the identity)."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.config import Settings
     from compliance_api.dac7 import service
     from compliance_api.dac7.sealing import identity_box
     from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
-        async with transaction() as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email) as (session, user):
             row = await service.record_seller(
                 session, user, env, tin=tin, member_state=state, box=identity_box(Settings()), now=utcnow()
             )
@@ -300,13 +306,11 @@ def withdraw(
     env: EnvOption = Environment.live,
 ) -> None:
     """Withdraw a seller's record sent for YEAR: the next export sends its deletion (OECD3)."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.dac7 import service
     from compliance_api.kit.clock import utcnow
 
     async def work() -> None:
-        async with transaction() as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email) as (session, user):
             await service.withdraw(session, user, env, year, utcnow())
 
     run(work)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, account_transaction, print_json, run, transaction
 from compliance_api.kit.environment_name import Environment
 from compliance_api.passport.catalogue import packaged_catalogue
 
@@ -36,14 +36,12 @@ def verify(
     as_json: JsonOption = False,
 ) -> None:
     """Record a verified check on a freelancer's passport (created if missing); re-verifying replaces it."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.kit.clock import utcnow
     from compliance_api.passport import service
 
     async def work() -> None:
         now = utcnow()
-        async with transaction() as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email) as (session, user):
             row = await service.record_verification(
                 session,
                 user,
@@ -72,13 +70,11 @@ def set_passport(
     as_json: JsonOption = False,
 ) -> None:
     """Set a freelancer's sector (the passport is created if missing)."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.kit.clock import utcnow
     from compliance_api.passport import service
 
     async def work() -> None:
-        async with transaction() as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email) as (session, user):
             passport = await service.set_sector(session, user, env, sector, utcnow())
         if as_json:
             print_json({"freelancer_id": str(passport.user_id), "sector": passport.sector})
@@ -96,7 +92,6 @@ def share(
     as_json: JsonOption = False,
 ) -> None:
     """Create a share-token for a freelancer's passport and print it alone, once."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.config import Settings
     from compliance_api.kit.clock import utcnow
     from compliance_api.passport import service, views
@@ -104,8 +99,7 @@ def share(
     settings = Settings()
 
     async def work() -> None:
-        async with transaction(settings) as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email, settings) as (session, user):
             now = utcnow()
             created = await service.create_share_for(
                 session, user, env, ttl_days=ttl_days, pepper=settings.secret_key_bytes(), now=now

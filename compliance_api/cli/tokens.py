@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, run, transaction
+from compliance_api.cli.common import EnvOption, JsonOption, account_transaction, print_json, run, transaction
 from compliance_api.kit.environment_name import Environment
 
 app = typer.Typer(no_args_is_help=True, help="Manage API tokens.")
@@ -19,15 +19,13 @@ def create(
     as_json: JsonOption = False,
 ) -> None:
     """Create a token and print it, once: it is stored only as a hash."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.auth import service as auth_service
     from compliance_api.config import Settings
 
     settings = Settings()
 
     async def work() -> None:
-        async with transaction(settings) as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email, settings) as (session, user):
             row, secret = await auth_service.create(
                 session, user=user, environment=env, name=name, pepper=settings.secret_key_bytes()
             )
@@ -46,12 +44,10 @@ def list_tokens(
     as_json: JsonOption = False,
 ) -> None:
     """List a user's tokens: id, name, environment, last four characters, created, last used, status."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.auth import service as auth_service
 
     async def work() -> None:
-        async with transaction() as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email) as (session, user):
             rows = await auth_service.list_for_user(session, user_id=user.id, environment=env)
         listed = [
             {

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from compliance_api.accounts.kinds import Plan, UserKind
-from compliance_api.cli.common import JsonOption, print_json, run, transaction
+from compliance_api.cli.common import JsonOption, account_transaction, print_json, run, transaction
 
 app = typer.Typer(no_args_is_help=True, help="Manage users.")
 
@@ -41,7 +41,6 @@ def set_password(
     ] = False,
 ) -> None:
     """Set a user's dashboard password (asked twice, hidden); signs the user out of every browser."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.config import Settings
     from compliance_api.dashboard import passwords
     from compliance_api.dashboard import service as dashboard_service
@@ -54,8 +53,7 @@ def set_password(
     settings = Settings()
 
     async def work() -> None:
-        async with transaction(settings) as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email, settings) as (session, user):
             await dashboard_service.replace_password(
                 session,
                 user=user,

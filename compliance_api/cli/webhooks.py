@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from compliance_api.cli.common import EnvOption, JsonOption, print_json, refuse_unsafe, run, sessions, transaction
+from compliance_api.cli.common import (
+    EnvOption,
+    JsonOption,
+    account_transaction,
+    print_json,
+    refuse_unsafe,
+    run,
+    sessions,
+    transaction,
+)
 from compliance_api.kit.environment_name import Environment
 
 if TYPE_CHECKING:
@@ -41,7 +50,6 @@ def add(
     as_json: JsonOption = False,
 ) -> None:
     """Add an endpoint for a user and print its `whsec_` secret, once."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.config import Settings
     from compliance_api.kit.clock import utcnow
     from compliance_api.webhooks import service, ssrf
@@ -56,8 +64,7 @@ def add(
     settings = Settings()
 
     async def work() -> None:
-        async with transaction(settings) as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email, settings) as (session, user):
             row, secret = await service.create(
                 session,
                 service.EndpointOwner(user.id, env),
@@ -80,12 +87,10 @@ def add(
 @app.command("list")
 def list_endpoints(email: str, env: EnvOption = Environment.live, as_json: JsonOption = False) -> None:
     """List a user's endpoints in one environment: id, status, URL, events."""
-    from compliance_api.accounts import service as accounts_service
     from compliance_api.webhooks import service
 
     async def work() -> None:
-        async with transaction() as session:
-            user = await accounts_service.get_by_email_or_raise(session, email=email)
+        async with account_transaction(email) as (session, user):
             rows = await service.list_endpoints(session, service.EndpointOwner(user.id, env))
         if as_json:
             print_json({"endpoints": [_listed(r) for r in rows]})

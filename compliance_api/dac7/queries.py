@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.accounts.models import User
 from compliance_api.dac7.models import ActivityType, Dac7Activity, Dac7Grant, Dac7Operator, Dac7Report, Dac7Seller
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment, owned_elsewhere, scoped
 
 LIVE = Environment.live
 
@@ -235,12 +235,5 @@ async def purge_live(session: AsyncSession, kept_from: int, start: datetime) -> 
     )
 
 
-async def environment_elsewhere(
-    session: AsyncSession, key: uuid.UUID, user_id: uuid.UUID, environment: Environment
-) -> Environment | None:
-    """The other environment in which this id is one of the user's, if it is."""
-    return await session.scalar(
-        select(Dac7Grant.environment).where(
-            Dac7Grant.id == key, Dac7Grant.seller_user_id == user_id, Dac7Grant.environment != environment
-        )
-    )
+environment_elsewhere = owned_elsewhere(Dac7Grant, Dac7Grant.id, Dac7Grant.seller_user_id)
+"""The other environment in which this id is one of the user's DAC7 grants (as the seller), if it is."""

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.events.models import OutboxEvent
 from compliance_api.events.types import ENVIRONMENT_WIDE
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment, owned_elsewhere, scoped
 
 
 async def insert_events(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
@@ -61,12 +61,5 @@ async def purge_delivered_before(session: AsyncSession, before: datetime) -> int
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def environment_elsewhere(
-    session: AsyncSession, key: uuid.UUID, user_id: uuid.UUID, environment: Environment
-) -> Environment | None:
-    """The other environment in which this id is one of the user's events, if it is."""
-    return await session.scalar(
-        select(OutboxEvent.environment).where(
-            OutboxEvent.id == key, OutboxEvent.owner_id == user_id, OutboxEvent.environment != environment
-        )
-    )
+environment_elsewhere = owned_elsewhere(OutboxEvent, OutboxEvent.id, OutboxEvent.owner_id)
+"""The other environment in which this id is one of the user's events, if it is."""

@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import re
+import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from sqlalchemy import Select
-from sqlalchemy.orm import Mapped, declared_attr, mapped_column
+from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute, Mapped, declared_attr, mapped_column
 
 from compliance_api.db import str_enum
 from compliance_api.kit.environment_name import Environment
 
-__all__ = ["HOST", "MAX_PORT", "Environment", "EnvironmentOwned", "InvalidHost", "environment_for_host", "scoped"]
+__all__ = [
+    "HOST",
+    "MAX_PORT",
+    "Elsewhere",
+    "Environment",
+    "EnvironmentOwned",
+    "InvalidHost",
+    "environment_for_host",
+    "owned_elsewhere",
+    "scoped",
+]
 
 
 class EnvironmentOwned:
@@ -33,6 +46,26 @@ SelectT = TypeVar("SelectT", bound=Select[*tuple[Any, ...]])  # any number of co
 def scoped(statement: SelectT, model: type[EnvironmentOwned], environment: Environment) -> SelectT:
     """Restrict a SELECT to rows of one environment; every read of environment-owned rows goes through here."""
     return statement.where(model.environment == environment)
+
+
+Elsewhere = Callable[[AsyncSession, uuid.UUID, uuid.UUID, Environment], Awaitable[Environment | None]]
+"""The environment other than the caller's in which an id is the caller's own (session, id, user, here)."""
+
+
+def owned_elsewhere(
+    model: type[EnvironmentOwned], key: InstrumentedAttribute[uuid.UUID], owner: InstrumentedAttribute[uuid.UUID | None]
+) -> Elsewhere:
+    """Where else a row of `model` is the user's: the environment of the row whose `key` is the id and whose `owner`
+    is the user, when it is not the caller's own (one indexed read)."""
+
+    async def elsewhere(
+        session: AsyncSession, key_value: uuid.UUID, user_id: uuid.UUID, environment: Environment
+    ) -> Environment | None:
+        return await session.scalar(
+            select(model.environment).where(key == key_value, owner == user_id, model.environment != environment)
+        )
+
+    return elsewhere
 
 
 # RFC 9110 §7.2 / RFC 3986 §3.2.2: an IP literal in brackets or a reg-name (unreserved, pct-encoded and sub-delims

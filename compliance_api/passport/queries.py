@@ -1,14 +1,15 @@
 """The passports' statements: passports, verifications, shares and their views. The rules that call them live in
-`service.py` (the hot routes' reads are `reader.py`'s)."""
+`service.py`; the hot routes' two reads (`OWN`, `SHARE`) are run by `reader.py`, on connections of its own."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import Row, Select, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Row, Select, bindparam, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from compliance_api.accounts.models import User
 from compliance_api.kit.environment import Environment, scoped
@@ -124,3 +125,50 @@ async def active_share_elsewhere(
             PassportShare.expires_at > now,
         )
     )
+
+
+_VERIFICATION_COLUMNS = (
+    PassportVerification.check,
+    PassportVerification.verified_on,
+    PassportVerification.expires_on,
+    PassportVerification.evidence_ref,
+)
+OWN = (
+    select(Passport.user_id, Passport.environment, Passport.sector, Passport.updated_at, *_VERIFICATION_COLUMNS)
+    .outerjoin(PassportVerification, PassportVerification.passport_id == Passport.id)
+    .where(Passport.user_id == bindparam("user_id"), Passport.environment == bindparam("environment"))
+    .order_by(PassportVerification.check)
+)
+"""The caller's passport with its verifications, one row per verification (one row of NULLs without any)."""
+
+SHARE = (
+    select(
+        PassportShare.id,
+        PassportShare.token_hash,
+        PassportShare.environment,
+        PassportShare.expires_at,
+        PassportShare.revoked_at,
+        Passport.user_id,
+        *_VERIFICATION_COLUMNS,
+    )
+    .join(Passport, Passport.id == PassportShare.passport_id)
+    .outerjoin(PassportVerification, PassportVerification.passport_id == Passport.id)
+    .where(
+        PassportShare.token_hash.in_([bindparam("current_hash"), bindparam("previous_hash")]),
+        PassportShare.environment == bindparam("environment"),
+    )
+    .order_by(PassportVerification.check)
+)
+"""The share behind a token hash (the current or the retired secret's) with its passport's verifications."""
+
+CHANGE_VERSION = "SELECT version FROM passport_change WHERE id = 1"
+"""The counter that triggers raise with every change the hot reads could see (SQLite)."""
+
+
+async def engine_rows(
+    engine: AsyncEngine, statement: Select[*tuple[Any, ...]], parameters: Mapping[str, Any]
+) -> list[tuple[Any, ...]]:
+    """A hot read's rows through the engine, on a connection of its own (where no direct reader applies)."""
+    async with engine.connect() as connection:
+        result = await connection.execute(statement, dict(parameters))
+        return [tuple(row) for row in result]

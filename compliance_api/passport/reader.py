@@ -12,7 +12,7 @@ every call (bench/RESULTS.md): an ORM session cost two to three queries, a threa
   engine.
 
 Values are bound and converted with SQLAlchemy's own processors for the engine's dialect, so a row reads exactly as
-the ORM would read it (a test compares both).
+the ORM would read it (a test compares both). The statements are `queries.py`'s (`OWN`, `SHARE`, `CHANGE_VERSION`).
 """
 
 from __future__ import annotations
@@ -23,56 +23,19 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import ColumnElement, Select, bindparam, event, select
+from sqlalchemy import ColumnElement, Select, event
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from compliance_api.db import asyncpg_dsn, sqlite_file
+from compliance_api.db import asyncpg_dsn, sqlite_file, sqlite_read_only
 from compliance_api.kit.asyncpg_pool import LazyPool
-from compliance_api.passport.models import Passport, PassportShare, PassportVerification
+from compliance_api.passport.queries import CHANGE_VERSION, engine_rows
 
 MMAP_BYTES = 1 << 28
 MAX_CONVERTED = 10_000
 POSTGRES_POOL_SIZE = 4
 Row = tuple[Any, ...]
 AnySelect = Select[*tuple[Any, ...]]
-
-_VERIFICATION_COLUMNS = (
-    PassportVerification.check,
-    PassportVerification.verified_on,
-    PassportVerification.expires_on,
-    PassportVerification.evidence_ref,
-)
-OWN = (
-    select(Passport.user_id, Passport.environment, Passport.sector, Passport.updated_at, *_VERIFICATION_COLUMNS)
-    .outerjoin(PassportVerification, PassportVerification.passport_id == Passport.id)
-    .where(Passport.user_id == bindparam("user_id"), Passport.environment == bindparam("environment"))
-    .order_by(PassportVerification.check)
-)
-"""The caller's passport with its verifications, one row per verification (one row of NULLs without any)."""
-
-SHARE = (
-    select(
-        PassportShare.id,
-        PassportShare.token_hash,
-        PassportShare.environment,
-        PassportShare.expires_at,
-        PassportShare.revoked_at,
-        Passport.user_id,
-        *_VERIFICATION_COLUMNS,
-    )
-    .join(Passport, Passport.id == PassportShare.passport_id)
-    .outerjoin(PassportVerification, PassportVerification.passport_id == Passport.id)
-    .where(
-        PassportShare.token_hash.in_([bindparam("current_hash"), bindparam("previous_hash")]),
-        PassportShare.environment == bindparam("environment"),
-    )
-    .order_by(PassportVerification.check)
-)
-"""The share behind a token hash (the current or the retired secret's) with its passport's verifications."""
-
-
-CHANGE_VERSION = "SELECT version FROM passport_change WHERE id = 1"
 
 
 class _Compiled:
@@ -148,9 +111,7 @@ class SqliteReader:
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            connection = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, check_same_thread=False)
-            connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-            connection.execute("PRAGMA busy_timeout = 5000")
+            connection = sqlite_read_only(self._path, MMAP_BYTES, check_same_thread=False)
             weakref.finalize(self, connection.close)
             self._connection = connection
         return self._connection
@@ -192,9 +153,7 @@ class EngineReader:
         self._engine = engine
 
     async def fetch(self, statement: AnySelect, parameters: Mapping[str, Any]) -> list[Row]:
-        async with self._engine.connect() as connection:
-            result = await connection.execute(statement, dict(parameters))
-            return [tuple(row) for row in result]
+        return await engine_rows(self._engine, statement, parameters)
 
 
 def reader_for(engine: AsyncEngine) -> PassportReader:

@@ -23,7 +23,6 @@ from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import Cursors, Key, Paged, created_key, paginate
 from compliance_api.passport import queries, share_tokens
-from compliance_api.passport import reader as reads
 from compliance_api.passport.catalogue import Catalogue, is_valid
 from compliance_api.passport.models import Passport, PassportShare, PassportShareView, PassportVerification
 from compliance_api.passport.reader import PassportReader, Row
@@ -186,7 +185,7 @@ async def own_passport(session: AsyncSession, caller: Actor, catalogue: Catalogu
 async def own_passport_rows(reader: PassportReader, caller: Actor) -> list[Row]:
     """The hot route's one read: the passport's row joined to its verifications (`standing_of_rows` judges them)."""
     _require_freelancer(caller)
-    rows = await reader.fetch(reads.OWN, {"user_id": caller.user_id, "environment": caller.environment})
+    rows = await reader.fetch(queries.OWN, {"user_id": caller.user_id, "environment": caller.environment})
     if not rows:
         raise ApiError("no_passport", f"You have no passport in {caller.environment.label} yet.")
     return rows
@@ -425,7 +424,7 @@ async def verify_share(
         raise ApiError("share_not_found")
     current, previous = _token_hashes(token, pepper, previous_pepper)
     parameters = {"current_hash": current, "previous_hash": previous, "environment": caller.environment}
-    rows = await reader.fetch(reads.SHARE, parameters)
+    rows = await reader.fetch(queries.SHARE, parameters)
     if not rows:
         raise ApiError("share_not_found")
     share_id, found_hash, environment, expires_at, revoked_at, freelancer_id = rows[0][:6]

@@ -137,36 +137,35 @@ class DayCount:
         return self.rate_limited / self.requests if self.requests else 0.0
 
 
+class _DayTotals:
+    """The totals over `days` of a class that holds them."""
+
+    __slots__ = ()
+    days: tuple[DayCount, ...]
+
+    @property
+    def requests(self) -> int:
+        return sum(d.requests for d in self.days)
+
+    @property
+    def rate_limited(self) -> int:
+        return sum(d.rate_limited for d in self.days)
+
+
 @dataclass(frozen=True, slots=True)
-class TokenUsage:
+class TokenUsage(_DayTotals):
     token_id: uuid.UUID | None  # None: the dashboard's own assessments
     name: str | None
     last4: str | None
     days: tuple[DayCount, ...]
 
-    @property
-    def requests(self) -> int:
-        return sum(d.requests for d in self.days)
-
-    @property
-    def rate_limited(self) -> int:
-        return sum(d.rate_limited for d in self.days)
-
 
 @dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(_DayTotals):
     """Requests per UTC day of the last 30 days (today included, oldest first), in total and per token."""
 
     days: tuple[DayCount, ...]
     tokens: tuple[TokenUsage, ...]
-
-    @property
-    def requests(self) -> int:
-        return sum(d.requests for d in self.days)
-
-    @property
-    def rate_limited(self) -> int:
-        return sum(d.rate_limited for d in self.days)
 
 
 def usage_days(today: dt.date) -> list[dt.date]:

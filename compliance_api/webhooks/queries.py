@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from compliance_api.events.models import OutboxEvent
-from compliance_api.kit.environment import Environment, scoped
+from compliance_api.kit.environment import Environment, owned_elsewhere, scoped
 from compliance_api.webhooks.models import (
     DeliveryStatus,
     EndpointStatus,
@@ -298,12 +298,5 @@ async def notify(session: AsyncSession, channel: str) -> None:
     await session.execute(select(func.pg_notify(channel, "")))
 
 
-async def environment_elsewhere(
-    session: AsyncSession, key: uuid.UUID, user_id: uuid.UUID, environment: Environment
-) -> Environment | None:
-    """The other environment in which this id is one of the user's, if it is."""
-    return await session.scalar(
-        select(WebhookEndpoint.environment).where(
-            WebhookEndpoint.id == key, WebhookEndpoint.user_id == user_id, WebhookEndpoint.environment != environment
-        )
-    )
+environment_elsewhere = owned_elsewhere(WebhookEndpoint, WebhookEndpoint.id, WebhookEndpoint.user_id)
+"""The other environment in which this id is one of the user's webhook endpoints, if it is."""

@@ -1,11 +1,13 @@
 """The WTTA register cache's statements: lookups, imports' set-based steps through a staging table, the register
-version. The rules that call them live in `service.py` and `register_import.py` (the replicas' reads are
-`reader.py`'s)."""
+version, and the replicas' reads that `reader.py` runs on connections of its own. The rules that call them live in
+`service.py` and `register_import.py`."""
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, cast
 
@@ -17,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     and_,
+    bindparam,
     case,
     delete,
     exists,
@@ -258,3 +261,74 @@ async def forget_refused(session: AsyncSession, environment: Environment, locati
             WttaRefusedFile.environment == environment, WttaRefusedFile.location_sha256 == location_sha256
         )
     )
+
+
+# ---- the hot reader's statements (`reader.py` runs them on connections of its own) --------------------------------
+
+
+_covered = (
+    select(func.max(WttaImport.finished_at))
+    .where(WttaImport.environment == bindparam("environment"), WttaImport.covers_all)
+    .scalar_subquery()
+    .label("covered_at")
+)
+_LOOKUP = select(WttaAdmission.__table__, _covered).where(
+    WttaAdmission.environment == bindparam("environment"), WttaAdmission.kvk_number == bindparam("kvk")
+)
+
+
+def _sqlite_sql(statement: Any) -> str:
+    return str(statement.compile(dialect=sqlite.dialect(paramstyle="named")))
+
+
+def _postgres_sql(statement: Any) -> str:
+    """asyncpg takes $1, $2: `environment` may be bound twice in a statement, so the positions are named once."""
+    compiled = str(statement.compile(dialect=postgresql.dialect(paramstyle="pyformat")))  # type: ignore[no-untyped-call]
+    return compiled.replace("%(environment)s", "$1").replace("%(kvk)s", "$2")
+
+
+SQLITE_LOOKUP_SQL = _sqlite_sql(_LOOKUP)
+POSTGRES_LOOKUP_SQL = _postgres_sql(_LOOKUP)
+
+_SNAPSHOT_COLUMNS: tuple[str, ...] = (
+    "kvk_number",
+    "legal_name",
+    "admission_status",
+    "admission_number",
+    "admitted_at",
+    "expires_at",
+    "source",
+    "source_url",
+    "last_verified_at",
+    "missing_from_source_at",
+)
+_ROWS = (
+    select(*(WttaAdmission.__table__.c[name] for name in _SNAPSHOT_COLUMNS))
+    .where(WttaAdmission.environment == bindparam("environment"))
+    .order_by(WttaAdmission.kvk_number)
+)
+_COVERED = select(_covered)
+_VERSION = select(WttaRegisterVersion.version).where(WttaRegisterVersion.environment == bindparam("environment"))
+_VERSIONS = select(WttaRegisterVersion.environment, WttaRegisterVersion.version)
+
+
+SQLITE_ROWS_SQL, SQLITE_COVERED_SQL, SQLITE_VERSION_SQL, SQLITE_VERSIONS_SQL = (
+    _sqlite_sql(statement) for statement in (_ROWS, _COVERED, _VERSION, _VERSIONS)
+)
+POSTGRES_ROWS_SQL, POSTGRES_COVERED_SQL, POSTGRES_VERSION_SQL, POSTGRES_VERSIONS_SQL = (
+    _postgres_sql(statement) for statement in (_ROWS, _COVERED, _VERSION, _VERSIONS)
+)
+
+
+@contextmanager
+def sqlite_register(
+    connection: sqlite3.Connection, environment: Environment
+) -> Iterator[tuple[int, str | None, sqlite3.Cursor]]:
+    """One read transaction on a SQLite connection of its own: the register's version (0 before any), the newest
+    covering import's time as stored, and the cursor of its rows (`_SNAPSHOT_COLUMNS`, by number), read inside."""
+    connection.execute("BEGIN")
+    parameters = {"environment": environment.value}
+    version = connection.execute(SQLITE_VERSION_SQL, parameters).fetchone()
+    covered_at = connection.execute(SQLITE_COVERED_SQL, parameters).fetchone()[0]
+    yield version[0] if version else 0, covered_at, connection.execute(SQLITE_ROWS_SQL, parameters)
+    connection.execute("COMMIT")

@@ -22,75 +22,29 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 
-from compliance_api.db import asyncpg_dsn, sqlite_file
+from compliance_api.db import asyncpg_dsn, sqlite_data_version, sqlite_file, sqlite_read_only
 from compliance_api.kit.asyncpg_pool import LazyPool
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.per_pass import PerLoopPass
 from compliance_api.kit.pg_listen import listen
-from compliance_api.wtta.models import WttaAdmission, WttaImport, WttaRegisterVersion
+from compliance_api.wtta.queries import (
+    POSTGRES_COVERED_SQL,
+    POSTGRES_LOOKUP_SQL,
+    POSTGRES_ROWS_SQL,
+    POSTGRES_VERSION_SQL,
+    POSTGRES_VERSIONS_SQL,
+    SQLITE_LOOKUP_SQL,
+    SQLITE_VERSIONS_SQL,
+    sqlite_register,
+)
 from compliance_api.wtta.register_import import REGISTER_CHANNEL
 from compliance_api.wtta.replica import ReplicatedLookup, Snapshot, SnapshotRow, microseconds
 
 MMAP_BYTES = 1 << 30
 LISTENER_NAME = "compliance-api wtta listener"  # application_name of the LISTEN connection (pg_stat_activity)
 DATETIME_COLUMNS = ("admitted_at", "expires_at", "last_verified_at", "missing_from_source_at", "covered_at")
-
-_covered = (
-    select(func.max(WttaImport.finished_at))
-    .where(WttaImport.environment == bindparam("environment"), WttaImport.covers_all)
-    .scalar_subquery()
-    .label("covered_at")
-)
-_LOOKUP = select(WttaAdmission.__table__, _covered).where(
-    WttaAdmission.environment == bindparam("environment"), WttaAdmission.kvk_number == bindparam("kvk")
-)
-
-
-def _sqlite_sql(statement: Any) -> str:
-    return str(statement.compile(dialect=sqlite.dialect(paramstyle="named")))
-
-
-def _postgres_sql(statement: Any) -> str:
-    """asyncpg takes $1, $2: `environment` may be bound twice in a statement, so the positions are named once."""
-    compiled = str(statement.compile(dialect=postgresql.dialect(paramstyle="pyformat")))  # type: ignore[no-untyped-call]
-    return compiled.replace("%(environment)s", "$1").replace("%(kvk)s", "$2")
-
-
-SQLITE_LOOKUP_SQL = _sqlite_sql(_LOOKUP)
-POSTGRES_LOOKUP_SQL = _postgres_sql(_LOOKUP)
-
-_SNAPSHOT_COLUMNS: tuple[str, ...] = (
-    "kvk_number",
-    "legal_name",
-    "admission_status",
-    "admission_number",
-    "admitted_at",
-    "expires_at",
-    "source",
-    "source_url",
-    "last_verified_at",
-    "missing_from_source_at",
-)
-_ROWS = (
-    select(*(WttaAdmission.__table__.c[name] for name in _SNAPSHOT_COLUMNS))
-    .where(WttaAdmission.environment == bindparam("environment"))
-    .order_by(WttaAdmission.kvk_number)
-)
-_COVERED = select(_covered)
-_VERSION = select(WttaRegisterVersion.version).where(WttaRegisterVersion.environment == bindparam("environment"))
-_VERSIONS = select(WttaRegisterVersion.environment, WttaRegisterVersion.version)
-
-
-SQLITE_ROWS_SQL, SQLITE_COVERED_SQL, SQLITE_VERSION_SQL, SQLITE_VERSIONS_SQL = (
-    _sqlite_sql(statement) for statement in (_ROWS, _COVERED, _VERSION, _VERSIONS)
-)
-POSTGRES_ROWS_SQL, POSTGRES_COVERED_SQL, POSTGRES_VERSION_SQL, POSTGRES_VERSIONS_SQL = (
-    _postgres_sql(statement) for statement in (_ROWS, _COVERED, _VERSION, _VERSIONS)
-)
 
 
 def _versions_of(rows: Any) -> dict[Environment, int]:
@@ -148,10 +102,7 @@ class SqliteLookup:
 
     def _open(self, *, check_same_thread: bool) -> sqlite3.Connection:
         """A read-only connection with the file memory-mapped."""
-        connection = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, check_same_thread=check_same_thread)
-        connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-        connection.execute("PRAGMA busy_timeout = 5000")
-        return connection
+        return sqlite_read_only(self._path, MMAP_BYTES, check_same_thread=check_same_thread)
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -182,8 +133,7 @@ class SqliteLookup:
         return changed
 
     def _read_data_version(self) -> int:
-        data_version: int = self._connect().execute("PRAGMA data_version").fetchone()[0]
-        return data_version
+        return sqlite_data_version(self._connect())
 
     async def versions(self) -> dict[Environment, int]:
         return _versions_of(tuple(row) for row in self._connect().execute(SQLITE_VERSIONS_SQL))
@@ -195,15 +145,12 @@ class SqliteLookup:
         """On a worker thread with a connection of its own; one read transaction sees one version."""
         connection = self._open(check_same_thread=True)
         try:
-            connection.execute("BEGIN")
-            parameters = {"environment": environment.value}
-            version = connection.execute(SQLITE_VERSION_SQL, parameters).fetchone()
-            covered_at = connection.execute(SQLITE_COVERED_SQL, parameters).fetchone()[0]
-            snapshot = Snapshot(environment, version[0] if version else 0, covered_at and _sqlite_time(covered_at))
-            times = _TimeCache(_sqlite_time)
-            for record in connection.execute(SQLITE_ROWS_SQL, parameters):
-                snapshot.append(_snapshot_row(record, times))
-            connection.execute("COMMIT")
+            with sqlite_register(connection, environment) as (version, covered_at, records):
+                covered = None if covered_at is None else _sqlite_time(covered_at)
+                snapshot = Snapshot(environment, version, covered)
+                times = _TimeCache(_sqlite_time)
+                for record in records:
+                    snapshot.append(_snapshot_row(record, times))
             return snapshot
         finally:
             connection.close()

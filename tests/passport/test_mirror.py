@@ -26,8 +26,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.migrate import upgrade
-from compliance_api.passport import reader as reads
-from compliance_api.passport import service, views
+from compliance_api.passport import queries, service, views
 from compliance_api.passport.cache import LatestCache
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.hot_path import new_hot_path
@@ -76,7 +75,7 @@ async def listening(mirror: MirroredReader) -> None:
     """Start the mirror's listener with a first read and wait until it listens."""
     if not mirror.listening:
         changed = asyncio.ensure_future(mirror.changed())
-        await mirror.fetch(reads.OWN, {"user_id": uuid.uuid4(), "environment": Environment.live})
+        await mirror.fetch(queries.OWN, {"user_id": uuid.uuid4(), "environment": Environment.live})
         await asyncio.wait_for(changed, timeout=30)
     assert mirror.listening
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-import uuid
 from typing import Any
 
 import structlog
@@ -25,6 +24,7 @@ from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.dashboard import query
+from compliance_api.dashboard.classification import OwnClassification
 from compliance_api.dashboard.i18n import N_, Translator, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.questionnaire import (
@@ -49,10 +49,9 @@ from compliance_api.dashboard.web import (
     not_found,
     redirect,
     render,
-    state_of,
     translator_of,
 )
-from compliance_api.errors import ApiError, request_id_of
+from compliance_api.errors import request_id_of
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.kit.group_commit import group_commit_of
@@ -61,7 +60,6 @@ from compliance_api.ratelimit.gcra import Decision
 from compliance_api.ratelimit.tiers import Tier, tier_for, user_bucket
 from compliance_api.requestlog.buffer import Recorded
 from compliance_api.requestlog.dependencies import buffer_of
-from compliance_api.sessions import DbSession
 
 log = structlog.get_logger()
 router = APIRouter()
@@ -305,19 +303,10 @@ def _presumption(result: dict[str, Any], translator: Translator) -> FormFact | N
 
 @router.get(PATH + "/{environment}/{classification_id}", include_in_schema=False)
 async def assessment_page(
-    request: Request,
-    environment: Environment,
-    classification_id: uuid.UUID,
-    account: CurrentAccount,
-    session: DbSession,
+    request: Request, environment: Environment, account: CurrentAccount, found: OwnClassification
 ) -> Response:
     """A verdict with what decided it and what to answer next, above its answers ready to change and send again."""
-    retention = classify_service.Retention.of(state_of(request).settings)
-    try:
-        found = await classify_service.get_classification(
-            session, Acting.of(account, environment), classification_id, retention, utcnow()
-        )
-    except ApiError:  # another user's, the other environment's, expired or unknown
+    if found is None:
         return not_found(request, account)
     record, translator = found.record, translator_of(request)
     questionnaire = questionnaire_of(record.kind.value, record.country)

@@ -22,6 +22,7 @@ from compliance_api.classify.ruleset import Rulesets
 from compliance_api.classify.schemas import ClassificationRecord, CrossBorderVerdict, LaterVerdict
 from compliance_api.classify.verdict import Country, Verdict
 from compliance_api.dashboard import query, throttle
+from compliance_api.dashboard.classification import OwnClassification
 from compliance_api.dashboard.i18n import N_, text
 from compliance_api.dashboard.nav import DashboardPage, NavItem
 from compliance_api.dashboard.service import Acting
@@ -189,18 +190,9 @@ def _rescores(record: ClassificationRecord) -> list[Rescore]:
 
 @router.get(PATH + "/{environment}/{classification_id}", include_in_schema=False)
 async def classification_page(
-    request: Request,
-    environment: Environment,
-    classification_id: uuid.UUID,
-    account: CurrentAccount,
-    session: DbSession,
+    request: Request, environment: Environment, account: CurrentAccount, found: OwnClassification
 ) -> Response:
-    retention = classify_service.Retention.of(state_of(request).settings)
-    try:
-        found = await classify_service.get_classification(
-            session, Acting.of(account, environment), classification_id, retention, utcnow()
-        )
-    except ApiError:  # another user's, the other environment's, expired or unknown
+    if found is None:
         return not_found(request, account)
     record = classify_views.classification_record(found)
     return render(
