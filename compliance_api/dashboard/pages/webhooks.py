@@ -4,9 +4,11 @@ same rules as `/v1/webhook-endpoints`: request schema, SSRF policy, the 20-endpo
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -140,37 +142,52 @@ async def endpoint_page(
     return render(request, "webhooks/endpoint.html", account=account, endpoint=endpoint, deliveries=deliveries)
 
 
-@router.post("/webhooks/{environment}/{endpoint_id}/test", include_in_schema=False)
-async def send_test(
+@dataclass(frozen=True, slots=True)
+class EndpointForm:
+    """A checked form posted about one of the signed-in user's endpoints, with the request's session."""
+
+    request: Request
+    account: User
+    owner: webhooks_service.EndpointOwner
+    endpoint_id: uuid.UUID
+    session: AsyncSession
+
+    async def done(self, action: Awaitable[object], then: str) -> Response:
+        """Carry out `action` and go to `then`; an endpoint that is not the user's is the not-found page."""
+        try:
+            await action
+        except ApiError:
+            return not_found(self.request, self.account)
+        return redirect(then)
+
+    def page(self, done: str) -> str:
+        return f"/webhooks/{self.owner.environment.value}/{self.endpoint_id}?done={done}"
+
+
+async def _endpoint_form(
     request: Request,
     environment: Environment,
     endpoint_id: uuid.UUID,
     account: CurrentAccount,
     _: CheckedForm,
     session: DbSession,
-) -> Response:
-    try:
-        await webhooks_service.send_test(session, _owner(account, environment), endpoint_id, now=utcnow())
-    except ApiError:
-        return not_found(request, account)
-    return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_test_sent")
+) -> EndpointForm:
+    return EndpointForm(request, account, _owner(account, environment), endpoint_id, session)
+
+
+PostedAboutEndpoint = Annotated[EndpointForm, Depends(_endpoint_form)]
+
+
+@router.post("/webhooks/{environment}/{endpoint_id}/test", include_in_schema=False)
+async def send_test(form: PostedAboutEndpoint) -> Response:
+    sent = webhooks_service.send_test(form.session, form.owner, form.endpoint_id, now=utcnow())
+    return await form.done(sent, form.page("webhook_test_sent"))
 
 
 @router.post("/webhooks/{environment}/{endpoint_id}/deliveries/{delivery_id}/retry", include_in_schema=False)
-async def retry_delivery(
-    request: Request,
-    environment: Environment,
-    endpoint_id: uuid.UUID,
-    delivery_id: uuid.UUID,
-    account: CurrentAccount,
-    _: CheckedForm,
-    session: DbSession,
-) -> Response:
-    try:
-        await webhooks_service.retry(session, _owner(account, environment), endpoint_id, delivery_id, now=utcnow())
-    except ApiError:
-        return not_found(request, account)
-    return redirect(f"/webhooks/{environment.value}/{endpoint_id}?done=webhook_retried")
+async def retry_delivery(form: PostedAboutEndpoint, delivery_id: uuid.UUID) -> Response:
+    retried = webhooks_service.retry(form.session, form.owner, form.endpoint_id, delivery_id, now=utcnow())
+    return await form.done(retried, form.page("webhook_retried"))
 
 
 @router.get("/webhooks/{environment}/{endpoint_id}/delete", include_in_schema=False)
@@ -185,19 +202,10 @@ async def confirm_delete(
 
 
 @router.post("/webhooks/{environment}/{endpoint_id}/delete", include_in_schema=False)
-async def delete_endpoint(
-    request: Request,
-    environment: Environment,
-    endpoint_id: uuid.UUID,
-    account: CurrentAccount,
-    _: CheckedForm,
-    session: DbSession,
-) -> Response:
-    try:
-        await webhooks_service.remove(session, _owner(account, environment), endpoint_id)
-    except ApiError:
-        return not_found(request, account)
-    return redirect("/webhooks?done=webhook_deleted")
+async def delete_endpoint(form: PostedAboutEndpoint) -> Response:
+    return await form.done(
+        webhooks_service.remove(form.session, form.owner, form.endpoint_id), "/webhooks?done=webhook_deleted"
+    )
 
 
 PAGE = DashboardPage(router, NavItem(N_("Webhooks"), "/webhooks", order=30))
