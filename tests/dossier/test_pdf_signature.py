@@ -1,10 +1,12 @@
 """The dossier PDF signed as a PDF: pyHanko finds one signature over the whole file, intact and valid, by the
 certificate published beside the JWKS; the attached JWS is inside the signed bytes; PDF/A-3 is kept; a changed byte,
-or another dossier's JWS moved in, breaks it."""
+or another dossier's JWS moved in, breaks it; poppler's pdfsig, as a PDF reader, shows it signed."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from asn1crypto import x509 as asn1_x509  # type: ignore[import-untyped]
@@ -21,6 +23,7 @@ from pyhanko_certvalidator import ValidationContext
 from pypdf import PdfReader
 
 from tests.classify.conftest import Account
+from tests.conftest import require_program
 from tests.dossier.conftest import attached_jws, verify_jws
 
 ZW = "/v1/classify/zelfstandigenwet"
@@ -95,6 +98,31 @@ async def test_a_changed_byte_or_another_dossier_s_jws_breaks_the_pdf_signature(
     status = await _status(swapped, published)
     assert status.coverage is SignatureCoverageLevel.ENTIRE_REVISION, "the signature no longer covers the file"
     assert not status.bottom_line, _details(status)
+
+
+def _pdfsig(pdf: bytes, folder: Path) -> str:
+    """What poppler's `pdfsig` (the signature panel of Evince, Okular and other poppler readers) says of `pdf`."""
+    require_program("/usr/bin/pdfsig", "apt-get install poppler-utils")
+    path = folder / "dossier.pdf"
+    path.write_bytes(pdf)
+    done = subprocess.run(["/usr/bin/pdfsig", str(path)], capture_output=True, timeout=60, check=False)
+    return (done.stdout + done.stderr).decode()
+
+
+async def test_a_pdf_reader_shows_the_dossier_signed_whole_and_a_changed_page_as_broken(
+    client: AsyncClient, account: Account, tmp_path: Path
+) -> None:
+    pdf = await _pdf(client, account.live, {"reference": "seen in a reader"})
+    shown = _pdfsig(pdf, tmp_path)
+    assert "Signature #1" in shown, shown
+    assert "Total document signed" in shown, shown
+    assert "Signature Validation: Signature is Valid." in shown, shown
+
+    changed = bytearray(pdf)
+    changed[pdf.index(b"stream", pdf.index(b"/Contents")) + 20] ^= 0x01  # a byte inside a page's content stream
+    broken = _pdfsig(bytes(changed), tmp_path)
+    assert "Signature is Valid." not in broken, broken
+    assert "Digest Mismatch" in broken, broken
 
 
 def _move_jws(pdf: bytes, jws: str) -> bytes:
