@@ -92,6 +92,7 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
     written in the record's language (so its rule reasons compare with the ones it had)."""
     raw = orjson.dumps(record.request)
     language = Language[record.language]
+    record_id = uuid.UUID(int=record.id.int)  # asyncpg reads a uuid as a type of its own, which orjson does not write
     if record.kind is ClassificationKind.zelfstandigenwet:
         dutch = ZelfstandigenwetRequest.model_validate_json(raw)
         engagement = dutch.engagement.model_dump()
@@ -100,7 +101,7 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
             assessment,
             rulesets.dutch,
             rulesets.phrases,
-            id=record.id,
+            id=record_id,
             created_at=now,
             tracked=dutch,
             livemode=record.environment is Environment.live,
@@ -110,7 +111,7 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
     return views.cross_border_verdict(
         assess_criteria(ruleset, cross_border.criteria, as_of, language, frozenset(cross_border.dont_know)),
         rulesets.phrases,
-        id=record.id,
+        id=record_id,
         created_at=now,
         tracked=cross_border,
         livemode=record.environment is Environment.live,

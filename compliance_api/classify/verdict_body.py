@@ -1,6 +1,6 @@
 """A verdict as the classify operations answer it: frozen dataclasses, built by `views` from an assessment and written
-by `orjson` as they stand, field by field in the order declared here (the order of `ZWVerdict` and
-`CrossBorderVerdict`).
+by `orjson` as they stand, field by field in the order declared here: the order the answers have always had, which
+the stored verdicts keep (`ZWVerdict` lists its fields in it; `CrossBorderVerdict` lists a few in another).
 
 Nothing validates them on the way out: the response models describe the answer in the contract, and the tests hold
 these bodies against them (constructing the models per request cost a third of the endpoint's CPU). The audit trail
