@@ -105,9 +105,14 @@ async def test_a_verdict_reaches_the_answer_as_its_dataclass_and_no_response_mod
     assert validations[model.__name__].calls == 1, "the counting sees a validation when there is one"
 
 
-def test_a_verdict_body_is_frozen_and_has_no_instance_dict() -> None:
-    """Slots all the way down: the openings and the closing fields add no `__dict__` to a verdict."""
-    for typed in (ZWVerdictBody, CrossBorderVerdictBody):
+def test_a_verdict_lists_its_opening_fields_then_its_closing_ones_and_is_frozen() -> None:
+    """The order the answer is written in: the test's own fields, then those both verdicts end with."""
+    for typed, first, last in (
+        (ZWVerdictBody, "unanswered", "decided_by"),
+        (CrossBorderVerdictBody, "criteria", "decided_by"),
+    ):
+        names = [field.name for field in dataclasses.fields(typed)]
+        assert names[0] == "id"
+        assert names[-1] == "livemode"
+        assert names.index(first) + 1 == names.index(last)
         assert typed.__dataclass_params__.frozen  # type: ignore[union-attr]
-        assert "__dict__" not in dir(typed)
-        assert set(typed.__slots__) == {field.name for field in dataclasses.fields(typed)}
