@@ -40,6 +40,7 @@ from compliance_api.app import create_app
 from compliance_api.classify import views
 from compliance_api.classify.dutch import assess_engagement
 from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.classify.verdict_body import ZWVerdictBody
 from compliance_api.config import Settings
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.schemas import json_response
@@ -61,7 +62,7 @@ def serve(port: int) -> None:
     rulesets = app.state.services.rulesets
     router = APIRouter(prefix="/v1/bench")
 
-    def verdict(body: ZelfstandigenwetRequest, now: dt.datetime) -> dict[str, object]:
+    def verdict(body: ZelfstandigenwetRequest, now: dt.datetime) -> ZWVerdictBody:
         assessment = assess_engagement(rulesets.dutch, body.engagement.model_dump(), body.as_of or now.date())
         return views.dutch_verdict(
             assessment, rulesets.dutch, rulesets.phrases, id=uuid.uuid4(), created_at=now, tracked=body, livemode=True

@@ -78,8 +78,7 @@ def verdict_of(case: Case) -> str:
             DEFAULT_LANGUAGE,
             Environment.live,
         )
-    verdict: str = scored.verdict["verdict"]
-    return verdict
+    return scored.verdict.verdict.value
 
 
 def open_part() -> Totals:

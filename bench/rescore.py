@@ -76,7 +76,7 @@ async def _classify(engine: object, caller: Caller, count: int) -> None:
                 for _ in range(min(2000, count - start))
             ]
             verdicts = await asyncio.gather(*calls)
-            assert {v["verdict"] for v in verdicts} == {"safe"}, "the bench needs verdicts that the re-score changes"
+            assert {v.verdict for v in verdicts} == {"safe"}, "the bench needs verdicts that the re-score changes"
     finally:
         await audit.close()
 

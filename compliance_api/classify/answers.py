@@ -19,24 +19,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from compliance_api.auth.caller import Caller
 from compliance_api.classify import queries
 from compliance_api.classify.compression import decompress
+from compliance_api.classify.verdict_body import VerdictBody
 
 
 class MissingVerdict(LookupError):
     """A referenced verdict is gone: it outlives the 24-hour record by retention, so this is a bug or tampering."""
 
 
-def _is_problem(item: dict[str, Any]) -> bool:
-    """A batch item that is a problem (it names the item's `index`; verdicts never carry one)."""
-    return "index" in item
+def _reference(item: VerdictBody | dict[str, Any]) -> str | dict[str, Any]:
+    """A batch item as the record keeps it: a verdict's id, or a problem (JSON data, naming the item's `index`)."""
+    return item if isinstance(item, dict) else str(item.id)
 
 
 class VerdictReferences:
     """`idempotency.Compaction` for a classify answer: one verdict, or a batch's `{"data": [...]}`."""
 
-    def compact(self, result: Any) -> bytes:
-        if "data" not in result:
-            return orjson.dumps({"verdict": result["id"]})
-        kept = orjson.dumps({"data": [item if _is_problem(item) else item["id"] for item in result["data"]]})
+    def compact(self, result: VerdictBody | dict[str, Any]) -> bytes:
+        if not isinstance(result, dict):
+            return orjson.dumps({"verdict": str(result.id)})
+        kept = orjson.dumps({"data": [_reference(item) for item in result["data"]]})
         return zlib.compress(kept)
 
     async def expand(self, session: AsyncSession, caller: Caller, compact: bytes) -> bytes:

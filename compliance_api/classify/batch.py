@@ -7,7 +7,8 @@ import datetime as dt
 import json
 import zlib
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import orjson
 from fastapi.exceptions import RequestValidationError
@@ -16,7 +17,8 @@ from pydantic import BaseModel, ValidationError
 from compliance_api.auth.caller import Caller
 from compliance_api.classify.language import Language
 from compliance_api.classify.ruleset import Rulesets
-from compliance_api.classify.service import Scored, audit_rows, dry_run
+from compliance_api.classify.service import Scored, audit_rows
+from compliance_api.classify.verdict_body import VerdictBody, unkept
 from compliance_api.errors import (
     ERROR_CATALOGUE,
     MAX_LISTED_ERRORS,
@@ -108,26 +110,32 @@ def _refused(index: int, exc: ApiError, base_url: str) -> dict[str, Any]:
     return item_problem(index, exc.code, str(exc.detail), errors, exc.error_count, base_url)
 
 
-def _scored_items(
-    caller: Caller,
-    items: Sequence[Any],
-    model: type[BodyT],
-    score: Scorer[BodyT],
-    rulesets: Rulesets,
-    now: dt.datetime,
-    language: Language,
-    base_url: str,
-) -> list[Scored | dict[str, Any]]:
-    """Each item scored, or its problem, in the order sent."""
-    scored: list[Scored | dict[str, Any]] = []
-    for index, item in enumerate(items):
-        try:
-            scored.append(score(model.model_validate_json(_as_json(item)), rulesets, now, language, caller.environment))
-        except ValidationError as exc:
-            scored.append(invalid_item(index, exc, model, base_url))
-        except ApiError as exc:
-            scored.append(_refused(index, exc, base_url))
-    return scored
+@dataclass(frozen=True, slots=True)
+class BatchItems(Generic[BodyT]):
+    """A batch's items as sent, and how each is validated (`model`) and scored for the caller."""
+
+    caller: Caller
+    items: Sequence[Any]
+    model: type[BodyT]
+    score: Scorer[BodyT]
+    rulesets: Rulesets
+    now: dt.datetime
+    language: Language
+    base_url: str
+
+    def scored(self) -> list[Scored | dict[str, Any]]:
+        """Each item scored, or its problem, in the order sent."""
+        scored: list[Scored | dict[str, Any]] = []
+        environment = self.caller.environment
+        for index, item in enumerate(self.items):
+            try:
+                body = self.model.model_validate_json(_as_json(item))
+                scored.append(self.score(body, self.rulesets, self.now, self.language, environment))
+            except ValidationError as exc:
+                scored.append(invalid_item(index, exc, self.model, self.base_url))
+            except ApiError as exc:
+                scored.append(_refused(index, exc, self.base_url))
+        return scored
 
 
 async def classify_batch(
@@ -143,9 +151,9 @@ async def classify_batch(
     request_id: str | None = None,
 ) -> dict[str, Any]:
     """`{"data": [...]}`: each item's verdict (kept in the audit trail) or its problem, in the order sent."""
-    data: list[dict[str, Any]] = []
+    data: list[VerdictBody | dict[str, Any]] = []
     rows: list[TableRow] = []
-    for entry in _scored_items(caller, items, model, score, rulesets, now, language, base_url):
+    for entry in BatchItems(caller, items, model, score, rulesets, now, language, base_url).scored():
         if isinstance(entry, Scored):
             data.append(entry.verdict)
             rows.extend(audit_rows(caller, entry, now, request_id))
@@ -156,16 +164,6 @@ async def classify_batch(
     return {"data": data}
 
 
-def dry_run_batch(
-    caller: Caller,
-    items: Sequence[Any],
-    model: type[BodyT],
-    score: Scorer[BodyT],
-    rulesets: Rulesets,
-    now: dt.datetime,
-    language: Language,
-    base_url: str,
-) -> dict[str, Any]:
+def dry_run_batch(batch: BatchItems[BodyT]) -> dict[str, Any]:
     """`{"data": [...]}` as `classify_batch` answers it, with nothing kept: each verdict's `id` is null."""
-    scored = _scored_items(caller, items, model, score, rulesets, now, language, base_url)
-    return {"data": [dry_run(entry) if isinstance(entry, Scored) else entry for entry in scored]}
+    return {"data": [unkept(entry.verdict) if isinstance(entry, Scored) else entry for entry in batch.scored()]}

@@ -25,6 +25,8 @@ from sqlalchemy import LargeBinary
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from compliance_api.classify.verdict_body import VerdictBody
+
 DICTIONARIES = Path(__file__).resolve().parent / "dictionaries"
 CURRENT_DICTIONARY = 3
 """The id of the dictionary new values are compressed with (`verdicts-<id>.zdict`)."""
@@ -90,12 +92,13 @@ def dictionary_of(stored: bytes) -> int:
 
 
 class CompressedJSON(TypeDecorator[dict[str, Any]]):
-    """A JSON object stored as `compress(orjson.dumps(value))` in a binary column; read back as the object."""
+    """A JSON object stored as `compress(orjson.dumps(value))` in a binary column (JSON data, or a verdict's
+    dataclass, which orjson writes as the answer's bytes); read back as JSON data."""
 
     impl = LargeBinary
     cache_ok = True
 
-    def process_bind_param(self, value: dict[str, Any] | None, dialect: Dialect) -> bytes | None:
+    def process_bind_param(self, value: dict[str, Any] | VerdictBody | None, dialect: Dialect) -> bytes | None:
         return None if value is None else compress(orjson.dumps(value))
 
     def process_result_value(self, value: bytes | None, dialect: Dialect) -> dict[str, Any] | None:

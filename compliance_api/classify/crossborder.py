@@ -23,11 +23,9 @@ from dataclasses import dataclass
 from compliance_api.classify.decide import (
     AnswerSet,
     Balance,
-    CompiledRule,
     CompiledTest,
     FactTable,
     Memo,
-    Outcome,
     RankedQuestion,
     RuleSides,
     WeightSum,
@@ -87,7 +85,9 @@ class CrossBorderTest(CompiledTest):
     """One country's ruleset compiled to facts: built once, used for every verdict."""
 
     def __init__(self, ruleset: CrossBorderRuleset) -> None:
+        super().__init__()
         self.ruleset = ruleset
+        self.order = ruleset.criterion_names
         self.kinds = dict.fromkeys(ruleset.criterion_names, "boolean")
         met = [equals_bool(name, True) for name in ruleset.criterion_names]
         self.table = FactTable(met + conditions_of(ruleset.decisive, self.kinds), self.kinds)
@@ -111,8 +111,6 @@ class CrossBorderTest(CompiledTest):
         self.touching = rules_by_input(self.table, rules)
         self.sides = RuleSides.of(rules)
         self.balance = Balance(ruleset.weighing, self.met_bits)
-        self._decided = Memo()
-        self._outcomes = Memo()
         self._weighed = Memo()
 
     def fired(self, true: int) -> tuple[CrossBorderRule, ...]:
@@ -142,18 +140,10 @@ class CrossBorderTest(CompiledTest):
             self._weighed.remember(true, found)
         return found  # type: ignore[return-value]
 
-    def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        unsafe, safe = self.sides.holding(far, self.balance.stated(true, false) < self.balance.floor)
-        if unsafe:
-            return Verdict.unsafe, unsafe
-        if not safe:
-            return self._undecided(true, false, far), ()
-        # The facts the law treats as enough for self-employment hold (they answer the legal test's core, which the
-        # weighing of the other indicators does not outweigh). A weighing rule for `unsafe`, or a rule for employment
-        # one answer away, keep the rule from deciding: then the weighing of the stated facts does.
-        if self.weighed(true) is Verdict.unsafe or self.sides.one_answer_away(far, safe):
-            return self._undecided(true, false, far), ()
-        return Verdict.safe, safe
+    def _outweighed(self, true: int) -> bool:
+        """A rule for self-employment answers the legal test's core, which the weighing of the other indicators does
+        not outweigh; a weighing rule for `unsafe` does."""
+        return self.weighed(true) is Verdict.unsafe
 
     def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
         """The verdict where no decisive rule holds: a weighing rule for `unsafe`, then the weighing of the stated
@@ -163,25 +153,11 @@ class CrossBorderTest(CompiledTest):
             return Verdict.unsafe
         return self.balance.verdict(true, false)
 
-    def outcome(self, true: int, false: int, deferred: frozenset[str] = frozenset()) -> Outcome:
-        """Everything the facts decide (remembered): the verdict and its rules, its bounds, what could change it."""
-        key = (true, false, deferred)
-        found = self._outcomes.get(key)
-        if found is None:
-            verdict, rules = self.decide(true, false)
-            bounds = (
-                self.verdict(*self.answered_all(true, false, met=False)),
-                self.verdict(*self.answered_all(true, false, met=True)),
-            )
-            found = self.changes(true, false, verdict, rules, bounds, self.ruleset.criterion_names, deferred)
-            self._outcomes.remember(key, found)
-        return found  # type: ignore[return-value]
-
-    def answered_all(self, true: int, false: int, *, met: bool) -> tuple[int, int]:
+    def answered_all(self, true: int, false: int, *, employment: bool) -> tuple[int, int]:
         """The facts were every unanswered criterion met (or not met)."""
         for name, bits in self.table.inputs.items():
             if not bits & (true | false):
-                add_true, add_false = self.table.answered_as(name, met)
+                add_true, add_false = self.table.answered_as(name, employment)
                 true, false = true | add_true, false | add_false
         return true, false
 

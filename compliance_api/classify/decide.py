@@ -386,9 +386,11 @@ class Outcome:
 
 
 class CompiledTest:
-    """What the Dutch and the cross-border tests share: the verdict from the facts, remembered, and the verdict of
-    one answer the next questions weigh. Each test says how it decides (`_decide`) and what it answers where no
-    decisive rule holds (`_undecided`)."""
+    """What the Dutch and the cross-border tests share: the decisive rules' order of precedence, the verdict from the
+    facts and everything they decide (both remembered), and the verdict of one answer the next questions weigh.
+    Each test says what keeps a holding rule for self-employment from deciding (`_outweighed`), what it answers
+    where no decisive rule decides (`_undecided`), and the facts were every unanswered input answered one way
+    (`answered_all`)."""
 
     rules: list[CompiledRule]
     sides: RuleSides
@@ -396,13 +398,34 @@ class CompiledTest:
     touching: dict[str, tuple[int, ...]]
     weight: dict[str, int]
     balance: Balance
-    _decided: Memo
+    order: Sequence[str]
 
-    def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+    def __init__(self) -> None:
+        self._decided = Memo()
+        self._outcomes = Memo()
+
+    def _outweighed(self, true: int) -> bool:
+        """Whether the stated facts keep a holding rule for self-employment from deciding."""
         raise NotImplementedError
 
     def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
         raise NotImplementedError
+
+    def answered_all(self, true: int, false: int, *, employment: bool) -> tuple[int, int]:
+        """The facts were every unanswered input answered the way that points to employment (or the way that does
+        not)."""
+        raise NotImplementedError
+
+    def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
+        """A rule for employment decides; then a rule for self-employment, unless the stated facts outweigh it or a
+        rule for employment is one answer away (then the weighing of the stated facts decides, as it does where no
+        rule holds)."""
+        unsafe, safe = self.sides.holding(far, self.balance.stated(true, false) < self.balance.floor)
+        if unsafe:
+            return Verdict.unsafe, unsafe
+        if not safe or self._outweighed(true) or self.sides.one_answer_away(far, safe):
+            return self._undecided(true, false, far), ()
+        return Verdict.safe, safe
 
     def decide(self, true: int, false: int) -> tuple[Verdict, tuple[CompiledRule, ...]]:
         """The verdict from the facts known true and false, and the decisive rules that gave it (remembered)."""
@@ -415,6 +438,20 @@ class CompiledTest:
 
     def verdict(self, true: int, false: int) -> Verdict:
         return self.decide(true, false)[0]
+
+    def outcome(self, true: int, false: int, deferred: frozenset[str] = frozenset()) -> Outcome:
+        """Everything the facts decide (remembered): the verdict and its rules, its bounds, what could change it."""
+        key = (true, false, deferred)
+        found = self._outcomes.get(key)
+        if found is None:
+            verdict, rules = self.decide(true, false)
+            bounds = (
+                self.verdict(*self.answered_all(true, false, employment=False)),
+                self.verdict(*self.answered_all(true, false, employment=True)),
+            )
+            found = self.changes(true, false, verdict, rules, bounds, self.order, deferred)
+            self._outcomes.remember(key, found)
+        return found  # type: ignore[return-value]
 
     def changes(
         self,

@@ -30,7 +30,6 @@ from compliance_api.classify.decide import (
     Condition,
     FactTable,
     Memo,
-    Outcome,
     RankedQuestion,
     RuleSides,
     WeightSum,
@@ -137,6 +136,7 @@ class DutchTest(CompiledTest):
     """One ruleset with one tariefgrens entry (or none), compiled to facts: built once, used for every verdict."""
 
     def __init__(self, ruleset: DutchRuleset, tariefgrens: DutchTariefgrens | None, presumption_in_force: bool) -> None:
+        super().__init__()
         self.ruleset = ruleset
         self.tariefgrens = tariefgrens
         self.presumption_in_force = presumption_in_force
@@ -170,28 +170,17 @@ class DutchTest(CompiledTest):
                     self.table.answered_as(criterion.input, hit),
                     self.table.answered_as(criterion.input, miss),
                 )
-        self._decided = Memo()
-        self._outcomes = Memo()
         self._answers = Memo()
 
     def _weighs_unsafe(self, score: int, presumption: bool) -> bool:
         rules = self.scoring
         return score >= rules.unsafe_at_score or (presumption and score >= rules.unsafe_at_score_with_presumption)
 
-    def _decide(self, true: int, false: int, far: list[int]) -> tuple[Verdict, tuple[CompiledRule, ...]]:
-        unsafe, safe = self.sides.holding(far, self.balance.stated(true, false) < self.balance.floor)
-        if unsafe:
-            return Verdict.unsafe, unsafe
-        if not safe:
-            return self._undecided(true, false, far), ()
-        # The facts the law treats as enough for self-employment hold (they answer the legal test's core, which the
-        # weighing of the other indicators does not outweigh). The rate presumption (while it is law), indicators
-        # scoring as much as `unsafe`, or a rule for employment one answer away keep the rule from deciding: then the
-        # weighing of the stated facts does.
-        score, presumption = self.score(true), bool(true & self.presumption_bit)
-        if presumption or self._weighs_unsafe(score, presumption) or self.sides.one_answer_away(far, safe):
-            return self._undecided(true, false, far), ()
-        return Verdict.safe, safe
+    def _outweighed(self, true: int) -> bool:
+        """A rule for self-employment answers the legal test's core, which the weighing of the other indicators does
+        not outweigh; the rate presumption (while it is law) or indicators scoring as much as `unsafe` do."""
+        presumption = bool(true & self.presumption_bit)
+        return presumption or self._weighs_unsafe(self.score(true), presumption)
 
     def _undecided(self, true: int, false: int, far: list[int]) -> Verdict:
         """The verdict where no decisive rule holds: the score rule, then the weighing of the stated facts (never
@@ -205,12 +194,12 @@ class DutchTest(CompiledTest):
             return self.scoring.presumption_floor
         return weighed
 
-    def answered_all(self, true: int, false: int, *, hit: bool) -> tuple[int, int]:
+    def answered_all(self, true: int, false: int, *, employment: bool) -> tuple[int, int]:
         """The facts were every unanswered input answered the way that hits its criterion (or the way that does not)."""
         known = true | false
         for name, answers in self.hit_bits.items():
             if not self.table.inputs[name] & known:
-                add_true, add_false = answers[0 if hit else 1]
+                add_true, add_false = answers[0 if employment else 1]
                 true, false = true | add_true, false | add_false
         return true, false
 
@@ -227,20 +216,6 @@ class DutchTest(CompiledTest):
             )
             found = (true, false, results)
             self._answers.remember(values, found)
-        return found  # type: ignore[return-value]
-
-    def outcome(self, true: int, false: int, deferred: frozenset[str] = frozenset()) -> Outcome:
-        """Everything the facts decide (remembered): the verdict and its rules, its bounds, what could change it."""
-        key = (true, false, deferred)
-        found = self._outcomes.get(key)
-        if found is None:
-            verdict, rules = self.decide(true, false)
-            bounds = (
-                self.verdict(*self.answered_all(true, false, hit=False)),
-                self.verdict(*self.answered_all(true, false, hit=True)),
-            )
-            found = self.changes(true, false, verdict, rules, bounds, self.order, deferred)
-            self._outcomes.remember(key, found)
         return found  # type: ignore[return-value]
 
 

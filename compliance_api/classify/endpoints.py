@@ -42,6 +42,7 @@ from compliance_api.classify.schemas import (
     ZWVerdict,
 )
 from compliance_api.classify.verdict import Country, Verdict
+from compliance_api.classify.verdict_body import VerdictBody, unkept
 from compliance_api.config import settings_of
 from compliance_api.errors import ApiError, problem_base_url, request_id_of
 from compliance_api.idempotency.dependencies import idempotency_of
@@ -70,9 +71,9 @@ DryRun = Annotated[bool, Query(include_in_schema=False)]
 become a union in generated clients, and `id` no longer a plain UUID."""
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
-Classifier = Callable[
-    [GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language, str | None], Awaitable[dict[str, Any]]
-]
+Classifier = Callable[[GroupCommit, Caller, BodyT, Rulesets, dt.datetime, Language, str | None], Awaitable[VerdictBody]]
+Answer = VerdictBody | dict[str, Any]
+"""What a classify operation answers: one verdict, or a batch's `{"data": [...]}`."""
 
 VERDICT_REFERENCES = VerdictReferences()
 """An Idempotency-Key record of a classify answer keeps the verdicts' ids, not their bytes."""
@@ -110,14 +111,14 @@ async def _classify(request: Request, body: BodyT, classify: Classifier[BodyT]) 
     caller, language, request_id = caller_of(request), _language_of(request), request_id_of(request)
     audit, rulesets = group_commit_of(request), rulesets_of(request)
 
-    def run() -> Awaitable[dict[str, Any]]:
+    def run() -> Awaitable[VerdictBody]:
         return classify(audit, caller, body, rulesets, utcnow(), language, request_id)
 
     return await _answer(request, body, language, run)
 
 
 async def _answer(
-    request: Request, body: BaseModel, language: Language, run: Callable[[], Awaitable[dict[str, Any]]]
+    request: Request, body: BaseModel, language: Language, run: Callable[[], Awaitable[Answer]]
 ) -> Response:
     """`run`'s result in `language`; with an Idempotency-Key, once per key (a session is opened only then)."""
     key = key_of(request)
@@ -136,7 +137,7 @@ def _dry_run(request: Request, body: BodyT, score: batch.Scorer[BodyT]) -> Respo
     caller, language = caller_of(request), _language_of(request)
     scored = score(body, rulesets_of(request), utcnow(), language, caller.environment)
     return Response(
-        orjson.dumps(service.dry_run(scored)), media_type="application/json", headers=LANGUAGE_HEADERS[language]
+        orjson.dumps(unkept(scored.verdict)), media_type="application/json", headers=LANGUAGE_HEADERS[language]
     )
 
 
@@ -213,7 +214,8 @@ async def _classify_batch(
     caller, language, rulesets = caller_of(request), _language_of(request), rulesets_of(request)
     base_url, request_id = problem_base_url(request), request_id_of(request)
     if dry_run:
-        answer = batch.dry_run_batch(caller, body.items, model, score, rulesets, utcnow(), language, base_url)
+        items = batch.BatchItems(caller, body.items, model, score, rulesets, utcnow(), language, base_url)
+        answer = batch.dry_run_batch(items)
         return Response(orjson.dumps(answer), media_type="application/json", headers=LANGUAGE_HEADERS[language])
 
     def run() -> Awaitable[dict[str, Any]]:

@@ -17,6 +17,7 @@ from compliance_api.classify.questions import Test, questionnaire
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
 from compliance_api.classify.verdict import Country
+from compliance_api.classify.verdict_body import json_data
 from compliance_api.config import Settings
 from compliance_api.errors import PROBLEM_JSON, example_problem, too_large_detail
 
@@ -117,25 +118,29 @@ def _examples() -> tuple[dict[str, Any], ...]:
     dutch_tracked = ZelfstandigenwetRequest.model_validate(dutch_request, strict=False)
     cross_border_tracked = CrossBorderRequest.model_validate(cross_border_request, strict=False)
     dutch_verdicts = {
-        language: views.dutch_verdict(
-            assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF, language),
-            rulesets.dutch,
-            rulesets.phrases,
-            id=_ID,
-            created_at=_CREATED_AT,
-            tracked=dutch_tracked,
-            livemode=True,
+        language: json_data(
+            views.dutch_verdict(
+                assess_engagement(rulesets.dutch, _ENGAGEMENT, _AS_OF, language),
+                rulesets.dutch,
+                rulesets.phrases,
+                id=_ID,
+                created_at=_CREATED_AT,
+                tracked=dutch_tracked,
+                livemode=True,
+            )
         )
         for language in Language
     }
     cross_border_verdicts = {
-        language: views.cross_border_verdict(
-            assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF, language),
-            rulesets.phrases,
-            id=_ID,
-            created_at=_CREATED_AT,
-            tracked=cross_border_tracked,
-            livemode=True,
+        language: json_data(
+            views.cross_border_verdict(
+                assess_criteria(rulesets.cross_border[Country.FR], _CRITERIA, _AS_OF, language),
+                rulesets.phrases,
+                id=_ID,
+                created_at=_CREATED_AT,
+                tracked=cross_border_tracked,
+                livemode=True,
+            )
         )
         for language in Language
     }

@@ -24,6 +24,7 @@ from compliance_api.classify.language import Language
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.classify.verdict_body import VerdictBody, json_data
 from compliance_api.events.service import outbox_row
 from compliance_api.events.types import EventName
 from compliance_api.kit.environment import Environment
@@ -86,11 +87,12 @@ def rulesets_signature(rulesets: Rulesets) -> str:
     return ",".join(sorted(f"{ruleset.id}@{ruleset.version.isoformat()}" for ruleset in headers))
 
 
-def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: dt.datetime) -> dict[str, Any]:
+def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: dt.datetime) -> VerdictBody:
     """The record's request judged as of `as_of` with the loaded rulesets, as a verdict body with the record's id,
     written in the record's language (so its rule reasons compare with the ones it had)."""
     raw = orjson.dumps(record.request)
     language = Language[record.language]
+    record_id = uuid.UUID(int=record.id.int)  # asyncpg reads a uuid as a type of its own, which orjson does not write
     if record.kind is ClassificationKind.zelfstandigenwet:
         dutch = ZelfstandigenwetRequest.model_validate_json(raw)
         engagement = dutch.engagement.model_dump()
@@ -99,7 +101,7 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
             assessment,
             rulesets.dutch,
             rulesets.phrases,
-            id=record.id,
+            id=record_id,
             created_at=now,
             tracked=dutch,
             livemode=record.environment is Environment.live,
@@ -109,7 +111,7 @@ def rescored_verdict(record: Scorable, rulesets: Rulesets, as_of: dt.date, now: 
     return views.cross_border_verdict(
         assess_criteria(ruleset, cross_border.criteria, as_of, language, frozenset(cross_border.dont_know)),
         rulesets.phrases,
-        id=record.id,
+        id=record_id,
         created_at=now,
         tracked=cross_border,
         livemode=record.environment is Environment.live,
@@ -234,12 +236,13 @@ async def rescore(
 
 def _rescored(
     record: Row[Any], latest: Latest | None, rulesets: Rulesets, as_of: dt.date, now: dt.datetime
-) -> tuple[VerdictChange | None, dict[str, Any]]:
+) -> tuple[VerdictChange | None, VerdictBody]:
     """The verdict change (None when the verdict stays) and the new verdict."""
     current = latest.result if latest is not None else record.result
-    new = rescored_verdict(record, rulesets, as_of, now)
-    if new["verdict"] == current["verdict"]:
-        return None, new
+    rescored = rescored_verdict(record, rulesets, as_of, now)
+    if rescored.verdict == current["verdict"]:
+        return None, rescored
+    new = json_data(rescored)  # compared with the current one as a stored verdict reads back
     change = VerdictChange(
         classification_id=record.id,
         kind=record.kind,
@@ -252,12 +255,12 @@ def _rescored(
         as_of=as_of,
         causes=causes(current, new),
     )
-    return change, new
+    return change, rescored
 
 
 async def _store(
     session: AsyncSession,
-    changes: Sequence[tuple[Environment, VerdictChange, dict[str, Any], Latest | None]],
+    changes: Sequence[tuple[Environment, VerdictChange, VerdictBody, Latest | None]],
     now: dt.datetime,
 ) -> None:
     """A page's new verdicts, current verdicts and events, in three statements."""

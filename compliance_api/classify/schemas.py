@@ -17,6 +17,7 @@ from compliance_api.classify.language import Language, LanguageCode
 from compliance_api.classify.models import ClassificationKind
 from compliance_api.classify.ruleset import ENGAGEMENT_FIELDS, packaged_rulesets
 from compliance_api.classify.verdict import Country, Verdict
+from compliance_api.classify.verdict_body import CrossBorderTariefgrensOut
 from compliance_api.kit.pagination import Page
 from compliance_api.kit.schemas import (
     ACCEPT_WHOLE_FLOATS,
@@ -327,16 +328,6 @@ class ZWVerdict(ResponseSchema):
     monitor: bool = Field(description="Whether the verdict is re-scored when the law changes.")
     created_at: dt.datetime
     livemode: Livemode
-
-
-class CrossBorderTariefgrensOut(ResponseSchema):
-    value: float
-    multiplier: float
-    min_wage_hourly: float
-    min_wage_valid_from: dt.date
-    valid_from: dt.date
-    basis: str
-    source_url: str | None
 
 
 class CrossBorderCriterionOut(ResponseSchema):

@@ -23,6 +23,7 @@ from compliance_api.classify.models import (
 )
 from compliance_api.classify.ruleset import CrossBorderRuleset, RulesetHeader, Rulesets
 from compliance_api.classify.schemas import CrossBorderRequest, ZelfstandigenwetRequest
+from compliance_api.classify.verdict_body import CrossBorderVerdictBody, VerdictBody, json_data, unkept
 from compliance_api.config import Settings
 from compliance_api.errors import MAX_LISTED_ERRORS, ApiError, FieldError
 from compliance_api.events.models import OutboxEvent
@@ -63,7 +64,7 @@ class Scored:
     kind: ClassificationKind
     ruleset: RulesetHeader
     body: ZelfstandigenwetRequest | CrossBorderRequest
-    verdict: dict[str, Any]
+    verdict: VerdictBody
     language: Language
 
 
@@ -76,7 +77,7 @@ def audit_rows(
     verdict = scored.verdict
     token_id = caller.token_id if isinstance(caller, Caller) else None
     classification = {
-        "id": uuid.UUID(verdict["id"]),
+        "id": verdict.id,
         "environment": caller.environment,
         "user_id": caller.user_id,
         "token_id": token_id,
@@ -86,13 +87,13 @@ def audit_rows(
         "ruleset_version": scored.ruleset.version.isoformat(),
         "request": scored.body.model_dump(mode="json", exclude_unset=True),
         "result": verdict,
-        "verdict": verdict["verdict"],
-        "original_verdict": verdict["verdict"],
+        "verdict": verdict.verdict.value,
+        "original_verdict": verdict.verdict.value,
         "ruleset_valid_from": scored.ruleset.valid_from,
-        "country": verdict.get("country"),
-        "reference": verdict["reference"],
-        "client_metadata": verdict["metadata"] or None,
-        "monitor": verdict["monitor"],
+        "country": verdict.country.value if isinstance(verdict, CrossBorderVerdictBody) else None,
+        "reference": verdict.reference,
+        "client_metadata": verdict.metadata or None,
+        "monitor": verdict.monitor,
         "language": scored.language.code,
         "request_id": request_id,
         "created_at": now,
@@ -101,11 +102,11 @@ def audit_rows(
         environment=caller.environment,
         type=CLASSIFICATION_CREATED,
         payload={
-            "classification_id": verdict["id"],
+            "classification_id": str(verdict.id),
             "user_id": str(caller.user_id),
             "kind": scored.kind.value,
-            "verdict": verdict["verdict"],
-            "created_at": verdict["created_at"],
+            "verdict": verdict.verdict.value,
+            "created_at": verdict.created_at,
         },
         at=now,
     )
@@ -113,9 +114,9 @@ def audit_rows(
 
 
 def dry_run(scored: Scored) -> dict[str, Any]:
-    """A dry run's answer: the verdict as it would be kept, with a null `id`, for nothing is kept (no audit record,
-    no event, no dossier)."""
-    return {**scored.verdict, "id": None}
+    """A dry run's verdict as JSON data, as a kept verdict reads back (the dashboard's preview shows both): with a
+    null `id`, for nothing is kept (no audit record, no event, no dossier)."""
+    return json_data(unkept(scored.verdict))
 
 
 def score_engagement(
@@ -192,7 +193,7 @@ async def classify_engagement(
     now: dt.datetime,
     language: Language = DEFAULT_LANGUAGE,
     request_id: str | None = None,
-) -> dict[str, Any]:
+) -> VerdictBody:
     """Score under the Dutch ruleset and keep the verdict with its input; returns the verdict once committed."""
     scored = score_engagement(body, rulesets, now, language, caller.environment)
     await audit.insert(*audit_rows(caller, scored, now, request_id))
@@ -207,7 +208,7 @@ async def classify_cross_border(
     now: dt.datetime,
     language: Language = DEFAULT_LANGUAGE,
     request_id: str | None = None,
-) -> dict[str, Any]:
+) -> VerdictBody:
     """Score under the country's ruleset and keep the verdict with its input; returns it once committed."""
     scored = score_cross_border(body, rulesets, now, language, caller.environment)
     await audit.insert(*audit_rows(caller, scored, now, request_id))

@@ -20,7 +20,6 @@ from compliance_api.classify.ruleset import (
     CrossBorderRuleset,
     CrossBorderTariefgrens,
     DecisiveRule,
-    DutchCriterion,
     DutchRuleset,
     DutchTariefgrens,
     Fact,
@@ -35,7 +34,6 @@ from compliance_api.classify.schemas import (
     ClassificationRecord,
     ClassificationSummary,
     CriteriaCatalogue,
-    CrossBorderTariefgrensOut,
     DecisiveRuleOut,
     FactOut,
     LegalBasis,
@@ -45,6 +43,24 @@ from compliance_api.classify.schemas import (
     Tracked,
 )
 from compliance_api.classify.verdict import Verdict, word
+from compliance_api.classify.verdict_body import (
+    AnswerBody,
+    AnswerSetBody,
+    AnswerSetSearch,
+    CrossBorderCriterionBody,
+    CrossBorderTariefgrensOut,
+    CrossBorderVerdictBody,
+    DecidingRuleBody,
+    DutchCriterionBody,
+    DutchThresholdBody,
+    LegalBasisBody,
+    NextQuestionBody,
+    RuleAppliedBody,
+    RulesetBody,
+    SetAnswerBody,
+    WeighingBody,
+    ZWVerdictBody,
+)
 from compliance_api.kit.environment import Environment
 
 SourceT = TypeVar("SourceT")
@@ -59,9 +75,9 @@ def _timestamp(moment: dt.datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-# The verdict bodies are built as plain JSON from parts computed once per ruleset: constructing the response models
-# per request cost a third of the endpoint's CPU. Tests validate these bodies against ZWVerdict and
-# CrossBorderVerdict, and schemathesis checks them against the contract.
+# The verdict bodies are frozen dataclasses (`verdict_body`) written by orjson, built from parts computed once per
+# ruleset: constructing the response models per request cost a third of the endpoint's CPU. Tests hold these bodies
+# against ZWVerdict and CrossBorderVerdict, and schemathesis checks them against the contract.
 
 
 FRAGMENTS_KEPT = 131_072
@@ -81,53 +97,44 @@ def _fragment(build: Callable[[SourceT], FragmentT], source: SourceT) -> Fragmen
     return cast(FragmentT, entry[1])
 
 
-def _ruleset_json(ruleset: RulesetHeader) -> dict[str, str]:
-    return ruleset_ref(ruleset).model_dump(mode="json")
+def _ruleset_body(ruleset: RulesetHeader) -> RulesetBody:
+    return RulesetBody(ruleset.id, ruleset.version, ruleset.valid_from)
 
 
-def _dutch_criterion_json(criterion: DutchCriterion) -> dict[str, Any]:
-    return {
-        "id": criterion.id,
-        "group": criterion.group,
-        "input": criterion.input,
-        "weight": criterion.weight,
-        "legal_basis": {"text": criterion.basis, "source_url": link(criterion.source_url)},
-    }
-
-
-def _dutch_criteria_json(results: tuple[DutchCriterionResult, ...]) -> list[dict[str, Any]]:
+def _dutch_criteria(results: tuple[DutchCriterionResult, ...]) -> tuple[DutchCriterionBody, ...]:
     """The criteria of a verdict (the compiled test remembers its results per answers, so this is built once)."""
-    return [
-        {**_fragment(_dutch_criterion_json, result.criterion), "answered": result.answered, "hit": result.hit}
+    return tuple(
+        DutchCriterionBody(
+            id=result.criterion.id,
+            group=result.criterion.group,
+            input=result.criterion.input,
+            weight=result.criterion.weight,
+            legal_basis=LegalBasisBody(result.criterion.basis, link(result.criterion.source_url)),
+            answered=result.answered,
+            hit=result.hit,
+        )
         for result in results
-    ]
+    )
 
 
-def _dutch_tariefgrens_json(entry: DutchTariefgrens) -> tuple[dict[str, Any], ...]:
+def _dutch_threshold(entry: DutchTariefgrens) -> tuple[DutchThresholdBody, ...]:
     """The threshold in each language, indexed by `Language` (its basis is translated)."""
     return tuple(
-        {
-            "amount_eur": float(entry.amount_eur),
-            "valid_from": entry.valid_from.isoformat(),
-            "legal_status": entry.legal_status,
-            "basis": entry.basis[language],
-            "source_url": link(entry.source_url),
-        }
+        DutchThresholdBody(
+            amount_eur=float(entry.amount_eur),
+            valid_from=entry.valid_from,
+            legal_status=entry.legal_status,
+            basis=entry.basis[language],
+            source_url=link(entry.source_url),
+        )
         for language in Language
     )
 
 
-def _tracking(tracked: Tracked) -> dict[str, Any]:
-    return {"reference": tracked.reference, "metadata": tracked.metadata or {}, "monitor": tracked.monitor}
-
-
-def _rule_json(rule: DecisiveRule, language: Language) -> dict[str, Any]:
-    return {
-        "rule": rule.id,
-        "verdict": rule.verdict.value,
-        "reason": rule.reason[language],
-        "legal_basis": {"text": rule.basis, "source_url": link(rule.source_url)},
-    }
+def _rule_body(rule: DecisiveRule, language: Language) -> DecidingRuleBody:
+    return DecidingRuleBody(
+        rule.id, rule.verdict, rule.reason[language], LegalBasisBody(rule.basis, link(rule.source_url))
+    )
 
 
 def _number(value: Decimal, money: bool, language: Language) -> str:
@@ -151,41 +158,31 @@ def _answer_label(answer: Answer, kind: str, true_when: str, phrases: Phrases, l
     return phrases.between[language].format(low=low, high=high)
 
 
-def next_question_json(
+def next_question(
     question: RankedQuestion,
     kind: str,
     text: str,
-    basis: tuple[str, str | None],
+    basis: LegalBasisBody,
     current: Verdict,
     phrases: Phrases,
     language: Language,
     true_when: str = "yes",
-) -> dict[str, Any]:
+) -> NextQuestionBody:
     """One question of `next_questions`: where each answer leads, in `language`."""
-    answers = [
-        {
-            "answer": _answer_label(answer, kind, true_when, phrases, language),
-            "value": answer.value,
-            "verdict": answer.verdict.value,
-        }
+    answers = tuple(
+        AnswerBody(_answer_label(answer, kind, true_when, phrases, language), answer.value, answer.verdict)
         for answer in question.answers
-    ]
-    summary = "; ".join(
-        (phrases.stays if found.verdict is current else phrases.leads_to)[language].format(
-            answer=shown["answer"], verdict=word(found.verdict, language)
-        )
-        for found, shown in zip(question.answers, answers, strict=True)
     )
-    return {
-        "field": question.input,
-        "question": text,
-        "answers": answers,
-        "summary": summary,
-        "legal_basis": {"text": basis[0], "source_url": basis[1]},
-    }
+    summary = "; ".join(
+        (phrases.stays if shown.verdict is current else phrases.leads_to)[language].format(
+            answer=shown.answer, verdict=word(shown.verdict, language)
+        )
+        for shown in answers
+    )
+    return NextQuestionBody(question.input, text, answers, summary, basis)
 
 
-def _weighing_json(
+def _weighing_rule(
     assessment_verdict: Verdict,
     score: int,
     threshold: int,
@@ -193,26 +190,23 @@ def _weighing_json(
     source_url: str | None,
     phrases: Phrases,
     language: Language,
-) -> dict[str, Any]:
+) -> DecidingRuleBody:
     reason = (
         phrases.weighing_unsafe[language].format(score=score, threshold=threshold)
         if assessment_verdict is Verdict.unsafe
         else phrases.weighing_safe[language]
     )
-    return {
-        "rule": "weighing",
-        "verdict": assessment_verdict.value,
-        "reason": reason,
-        "legal_basis": {"text": law, "source_url": source_url},
-    }
+    return DecidingRuleBody("weighing", assessment_verdict, reason, LegalBasisBody(law, source_url))
 
 
-def _dutch_decided(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases) -> list[dict[str, Any]]:
+def _dutch_decided(
+    assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases
+) -> tuple[DecidingRuleBody, ...]:
     decided, language = assessment.decided, assessment.language
     if decided is None:
-        return []
+        return ()
     if decided.rules:
-        return [_rule_json(rule, language) for rule in decided.rules]
+        return tuple(_rule_body(rule, language) for rule in decided.rules)
     threshold = (
         ruleset.scoring.unsafe_at_score_with_presumption
         if assessment.presumption_of_employment
@@ -220,62 +214,51 @@ def _dutch_decided(assessment: DutchAssessment, ruleset: DutchRuleset, phrases: 
     )
     if assessment.verdict is Verdict.unsafe and assessment.score >= threshold:
         source = link(ruleset.sources[0].url)
-        return [_weighing_json(assessment.verdict, assessment.score, threshold, ruleset.law, source, phrases, language)]
-    return [_balance_json(assessment.verdict, ruleset.weighing, assessment.balance, language)]
+        return (
+            _weighing_rule(assessment.verdict, assessment.score, threshold, ruleset.law, source, phrases, language),
+        )
+    return (_balance_rule(assessment.verdict, ruleset.weighing, assessment.balance, language),)
 
 
-def _balance_json(
+def _balance_rule(
     verdict: Verdict, weighing: Weighing, balance: tuple[int, int, int], language: Language
-) -> dict[str, Any]:
+) -> DecidingRuleBody:
     """The weighing of the stated facts as the rule that decided."""
     employment, self_employment, stated = balance
-    return {
-        "rule": "weighing",
-        "verdict": verdict.value,
-        "reason": weighing.texts.reason[language].format(
-            employment=employment, self_employment=self_employment, stated=stated
-        ),
-        "legal_basis": {"text": weighing.basis, "source_url": link(weighing.source_url)},
-    }
+    reason = weighing.texts.reason[language].format(
+        employment=employment, self_employment=self_employment, stated=stated
+    )
+    return DecidingRuleBody("weighing", verdict, reason, LegalBasisBody(weighing.basis, link(weighing.source_url)))
 
 
-def _weighing_out(weighing: Weighing, balance: tuple[int, int, int]) -> dict[str, int]:
-    return {
-        "employment": balance[0],
-        "self_employment": balance[1],
-        "stated_facts": balance[2],
-        "floor": weighing.floor,
-    }
-
-
-def _answer_sets_json(
+def _answer_sets(
     sets: tuple[AnswerSet, ...], asked: Mapping[str, tuple[str, str]], phrases: Phrases, language: Language
-) -> list[dict[str, Any]]:
+) -> tuple[AnswerSetBody, ...]:
     """`next_answer_sets`; `asked` gives each input's kind and the answer that sets it to true."""
-    return [
-        {
-            "answers": [
-                {
-                    "field": answer.input,
-                    "answer": _answer_label(
+    return tuple(
+        AnswerSetBody(
+            tuple(
+                SetAnswerBody(
+                    answer.input,
+                    _answer_label(
                         Answer(answer.value, answer.low, answer.high, found.verdict),
                         *asked[answer.input],
                         phrases,
                         language,
                     ),
-                    "value": answer.value,
-                }
+                    answer.value,
+                )
                 for answer in found.answers
-            ],
-            "verdict": found.verdict.value,
-        }
+            ),
+            found.verdict,
+        )
         for found in sets
-    ]
+    )
 
 
 def answer_set_search(
     verdict: Verdict, could_change: tuple[RankedQuestion, ...], sets: tuple[AnswerSet, ...], complete: bool
-) -> str:
+) -> AnswerSetSearch:
     """How the search for a set of answers ended (`AnswerSetSearch`)."""
     if verdict is not Verdict.risky or could_change:
         return "not_needed"
@@ -284,16 +267,41 @@ def answer_set_search(
     return "none_would" if complete else "stopped"
 
 
-_QUESTIONS: dict[tuple[int, Language], tuple[object, list[dict[str, Any]]]] = {}
+def _closing(
+    assessment: DutchAssessment | CrossBorderAssessment,
+    weighing: Weighing,
+    asked: Mapping[str, tuple[str, str]],
+    phrases: Phrases,
+    tracked: Tracked,
+    created_at: dt.datetime,
+    livemode: bool,
+) -> dict[str, Any]:
+    """The verdict's closing fields (`verdict_body._Closing`) that both tests write alike, by name."""
+    employment, self_employment, stated = assessment.balance
+    return {
+        "next_answer_sets": _answer_sets(assessment.answer_sets, asked, phrases, assessment.language),
+        "answer_set_search": answer_set_search(
+            assessment.verdict, assessment.could_change, assessment.answer_sets, assessment.sets_complete
+        ),
+        "weighing": WeighingBody(employment, self_employment, stated, weighing.floor),
+        "reference": tracked.reference,
+        "metadata": tracked.metadata or {},
+        "monitor": tracked.monitor,
+        "created_at": _timestamp(created_at),
+        "livemode": livemode,
+    }
+
+
+_QUESTIONS: dict[tuple[int, Language], tuple[object, tuple[NextQuestionBody, ...]]] = {}
 
 
 def _in_language(
-    source: tuple[RankedQuestion, ...], language: Language, build: Callable[[], list[dict[str, Any]]]
-) -> list[dict[str, Any]]:
+    source: tuple[RankedQuestion, ...], language: Language, build: Callable[[], tuple[NextQuestionBody, ...]]
+) -> tuple[NextQuestionBody, ...]:
     """`build()`, once per next-questions tuple and language: the compiled tests remember their outcomes, so the same
     tuple comes back for the same facts (keyed by identity; the entry holds the tuple, so its id is not reused)."""
     if not source:
-        return []
+        return ()
     entry = _QUESTIONS.get((id(source), language))
     if entry is None or entry[0] is not source:
         if len(_QUESTIONS) >= FRAGMENTS_KEPT:
@@ -308,7 +316,7 @@ def _dutch_questions(
     ruleset: DutchRuleset,
     phrases: Phrases,
     found: tuple[RankedQuestion, ...] | None = None,
-) -> list[dict[str, Any]]:
+) -> tuple[NextQuestionBody, ...]:
     """`next_questions` (or, given `found`, those questions) written out in the verdict's language."""
     source = assessment.next_questions if found is None else found
     return _in_language(source, assessment.language, lambda: _dutch_questions_now(assessment, ruleset, phrases, source))
@@ -316,21 +324,21 @@ def _dutch_questions(
 
 def _dutch_questions_now(
     assessment: DutchAssessment, ruleset: DutchRuleset, phrases: Phrases, source: tuple[RankedQuestion, ...]
-) -> list[dict[str, Any]]:
+) -> tuple[NextQuestionBody, ...]:
     questions = {question.input: question for question in ruleset.questions}
     language = assessment.language
-    return [
-        next_question_json(
+    return tuple(
+        next_question(
             found,
             questions[found.input].kind,
             questions[found.input].text[language],
-            (questions[found.input].basis, link(questions[found.input].source_url)),
+            LegalBasisBody(questions[found.input].basis, link(questions[found.input].source_url)),
             assessment.verdict,
             phrases,
             language,
         )
         for found in source
-    ]
+    )
 
 
 def dutch_verdict(
@@ -342,41 +350,37 @@ def dutch_verdict(
     created_at: dt.datetime,
     tracked: Tracked,
     livemode: bool,
-) -> dict[str, Any]:
-    """The ZWVerdict body, as JSON-ready data."""
-    return {
-        "id": str(id),
-        "verdict": assessment.verdict.value,
-        "score": assessment.score,
-        "ratio": assessment.ratio,
-        "criteria_hit": assessment.criteria_hit,
-        "advice": assessment.advice,
-        "presumption_of_employment": assessment.presumption_of_employment,
-        "tariefgrens": None
+) -> ZWVerdictBody:
+    """The ZWVerdict body."""
+    return ZWVerdictBody(
+        id=id,
+        verdict=assessment.verdict,
+        score=assessment.score,
+        ratio=assessment.ratio,
+        criteria_hit=tuple(assessment.criteria_hit),
+        advice=assessment.advice,
+        presumption_of_employment=assessment.presumption_of_employment,
+        tariefgrens=None
         if assessment.tariefgrens is None
-        else _fragment(_dutch_tariefgrens_json, assessment.tariefgrens)[assessment.language],
-        "as_of": assessment.as_of.isoformat(),
-        "ruleset": _fragment(_ruleset_json, ruleset),
-        "criteria": _fragment(_dutch_criteria_json, assessment.results),
-        "unanswered": assessment.unanswered,
-        "decided_by": _dutch_decided(assessment, ruleset, phrases),
-        "deciding_facts": list(assessment.decided.facts) if assessment.decided else [],
-        "next_questions": _dutch_questions(assessment, ruleset, phrases),
-        "could_change": _dutch_questions(assessment, ruleset, phrases, assessment.could_change),
-        "next_answer_sets": _answer_sets_json(
-            assessment.answer_sets,
+        else _fragment(_dutch_threshold, assessment.tariefgrens)[assessment.language],
+        as_of=assessment.as_of,
+        ruleset=_fragment(_ruleset_body, ruleset),
+        criteria=_fragment(_dutch_criteria, assessment.results),
+        unanswered=tuple(assessment.unanswered),
+        decided_by=_dutch_decided(assessment, ruleset, phrases),
+        deciding_facts=assessment.decided.facts if assessment.decided else (),
+        next_questions=_dutch_questions(assessment, ruleset, phrases),
+        could_change=_dutch_questions(assessment, ruleset, phrases, assessment.could_change),
+        **_closing(
+            assessment,
+            ruleset.weighing,
             {question.input: (question.kind, question.true_when) for question in ruleset.questions},
             phrases,
-            assessment.language,
+            tracked,
+            created_at,
+            livemode,
         ),
-        "answer_set_search": answer_set_search(
-            assessment.verdict, assessment.could_change, assessment.answer_sets, assessment.sets_complete
-        ),
-        "weighing": _weighing_out(ruleset.weighing, assessment.balance),
-        **_tracking(tracked),
-        "created_at": _timestamp(created_at),
-        "livemode": livemode,
-    }
+    )
 
 
 def cross_border_tariefgrens(entry: CrossBorderTariefgrens, language: Language) -> CrossBorderTariefgrensOut:
@@ -391,37 +395,32 @@ def cross_border_tariefgrens(entry: CrossBorderTariefgrens, language: Language) 
     )
 
 
-def _cross_border_tariefgrens_json(entry: CrossBorderTariefgrens) -> tuple[dict[str, Any], ...]:
+def _cross_border_threshold(entry: CrossBorderTariefgrens) -> tuple[CrossBorderTariefgrensOut, ...]:
     """The benchmark in each language, indexed by `Language` (its basis is translated)."""
-    return tuple(cross_border_tariefgrens(entry, language).model_dump(mode="json") for language in Language)
+    return tuple(cross_border_tariefgrens(entry, language) for language in Language)
 
 
-def _cross_border_criterion_json(criterion: CrossBorderCriterion) -> dict[str, Any]:
-    return {
-        "name": criterion.name,
-        "group": criterion.group,
-        "weight": criterion.weight,
-        "legal_basis": {"text": criterion.basis, "source_url": link(criterion.source_url)},
-    }
+def _cross_border_basis(criterion: CrossBorderCriterion) -> LegalBasisBody:
+    return LegalBasisBody(criterion.basis, link(criterion.source_url))
 
 
-def _cross_border_decided(assessment: CrossBorderAssessment, phrases: Phrases) -> list[dict[str, Any]]:
+def _cross_border_decided(assessment: CrossBorderAssessment, phrases: Phrases) -> tuple[DecidingRuleBody, ...]:
     ruleset, language = assessment.ruleset, assessment.language
     if assessment.verdict is Verdict.risky:
-        return []
+        return ()
     if assessment.decided_by:
-        return [_rule_json(rule, language) for rule in assessment.decided_by]
+        return tuple(_rule_body(rule, language) for rule in assessment.decided_by)
     unsafe_shares = [r.share_at_least_percent or 100 for r in assessment.fired if r.verdict is Verdict.unsafe]
     if assessment.verdict is Verdict.unsafe and unsafe_shares:
         source = link(ruleset.sources[0].url)
         share = min(unsafe_shares)
-        return [_weighing_json(assessment.verdict, assessment.score, share, ruleset.law, source, phrases, language)]
-    return [_balance_json(assessment.verdict, ruleset.weighing, assessment.balance, language)]
+        return (_weighing_rule(assessment.verdict, assessment.score, share, ruleset.law, source, phrases, language),)
+    return (_balance_rule(assessment.verdict, ruleset.weighing, assessment.balance, language),)
 
 
 def _cross_border_questions(
     assessment: CrossBorderAssessment, phrases: Phrases, found: tuple[RankedQuestion, ...] | None = None
-) -> list[dict[str, Any]]:
+) -> tuple[NextQuestionBody, ...]:
     """`next_questions` (or, given `found`, those questions) written out in the verdict's language."""
     source = assessment.next_questions if found is None else found
     return _in_language(source, assessment.language, lambda: _cross_border_questions_now(assessment, phrases, source))
@@ -429,22 +428,22 @@ def _cross_border_questions(
 
 def _cross_border_questions_now(
     assessment: CrossBorderAssessment, phrases: Phrases, source: tuple[RankedQuestion, ...]
-) -> list[dict[str, Any]]:
+) -> tuple[NextQuestionBody, ...]:
     criteria = {criterion.name: criterion for criterion in assessment.ruleset.criteria}
     language = assessment.language
-    return [
-        next_question_json(
+    return tuple(
+        next_question(
             found,
             "boolean",
             criteria[found.input].question[language],
-            (criteria[found.input].basis, link(criteria[found.input].source_url)),
+            _fragment(_cross_border_basis, criteria[found.input]),
             assessment.verdict,
             phrases,
             language,
             criteria[found.input].true_when,
         )
         for found in source
-    ]
+    )
 
 
 def cross_border_verdict(
@@ -455,57 +454,53 @@ def cross_border_verdict(
     created_at: dt.datetime,
     tracked: Tracked,
     livemode: bool,
-) -> dict[str, Any]:
-    """The CrossBorderVerdict body, as JSON-ready data."""
-    ruleset = assessment.ruleset
+) -> CrossBorderVerdictBody:
+    """The CrossBorderVerdict body."""
+    ruleset, language = assessment.ruleset, assessment.language
     threshold = assessment.tariefgrens
-    return {
-        "id": str(id),
-        "country": ruleset.country.value,
-        "verdict": assessment.verdict.value,
-        "law": ruleset.law,
-        "tariefgrens_min_eur": None if threshold is None else float(threshold.value),
-        "advice": assessment.advice,
-        "score": assessment.score,
-        "criteria_met": list(assessment.met),
-        "criteria_not_provided": list(assessment.not_provided),
-        "unanswered": list(assessment.not_provided),
-        "rules_applied": [
-            {"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]}
-            for rule in assessment.decided_by
-        ]
-        + [{"verdict": rule.verdict.value, "reason": rule.reason[assessment.language]} for rule in assessment.fired],
-        "tariefgrens": None
-        if threshold is None
-        else _fragment(_cross_border_tariefgrens_json, threshold)[assessment.language],
-        "as_of": assessment.as_of.isoformat(),
-        "ruleset": _fragment(_ruleset_json, ruleset),
-        "criteria": [
-            {
-                **_fragment(_cross_border_criterion_json, criterion),
-                "met": criterion.name in assessment.met,
-                "provided": criterion.name not in assessment.not_provided,
-            }
+    return CrossBorderVerdictBody(
+        id=id,
+        country=ruleset.country,
+        verdict=assessment.verdict,
+        law=ruleset.law,
+        tariefgrens_min_eur=None if threshold is None else float(threshold.value),
+        advice=assessment.advice,
+        score=assessment.score,
+        criteria_met=assessment.met,
+        criteria_not_provided=assessment.not_provided,
+        unanswered=assessment.not_provided,
+        rules_applied=(
+            *(RuleAppliedBody(rule.verdict, rule.reason[language]) for rule in assessment.decided_by),
+            *(RuleAppliedBody(rule.verdict, rule.reason[language]) for rule in assessment.fired),
+        ),
+        tariefgrens=None if threshold is None else _fragment(_cross_border_threshold, threshold)[language],
+        as_of=assessment.as_of,
+        ruleset=_fragment(_ruleset_body, ruleset),
+        criteria=tuple(
+            CrossBorderCriterionBody(
+                name=criterion.name,
+                group=criterion.group,
+                weight=criterion.weight,
+                legal_basis=_fragment(_cross_border_basis, criterion),
+                met=criterion.name in assessment.met,
+                provided=criterion.name not in assessment.not_provided,
+            )
             for criterion in ruleset.criteria
-        ],
-        "decided_by": _cross_border_decided(assessment, phrases),
-        "deciding_facts": list(assessment.decided_facts),
-        "next_questions": _cross_border_questions(assessment, phrases),
-        "could_change": _cross_border_questions(assessment, phrases, assessment.could_change),
-        "next_answer_sets": _answer_sets_json(
-            assessment.answer_sets,
+        ),
+        decided_by=_cross_border_decided(assessment, phrases),
+        deciding_facts=assessment.decided_facts,
+        next_questions=_cross_border_questions(assessment, phrases),
+        could_change=_cross_border_questions(assessment, phrases, assessment.could_change),
+        **_closing(
+            assessment,
+            ruleset.weighing,
             {criterion.name: ("boolean", criterion.true_when) for criterion in ruleset.criteria},
             phrases,
-            assessment.language,
+            tracked,
+            created_at,
+            livemode,
         ),
-        "answer_set_search": answer_set_search(
-            assessment.verdict, assessment.could_change, assessment.answer_sets, assessment.sets_complete
-        ),
-        "weighing": _weighing_out(ruleset.weighing, assessment.balance),
-        **_tracking(tracked),
-        "created_at": _timestamp(created_at),
-        "livemode": livemode,
-    }
+    )
 
 
 def criteria_catalogue(ruleset: CrossBorderRuleset, language: Language, *, livemode: bool) -> CriteriaCatalogue:

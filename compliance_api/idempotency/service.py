@@ -183,7 +183,7 @@ class Idempotency:
         session: AsyncSession,
         key: str | None,
         request_fingerprint: str,
-        run: Callable[[], Awaitable[BaseModel | dict[str, Any]]],
+        run: Callable[[], Awaitable[object]],
         *,
         status_code: int = 200,
         compaction: Compaction | None = None,
@@ -218,8 +218,8 @@ class Idempotency:
         return Response(body, status_code=status_code, media_type="application/json")
 
 
-def _json_ready(result: BaseModel | dict[str, Any]) -> Any:
-    """A response model, or a body already shaped as JSON by its service."""
+def _json_ready(result: object) -> object:
+    """A response model, or a body its service shaped for orjson (JSON data, or dataclasses orjson writes)."""
     return result.model_dump(mode="json") if isinstance(result, BaseModel) else result
 
 

@@ -332,13 +332,13 @@ async def test_records_past_retention_are_hidden_then_purged(
     now = utcnow()
     expired = await service.classify_engagement(audit, caller, body, rulesets, now - expired_age)
     kept = await service.classify_engagement(audit, caller, body, rulesets, now - kept_age)
+    assert expired.id is not None
+    assert kept.id is not None
     async with sessionmaker() as session:
         with pytest.raises(ApiError):
-            await service.get_classification(session, caller, uuid.UUID(expired["id"]), retention, now)
-        found = views.classification_record(
-            await service.get_classification(session, caller, uuid.UUID(kept["id"]), retention, now)
-        )
-        assert str(found.id) == kept["id"]
+            await service.get_classification(session, caller, expired.id, retention, now)
+        found = views.classification_record(await service.get_classification(session, caller, kept.id, retention, now))
+        assert found.id == kept.id
     async with sessionmaker.begin() as session:
         removed = await service.purge_expired(session, retention, now)
     assert removed == {environment: 1, other_environment(environment): 0}

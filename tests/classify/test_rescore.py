@@ -19,6 +19,7 @@ from compliance_api.classify.models import Classification, ClassificationVerdict
 from compliance_api.classify.rescore import causes
 from compliance_api.classify.ruleset import packaged_rulesets
 from compliance_api.classify.schemas import ZelfstandigenwetRequest
+from compliance_api.classify.verdict_body import json_data
 from compliance_api.config import Settings
 from compliance_api.events.models import OutboxEvent
 from compliance_api.kit.clock import utcnow
@@ -96,8 +97,8 @@ async def test_a_new_ruleset_version_rescores_a_monitored_verdict_and_never_alte
     original = await service.classify_engagement(
         audit, caller_for(account.user, Environment.live), body, earlier, utcnow()
     )
-    assert original["verdict"] == "risky"
-    assert original["ruleset"]["version"] == "2026-07-09"
+    assert original.verdict == "risky"
+    assert original.ruleset.version.isoformat() == "2026-07-09"
 
     report = await _rescore(cli_env, "--as-of", TODAY.isoformat())
     assert (report["examined"], report["changed"]) == (1, 1)
@@ -110,8 +111,8 @@ async def test_a_new_ruleset_version_rescores_a_monitored_verdict_and_never_alte
     )
     assert any(cause["what"] == "rule" and cause["new"] is True for cause in event["causes"])
 
-    record = (await client.get(f"/v1/classifications/{original['id']}", headers=account.live)).json()
-    assert record["result"] == json.loads(json.dumps(original)), "the original answer is never altered"
+    record = (await client.get(f"/v1/classifications/{original.id}", headers=account.live)).json()
+    assert record["result"] == json_data(original), "the original answer is never altered"
     assert record["verdict"] == "unsafe"
     assert record["history"][0]["result"]["decided_by"][0]["rule"] == "authority_and_embedding"
     assert (await _rescore(cli_env, "--as-of", TODAY.isoformat()))["changed"] == 0, "once"

@@ -63,7 +63,7 @@ async def _classify(
     else:
         dutch = ZelfstandigenwetRequest.model_validate(body, strict=False)
         verdict = await service.classify_engagement(audit, caller, dutch, packaged_rulesets(), at)
-    return str(verdict["id"])
+    return str(verdict.id)
 
 
 async def _export(env: dict[str, str], *args: str) -> tuple[int, str, str]:

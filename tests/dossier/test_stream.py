@@ -29,7 +29,7 @@ async def test_pages_of_two_yield_every_row_once_oldest_first_with_its_asker(
         verdict = await service.classify_engagement(
             audit, caller_for(user, Environment.live), body, packaged_rulesets(), START + dt.timedelta(hours=index)
         )
-        made.append((str(verdict["id"]), user.email))
+        made.append((str(verdict.id), user.email))
     period = Period(Environment.live, START, START + dt.timedelta(days=1))
     since = START - dt.timedelta(days=1)
     async with sessionmaker() as session:

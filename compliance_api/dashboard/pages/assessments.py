@@ -248,10 +248,10 @@ async def _assessed(
         "dashboard_assessment",
         user_id=str(account.id),
         environment=environment.value,
-        classification_id=verdict["id"],
-        verdict=verdict["verdict"],
+        classification_id=str(verdict.id),
+        verdict=verdict.verdict.value,
     )
-    return redirect(f"{PATH}/{environment.value}/{verdict['id']}")
+    return redirect(f"{PATH}/{environment.value}/{verdict.id}")
 
 
 def _scored(
