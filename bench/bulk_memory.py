@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from compliance_api.cli.bulk.rows import Batch, read_rows, results_file
-from compliance_api.cli.bulk.runner import BulkAnswer, Report, classify_rows
+from compliance_api.cli.bulk.runner import BulkAnswer, Pacing, Report, classify_rows
 
 HEADER = "reference,hourly_rate_eur,months_duration,days_per_week,other_clients_count,own_tools,own_liability\n"
 
@@ -47,7 +47,7 @@ async def run(source: Path, out: Path) -> Report:
     with source.open("rb") as file:
         header, rows = read_rows(file, None)
         with results_file(out, header) as write:
-            await classify_rows(rows, Instant(), write, report, batch_size=100, run_id="", concurrency=4)
+            await classify_rows(rows, Instant(), write, report, Pacing(100, "", 4))
     return report
 
 

@@ -47,7 +47,7 @@ import harness
 from compliance_api.cli.bulk import over_http
 from compliance_api.cli.bulk.over_http import Retries
 from compliance_api.cli.bulk.rows import Request, Row, RowOutcome, batches, read_rows
-from compliance_api.cli.bulk.runner import Report
+from compliance_api.cli.bulk.runner import Pacing, Report
 from compliance_api.cli.classify import over_http_run
 
 DEFAULT = (100, 4)
@@ -91,9 +91,7 @@ async def timed(work: Callable[[], Awaitable[object]]) -> float:
 async def batched(base_url: str, token: str, rows: list[Row], batch_size: int, concurrency: int, run_id: str) -> float:
     http = over_http.client(base_url, token, 60)
     return await timed(
-        lambda: over_http_run(
-            rows, http, Retries(), discard, Report(), batch_size=batch_size, run_id=run_id, concurrency=concurrency
-        )
+        lambda: over_http_run(rows, http, Retries(), discard, Report(), Pacing(batch_size, run_id, concurrency))
     )
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from compliance_api.cli.bulk.over_http import Retries
     from compliance_api.cli.bulk.rows import ResultWriter, Row
-    from compliance_api.cli.bulk.runner import Report
+    from compliance_api.cli.bulk.runner import Pacing, Report
     from compliance_api.config import Settings
 
 app = typer.Typer(no_args_is_help=True, help="Classify engagements in bulk.")
@@ -50,7 +50,7 @@ async def _in_database(
     from compliance_api.auth.caller import Caller
     from compliance_api.classify.ruleset import packaged_rulesets
     from compliance_api.cli.bulk.in_database import DatabaseSender
-    from compliance_api.cli.bulk.runner import classify_rows
+    from compliance_api.cli.bulk.runner import Pacing, classify_rows
     from compliance_api.db import create_engine, create_sessionmaker
     from compliance_api.idempotency.service import Idempotency
     from compliance_api.kit.batch_writer import batch_writer_for
@@ -72,7 +72,7 @@ async def _in_database(
             packaged_rulesets(),
             str(settings.public_base_url).rstrip("/"),
         )
-        await classify_rows(rows, sender, write, report, batch_size=batch_size, run_id=run_id, concurrency=1)
+        await classify_rows(rows, sender, write, report, Pacing(batch_size, run_id, concurrency=1))
     finally:
         await audit.close()
         await engine.dispose()
@@ -84,10 +84,7 @@ async def over_http_run(
     retries: Retries,
     write: ResultWriter,
     report: Report,
-    *,
-    batch_size: int,
-    run_id: str,
-    concurrency: int,
+    pacing: Pacing,
 ) -> Report:
     """The rows classified through the API that `http` talks to."""
     from compliance_api.cli.bulk.over_http import HttpSender
@@ -95,9 +92,7 @@ async def over_http_run(
 
     async with http:
         sender = HttpSender(http, retries)
-        return await classify_rows(
-            rows, sender, write, report, batch_size=batch_size, run_id=run_id, concurrency=concurrency
-        )
+        return await classify_rows(rows, sender, write, report, pacing)
 
 
 def _option_errors(
@@ -213,7 +208,7 @@ def bulk(
     from compliance_api.cli.bulk import over_http
     from compliance_api.cli.bulk.over_http import Retries
     from compliance_api.cli.bulk.rows import read_rows, results_file
-    from compliance_api.cli.bulk.runner import RESUME, Report
+    from compliance_api.cli.bulk.runner import RESUME, Pacing, Report
     from compliance_api.cli.common import progress, refuse_unsafe, run
     from compliance_api.config import Settings
 
@@ -234,9 +229,7 @@ def bulk(
                 if base_url is not None and token is not None:
                     http = over_http.client(base_url, token, timeout)
                     waits = Retries(attempts=retries, tell=lambda message: typer.echo(message, err=True))
-                    await over_http_run(
-                        rows, http, waits, write, report, batch_size=batch_size, run_id=run_id, concurrency=concurrency
-                    )
+                    await over_http_run(rows, http, waits, write, report, Pacing(batch_size, run_id, concurrency))
                 else:
                     assert email is not None
                     settings = Settings()

@@ -84,18 +84,20 @@ class Report:
         return f"{self.batches} batches were answered"
 
 
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How a run sends: rows per batch, the run's id in each batch's Idempotency-Key, batches in flight at once."""
+
+    batch_size: int
+    run_id: str
+    concurrency: int
+
+
 async def classify_rows(
-    rows: Iterable[Row],
-    sender: BulkSender,
-    write: ResultWriter,
-    report: Report,
-    *,
-    batch_size: int,
-    run_id: str,
-    concurrency: int,
+    rows: Iterable[Row], sender: BulkSender, write: ResultWriter, report: Report, pacing: Pacing
 ) -> Report:
     """Every row's outcome, a block of the file at a time: a row that cannot be sent keeps its error, the others are
-    sent in batches, `concurrency` at a time; each block's results are written (`write`) and counted in `report`
+    sent in batches, `pacing.concurrency` at a time; each block's results are written (`write`) and counted in `report`
     before the next block is read. The first batch that gets no answer stops the run (RunStopped), saying how to
     resume it when running again can help."""
     remaining = iter(rows)
@@ -104,7 +106,7 @@ async def classify_rows(
             row.line: RowOutcome.refused(row.line, row.parsed) for row in block if isinstance(row.parsed, RowError)
         }
         try:
-            await _send(batches(block, batch_size, run_id), sender, report, outcomes, concurrency)
+            await _send(batches(block, pacing.batch_size, pacing.run_id), sender, report, outcomes, pacing.concurrency)
         except* SendFailed as failed:
             first = failed.exceptions[0]
             assert isinstance(first, SendFailed)

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import pytest
 
 from compliance_api.cli.bulk.rows import BLOCK_ROWS, Batch, Row, RowOutcome, read_rows
-from compliance_api.cli.bulk.runner import BulkAnswer, Report, RunStopped, SendFailed, classify_rows
+from compliance_api.cli.bulk.runner import BulkAnswer, Pacing, Report, RunStopped, SendFailed, classify_rows
 
 
 def _rows(count: int) -> Iterator[Row]:
@@ -52,7 +52,7 @@ async def test_rows_are_read_sent_and_written_a_block_at_a_time() -> None:
         written.append((len(rows), counted.taken))
         assert all(outcomes[row.line].verdict == "safe" for row in rows)
 
-    report = await classify_rows(counted, sender, write, Report(), batch_size=100, run_id="", concurrency=4)
+    report = await classify_rows(counted, sender, write, Report(), Pacing(100, "", 4))
     assert written == [(BLOCK_ROWS, BLOCK_ROWS), (BLOCK_ROWS, 2 * BLOCK_ROWS), (500, 2500)]
     assert max(sender.taken_at_send) == 2500
     assert sender.taken_at_send[:10] == [BLOCK_ROWS] * 10  # the first block's batches: nothing more read yet
@@ -66,6 +66,6 @@ async def test_a_stopped_run_says_what_was_answered_and_advises_resuming_only_wh
     counted = Counted(_rows(300))
     sender = Verdicts(counted, failing_after=2, resumable=resumable)
     with pytest.raises(RunStopped) as stopped:
-        await classify_rows(counted, sender, lambda *_: None, Report(), batch_size=100, run_id="", concurrency=1)
+        await classify_rows(counted, sender, lambda *_: None, Report(), Pacing(100, "", 1))
     assert "2 batches were answered before the run stopped" in str(stopped.value)
     assert ("run the same command on the same file again to resume" in str(stopped.value)) is advised
