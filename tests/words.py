@@ -33,6 +33,9 @@ VERDICT_CODE = re.compile(r"\b(?:" + "|".join(verdict.value for verdict in Verdi
 SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
 MIN_WORDS = 4
 """Shorter pieces are not read by the detector: a word or two is no sentence to tell the language of."""
+NOT_PROSE = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+"""Ids (a dossier's, a verdict's): in no language, and a random id's hex letters swayed the detector one run in
+many."""
 ENGLISH_OVER = 0.5
 """A piece of a text in another language fails when lingua gives English more than this confidence."""
 
@@ -78,7 +81,8 @@ def english_confidence(piece: str) -> float:
 
 def pieces(text: str) -> Iterator[str]:
     """The sentences (or clauses) of a text long enough to tell its language."""
-    for piece in SENTENCE.split(text):
+    for sentence in SENTENCE.split(text):
+        piece = " ".join(NOT_PROSE.sub(" ", sentence).split())
         if len(re.findall(r"[^\W\d_]{2,}", piece)) >= MIN_WORDS:
             yield piece
 
