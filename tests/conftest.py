@@ -223,6 +223,8 @@ async def rolled_back_sessionmaker(settings: Settings) -> AsyncIterator[async_se
     engine = create_engine(settings.resolved_database_url)
     if engine.dialect.name == "sqlite":
         _begin_explicitly(engine)
+    if await _rows_left_in(engine):  # an earlier committing test's background writer outlived its cleanup
+        await _empty_tables(engine)
     async with engine.connect() as connection:
         outer = await connection.begin()
         yield async_sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint")
@@ -243,6 +245,11 @@ async def _rows_left(connection: AsyncConnection) -> list[str]:
     tables = Base.metadata.sorted_tables
     counts = " UNION ALL ".join(f"SELECT '{table.name}', count(*) FROM {table.name}" for table in tables)
     return [name for name, count in await connection.execute(text(counts)) if count]
+
+
+async def _rows_left_in(engine: AsyncEngine) -> list[str]:
+    async with engine.connect() as connection:
+        return await _rows_left(connection)
 
 
 async def _empty_tables(engine: AsyncEngine) -> None:
