@@ -79,10 +79,10 @@ async def _active_share(
 def _hint(request: Request, environment: Environment, what: str) -> ApiError:
     bases = bases_of(request)
     base_url = bases.production if environment is Environment.live else bases.sandbox
-    where = f"the {environment.label}'s base URL{f', {base_url}' if base_url else ''}"
+    where = f"{environment.place}'s base URL{f', {base_url}' if base_url else ''}"
     return ApiError(
         "in_other_environment",
-        f"{what} is yours in the {environment.label}, not here: send the request to {where}.",
+        f"{what} is yours in {environment.place}, not here: send the request to {where}.",
         extensions={"environment": environment.value, **({"base_url": base_url} if base_url else {})},
     )
 

@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "compose.yaml").read_text())
 SERVICES: dict[str, Any] = COMPOSE["services"]
+GUIDE = (ROOT / "docs" / "operate" / "deploy.md").read_text()
+IMAGE_SCRIPT = (ROOT / ".ci" / "image.sh").read_text()
 
 
 def test_the_image_is_multi_stage_non_root_healthchecked_and_production_by_default() -> None:
@@ -61,3 +63,14 @@ def test_state_lives_in_volumes_and_secrets_are_required_not_defaulted() -> None
         environment = SERVICES[name]["environment"]
         assert environment["COMPLIANCE_SECRET_KEY"].startswith("${COMPLIANCE_SECRET_KEY:?")
         assert "${POSTGRES_PASSWORD:?" in environment["DATABASE_URL"]
+
+
+def test_the_guide_names_the_compose_program_ci_runs_and_why() -> None:
+    """The guide's account of CI's smoke test names the compose program `.ci/image.sh` runs, and why it is not
+    podman-compose when it is not."""
+    program = re.search(r"^compose\(\) \{ (\S+) ", IMAGE_SCRIPT, re.MULTILINE)
+    assert program, "the script runs compose through its `compose` function"
+    ci = next(paragraph for paragraph in GUIDE.split("\n\n") if paragraph.startswith("CI builds the image"))
+    assert f"`{program.group(1)}`" in ci
+    if program.group(1) != "podman-compose":
+        assert "`condition: service_healthy`" in ci

@@ -9,6 +9,7 @@ import pytest
 from pydantic import AliasChoices
 
 from compliance_api.config import Settings
+from compliance_api.openapi.frozen import frozen_versions
 
 DEPLOY_GUIDE = Path(__file__).resolve().parents[1] / "docs" / "operate" / "deploy.md"
 
@@ -31,6 +32,24 @@ def test_the_guide_has_no_placeholders_left() -> None:
     guide = DEPLOY_GUIDE.read_text()
     assert "SETTINGS_TABLE" not in guide
     assert "SECRET_ROTATION" not in guide
+
+
+CLIENT_PACKAGE = re.compile(r"compliance[_-]api[_-]client-(?P<version>[0-9][0-9.]*[0-9])(?:-py3-none-any\.whl|\.tgz)")
+
+
+def test_the_client_packages_are_named_by_the_newest_frozen_contract() -> None:
+    """`make clients` versions the wheel and the npm package by the newest contract's date (clients/generate.sh):
+    2026-11-28 → 2026.11.28. The README and the guide name the packages it builds now."""
+    newest = frozen_versions()[-1]
+    version = ".".join(str(int(part)) for part in newest.split("-"))
+    root = Path(__file__).resolve().parents[1]
+    named = {
+        (path.relative_to(root).as_posix(), found.group(0))
+        for path in (root / "README.md", *sorted((root / "docs").rglob("*.md")))
+        for found in CLIENT_PACKAGE.finditer(path.read_text())
+    }
+    assert named, "the guide names the packages"
+    assert {(path, name) for path, name in named if version not in name} == set(), f"name them {version}"
 
 
 OUTSIDE_DOCUMENTS = re.compile(r"DESIGN §|\bdomain/|\b(?:nl|eu|api|STYLE)\.md\b|\.\./shared|\b[Ss]pec (?:section )?\d")

@@ -7,7 +7,11 @@ from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
+from compliance_api.events import service as events
+from compliance_api.events.types import EventName
+from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from tests.dac7.conftest import give_grant, make_seller
 from tests.passport.conftest import Account, give_passport, make_account
 
 Maker = async_sessionmaker[AsyncSession]
@@ -47,9 +51,71 @@ async def test_an_own_production_webhook_endpoint_sent_to_the_sandbox_says_where
     answer = await sandbox_client.get(f"/v1/webhook-endpoints/{endpoint['id']}/deliveries", headers=owner.test)
     assert (answer.status_code, answer.json()["code"]) == (404, "in_other_environment")
     assert (answer.json()["environment"], answer.json()["base_url"]) == ("live", "http://api.test")
+    assert answer.json()["detail"] == (
+        "This webhook endpoint is yours in production, not here: send the request to production's base URL, "
+        "http://api.test."
+    )
     other = await make_account(sessionmaker, pepper)
     strangers = await sandbox_client.get(f"/v1/webhook-endpoints/{endpoint['id']}", headers=other.test)
     assert strangers.json()["code"] == "webhook_endpoint_not_found"
+
+
+async def test_an_own_sandbox_event_read_in_production_says_where_it_belongs(
+    client: AsyncClient, sessionmaker: Maker, pepper: bytes
+) -> None:
+    owner = await make_account(sessionmaker, pepper)
+    payload = {
+        "freelancer_id": str(owner.user.id),
+        "updated_at": utcnow().isoformat(),
+        "change": "sector",
+        "sector": "ict",
+    }
+    async with sessionmaker.begin() as session:
+        event_id = await events.emit(
+            session, environment=Environment.test, type=EventName.PASSPORT_UPDATED, payload=payload
+        )
+    answer = await client.get(f"/v1/events/{event_id}", headers=owner.live)
+    assert answer.status_code == 404, answer.text
+    problem = answer.json()
+    assert (problem["code"], problem["environment"], problem["base_url"]) == (
+        "in_other_environment",
+        "test",
+        "http://sandbox.localhost",
+    )
+    assert problem["detail"] == (
+        "This event is yours in the sandbox, not here: send the request to the sandbox's base URL, "
+        "http://sandbox.localhost."
+    )
+    other = await make_account(sessionmaker, pepper)
+    strangers = await client.get(f"/v1/events/{event_id}", headers=other.live)
+    assert (strangers.status_code, strangers.json()["code"]) == (404, "event_not_found")
+
+
+async def test_an_own_production_dac7_grant_revoked_in_the_sandbox_says_where_it_belongs(
+    client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: Maker, pepper: bytes
+) -> None:
+    seller = await make_account(sessionmaker, pepper)
+    for environment in Environment:
+        await make_seller(sessionmaker, seller.user, environment)
+    grantee = await make_account(sessionmaker, pepper, UserKind.business)
+    grant_id = await give_grant(sessionmaker, seller.user, grantee.user, Environment.live)
+    answer = await sandbox_client.delete(f"/v1/dac7/grants/{grant_id}", headers=seller.test)
+    assert answer.status_code == 404, answer.text
+    problem = answer.json()
+    assert (problem["code"], problem["environment"], problem["base_url"]) == (
+        "in_other_environment",
+        "live",
+        "http://api.test",
+    )
+    assert problem["detail"] == (
+        "This DAC7 grant is yours in production, not here: send the request to production's base URL, http://api.test."
+    )
+    listed = (await client.get("/v1/dac7/grants", headers=seller.live)).json()["data"]
+    assert [(g["id"], g["status"]) for g in listed] == [(str(grant_id), "active")], "the hint revoked nothing"
+    other = await make_account(sessionmaker, pepper)
+    await make_seller(sessionmaker, other.user, Environment.test)
+    strangers = await sandbox_client.delete(f"/v1/dac7/grants/{grant_id}", headers=other.test)
+    assert (strangers.status_code, strangers.json()["code"]) == (404, "grant_not_found")
 
 
 async def _share(sandbox_client: AsyncClient, owner: Account) -> dict[str, str]:

@@ -186,7 +186,7 @@ class ApiGateway:
                 scope, settings.public_base_url, settings.sandbox_listener_port, settings.sandbox_hosts
             )
             base_url = bases.production if token_environment is Environment.live else bases.sandbox
-            where = "production" if token_environment is Environment.live else "the sandbox"
+            where = token_environment.place
             raise AuthFailure(
                 "wrong_environment",
                 f"A {tokens.PREFIXES[token_environment]} token works only in {where}: send it to {where}'s base "

@@ -13,3 +13,8 @@ class Environment(StrEnum):
     @property
     def label(self) -> str:
         return "production" if self is Environment.live else "sandbox"
+
+    @property
+    def place(self) -> str:
+        """The environment as a place in a sentence: "in production", "in the sandbox"."""
+        return "production" if self is Environment.live else "the sandbox"

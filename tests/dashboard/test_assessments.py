@@ -486,7 +486,9 @@ async def test_checks_and_saves_show_in_usage_and_the_request_log_and_the_verdic
     assert log.count('data-field="dry-run"') == 1
     assert log.count("<td>Dashboard") == 2
     usage = (await browser.get("/freelancer/usage")).text
-    assert "Dashboard assessments (checks and saves)" in usage
+    per_token = dict(re.findall(r'<th scope="row">(.+?)</th>\s*<td>(\d+)</td>', usage))
+    assert per_token["Dashboard assessments (checks and saves)"] == "2", "one check and one save"
+    assert [count for row, count in per_token.items() if row.endswith(f"<code>…{token[-4:]}</code>")] == ["1"]
     listed = (await client.get("/v1/requests", headers=bearer(token))).json()["data"]
     assert [entry["path"] for entry in listed] == ["/v1/classify/zelfstandigenwet"], "token requests only"
 

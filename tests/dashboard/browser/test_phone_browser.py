@@ -1,19 +1,30 @@
-"""The dashboard on a phone and by keyboard alone, in Chromium: at 390 px wide no page scrolls sideways, and the
-questionnaire shows its questions in small groups with progress, its legal sources out of the way of the answers."""
+"""The dashboard on a phone and by keyboard alone, in Chromium: at 390 px wide no page scrolls sideways (signed out,
+signed in, every list, detail and confirmation page), and the questionnaire shows its questions in small groups with
+progress, its legal sources out of the way of the answers."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+import uuid
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
+from compliance_api.accounts import service as accounts_service
 from compliance_api.classify.language import Language
 from compliance_api.classify.questions import Test as Questions
 from compliance_api.classify.questions import questionnaire
 from compliance_api.classify.ruleset import packaged_rulesets
-from tests.dashboard.browser.conftest import screenshot
+from compliance_api.config import Settings
+from compliance_api.dashboard import service as dashboard_service
+from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.kit.clock import utcnow
+from compliance_api.kit.environment import Environment
+from compliance_api.passport import service as passport_service
+from tests.conftest import SECRET
+from tests.dashboard.browser.conftest import run_async, screenshot
 
 PASSWORD = "correct horse battery"
 PHONE: ViewportSize = {"width": 390, "height": 844}
@@ -48,9 +59,70 @@ def _no_sideways_scroll(page: Page, name: str) -> None:
     screenshot(page, f"phone-{name}")
 
 
+def _visit(page: Page, path: str) -> None:
+    page.goto(path)
+    _no_sideways_scroll(page, re.sub(r"[^a-z0-9]+", "-", path.removeprefix("/freelancer/")).strip("-"))
+
+
+def _follow(page: Page, link: str, name: str) -> None:
+    """Follow the first link whose address matches `link` (a CSS attribute selector's value) and check the page."""
+    page.locator(f"main a[href*='{link}']").first.click()
+    _no_sideways_scroll(page, name)
+
+
+async def _reset_link_token(database_url: str, email: str) -> str:
+    engine = create_engine(Settings(database_url=database_url).resolved_database_url)
+    try:
+        async with create_sessionmaker(engine).begin() as session:
+            found = await dashboard_service.request_reset(
+                session, email=email, pepper=SECRET.encode(), lifetime=dt.timedelta(minutes=30), now=utcnow()
+            )
+    finally:
+        await engine.dispose()
+    assert found is not None
+    return found[1]
+
+
+async def _passport_and_user_id(database_url: str, freelancer: str, grantee: str) -> str:
+    """Give `freelancer` a production passport; return the user id of `grantee`."""
+    engine = create_engine(Settings(database_url=database_url).resolved_database_url)
+    try:
+        async with create_sessionmaker(engine).begin() as session:
+            user = await accounts_service.get_by_email_or_raise(session, email=freelancer)
+            await passport_service.set_sector(session, user, Environment.live, "ict", utcnow())
+            return str((await accounts_service.get_by_email_or_raise(session, email=grantee)).id)
+    finally:
+        await engine.dispose()
+
+
+def test_no_signed_out_page_scrolls_sideways_at_390_px(phone: Page, database_url: str) -> None:
+    for path in ("/freelancer/sign-in", "/freelancer/sign-up", "/freelancer/reset-password"):
+        _visit(phone, path)
+    phone.get_by_label("E-mail address of your account").fill("phone-reset@example.com")
+    phone.get_by_role("button", name="Send me a link").click()
+    expect(phone.get_by_role("status")).to_contain_text("a link to set a new password is on its way")
+    _no_sideways_scroll(phone, "reset-password-sent")
+    _visit(phone, "/freelancer/reset-password/confirm?token=not-a-link")
+    _sign_up(phone, "phone-reset@example.com", "a business")
+    phone.get_by_role("button", name="Sign out").click()
+    _no_sideways_scroll(phone, "signed-out")
+    token = run_async(_reset_link_token(database_url, "phone-reset@example.com"))
+    phone.goto(f"/freelancer/reset-password/confirm?token={token}")
+    expect(phone.get_by_label("New password", exact=False).first).to_be_visible()
+    _no_sideways_scroll(phone, "reset-password-confirm")
+    phone.goto("/freelancer/sign-in")
+    phone.get_by_label("E-mail address").fill("phone-reset@example.com")
+    phone.get_by_label("Password").fill("not the password")
+    phone.get_by_role("button", name="Sign in").click()
+    _no_sideways_scroll(phone, "sign-in-refused")
+
+
 def test_no_page_scrolls_sideways_at_390_px(phone: Page) -> None:
     _sign_up(phone, "phone-business@example.com", "a business")
+    phone.get_by_role("radio", name=re.compile("^Production")).check()
+    phone.get_by_label("Name").fill("payroll integration on a phone")
     phone.get_by_role("button", name="Create token").click()
+    expect(phone.get_by_role("heading", name="Token created")).to_be_visible()
     _no_sideways_scroll(phone, "token-created")
     phone.goto("/freelancer/assessments/new?questionnaire=zelfstandigenwet&environment=live")
     phone.get_by_role("button", name="Check the verdict").click()
@@ -62,10 +134,12 @@ def test_no_page_scrolls_sideways_at_390_px(phone: Page) -> None:
     phone.get_by_role("link", name=re.compile("The full verdict")).click()
     _no_sideways_scroll(phone, "verdict-record")
     pages = [
+        "/freelancer/",
         "/freelancer/api-tokens",
         "/freelancer/webhooks",
         "/freelancer/dac7",
         "/freelancer/assessments",
+        "/freelancer/assessments/new",
         "/freelancer/assessments/new?questionnaire=zelfstandigenwet&environment=live",
         "/freelancer/assessments/new?questionnaire=DE&environment=test",
         "/freelancer/classifications",
@@ -73,14 +147,68 @@ def test_no_page_scrolls_sideways_at_390_px(phone: Page) -> None:
         "/freelancer/rates",
         "/freelancer/logs",
         "/freelancer/usage",
+        f"/freelancer/webhooks/test/{uuid.uuid4()}",  # the not-found page
     ]
     for path in pages:
-        phone.goto(path)
-        _no_sideways_scroll(phone, re.sub(r"[^a-z0-9]+", "-", path.removeprefix("/freelancer/")))
+        _visit(phone, path)
+    _visit(phone, "/freelancer/classifications")
+    _follow(phone, "/classifications/live/", "classification")
+    _visit(phone, "/freelancer/api-tokens")
+    _follow(phone, "/revoke", "token-revoke-confirm")
+    _webhook_pages(phone)
+    _log_entry_page(phone)
+
+
+def _webhook_pages(phone: Page) -> None:
+    """An endpoint added (its secret shown once), its deliveries and its deletion; an event of the account's."""
+    phone.goto("/freelancer/webhooks")
+    sandbox = phone.locator("section", has=phone.get_by_role("heading", name="Sandbox endpoints"))
+    sandbox.get_by_label("URL").fill("https://hooks.example.com/a-rather-long-path/for-a-phone/receiver?tenant=42")
+    sandbox.get_by_label("Every event").check()
+    sandbox.get_by_role("button", name="Add sandbox endpoint").click()
+    expect(phone.get_by_role("heading", name="Webhook endpoint added")).to_be_visible()
+    _no_sideways_scroll(phone, "webhook-created")
+    phone.get_by_role("link", name="Done: send a test event").click()
+    phone.get_by_role("button", name="Send a test event").click()
+    expect(phone.get_by_role("status").first).to_contain_text("A test event is queued")
+    _no_sideways_scroll(phone, "webhook-endpoint")
+    _follow(phone, "/delete", "webhook-delete-confirm")
+    _visit(phone, "/freelancer/events?environment=live")
+    _follow(phone, "/events/live/", "event")
+
+
+def _log_entry_page(phone: Page) -> None:
+    """The assessment saved above, once the server's background flush (every second) has logged its request."""
+    entries = phone.locator("main a[href*='/logs/live/']")
+    for _ in range(75):
+        phone.goto("/freelancer/logs")
+        if entries.count():
+            break
+        phone.wait_for_timeout(200)
+    _follow(phone, "/logs/live/", "log-entry")
+
+
+def test_no_freelancer_page_scrolls_sideways_at_390_px(phone: Page, database_url: str) -> None:
+    _sign_up(phone, "phone-grantee@example.com", "a business")
     phone.get_by_role("button", name="Sign out").click()
     _sign_up(phone, "phone-freelancer@example.com", "a freelancer")
-    phone.goto("/freelancer/passport")
-    _no_sideways_scroll(phone, "passport")
+    grantee = run_async(
+        _passport_and_user_id(database_url, "phone-freelancer@example.com", "phone-grantee@example.com")
+    )
+    _visit(phone, "/freelancer/passport")
+    production = phone.locator("section", has=phone.get_by_role("heading", name="Production passport"))
+    production.get_by_role("button", name="Create production share link").click()
+    _no_sideways_scroll(phone, "passport-share-created")
+    phone.get_by_role("link", name="Done: back to your passport").click()
+    _no_sideways_scroll(phone, "passport-with-share")
+    _follow(phone, "/revoke", "passport-share-revoke-confirm")
+    _visit(phone, "/freelancer/dac7")
+    dac7 = phone.locator("section", has=phone.get_by_role("heading", name="Production DAC7"))
+    dac7.get_by_label("Grantee's user id").fill(grantee)
+    dac7.get_by_role("button", name="Grant production read access").click()
+    expect(phone.get_by_role("status")).to_contain_text("The grant is active")
+    _no_sideways_scroll(phone, "dac7-with-grant")
+    _follow(phone, "/revoke", "dac7-grant-revoke-confirm")
 
 
 def test_the_questionnaire_comes_in_small_groups_with_progress_and_sources_after_the_answers(phone: Page) -> None:
