@@ -24,9 +24,10 @@ A step that leaves something out of the gateway does so in `SteppedGateway` (`au
 unlogged routes (`auth`, `limit`), as `/v1/health` is.
 
 The load and setup are `endpoints_ratio.py`'s: the same seeded database, `wrk -t1 -c64` on CPU 1 against one
-worker on CPU 0, 12 partner tokens per route (every step of a route uses the route's tokens), a warm-up thrown away
-before each measurement, every target measured once per run in an order rotating between runs, each figure the
-median over `--runs`; `ratio = rps / rps(health)` of the same run, `p99 / health` likewise.
+worker on CPU 0, 12 partner tokens per step (accounts of each step's own: steps sharing a route's accounts drained
+their buckets and measured 429s), a warm-up thrown away before each measurement, every target measured once per run
+in an order rotating between runs, each figure the median over `--runs`; `ratio = rps / rps(health)` of the same
+run, `p99 / health` likewise.
 
     .venv/bin/python bench/endpoints_floor.py --backend sqlite [--runs 5] [--markdown FILE]
     BENCH_ENDPOINTS_PG_DATABASE=… BENCH_ENDPOINTS_REDIS_URL=… \\
@@ -60,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import harness
 from endpoints_ratio import (
     AS_OF,
+    ENDPOINTS,
     HEALTH,
     PG_DATABASE,
     REGISTER_ROWS,
@@ -321,16 +323,18 @@ def bench_backend(args: argparse.Namespace) -> tuple[list[Target], Result]:
         print(f"[{args.backend}] seeding: {REGISTER_ROWS} register rows, rate observations, accounts", flush=True)
         seed_register(env, workdir)
         harness.cli(env, workdir, "rates", "generate", "--env", "live", "--allow-synthetic", "--as-of", AS_OF)
-        seeded = asyncio.run(seed_accounts(settings_for(env)))
+        found = targets()
+        # accounts of their own per step: steps sharing a route's accounts ran their buckets dry (429s)
+        per_step = {endpoint.name: endpoint for endpoint in (*ENDPOINTS, *(target.endpoint for target in found))}
+        seeded = asyncio.run(seed_accounts(settings_for(env), tuple(per_step.values())))
         server = FloorServer("floor", env, workdir, args.server_cpu)
         server.start()
         print(f"[{args.backend}] server pid {server.pid} on port {server.port}, files in {workdir}", flush=True)
         load_replica(server, seeded.tokens["wtta_lookup"][0], REGISTER_ROWS)
         fix_bodies(server, seeded.tokens, seeded.share)
-        found = targets()
         scripts = {}
         for target in found:
-            tokens = seeded.tokens[TOKENS_OF.get(target.route, HEALTH.name)]
+            tokens = seeded.tokens[target.endpoint.name]
             scripts[target.endpoint.name] = workdir / f"{target.endpoint.name}.lua"
             scripts[target.endpoint.name].write_text(lua_script(target.endpoint, tokens, seeded.share))
         return found, measure_all(server, found, scripts, args)
@@ -405,7 +409,7 @@ def markdown(found: list[Target], result: Result, args: argparse.Namespace, info
         f"Command: `{command}`",
         "",
         f"Load: one server worker on CPU {args.server_cpu}, `wrk -t1 -c{args.connections}` on CPU {args.client_cpu}, "
-        f"12 partner tokens per route, {args.warmup:g} s warm-up then {args.duration:g} s per target; every figure "
+        f"12 partner tokens per step, {args.warmup:g} s warm-up then {args.duration:g} s per target; every figure "
         f"is the median of {args.runs} runs (order rotating); ratio and p99 / health's are of the same run.",
         "",
         *table_lines(found, result),

@@ -41,6 +41,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,7 +174,7 @@ class Seeded:
     share: str  # the share-token verifiers read
 
 
-async def seed_accounts(settings: Settings) -> Seeded:
+async def seed_accounts(settings: Settings, endpoints: Sequence[Endpoint] = ENDPOINTS) -> Seeded:
     """Per endpoint 12 `partner` accounts with one token each (freelancers with three verifications for the own
     passport), and a freelancer's share for the verifiers; in one transaction, through the services."""
     pepper, now, catalogue = settings.secret_key_bytes(), utcnow(), packaged_catalogue()
@@ -197,7 +198,7 @@ async def seed_accounts(settings: Settings) -> Seeded:
 
     tokens: dict[str, list[str]] = {}
     async with transaction(settings) as session:
-        for endpoint in ENDPOINTS:
+        for endpoint in endpoints:
             tokens[endpoint.name] = []
             for i in range(TOKENS_PER_ENDPOINT):
                 email = f"bench-{endpoint.name.replace('_', '-')}-{i}-{run_id}@example.com"
