@@ -67,6 +67,7 @@ from endpoints_ratio import (
     REGISTER_ROWS,
     Endpoint,
     Result,
+    add_load_options,
     backend_env,
     lua_script,
     seed_accounts,
@@ -420,14 +421,7 @@ def markdown(found: list[Target], result: Result, args: argparse.Namespace, info
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--runs", type=int, default=5, help="Runs; each figure is their median (5).")
-    parser.add_argument("--duration", type=float, default=6, help="Seconds per target per run (6).")
-    parser.add_argument("--warmup", type=float, default=2, help="Warm-up seconds before each measurement (2).")
-    parser.add_argument("--connections", type=int, default=64, help="wrk connections (64).")
-    parser.add_argument("--server-cpu", type=int, default=0, help="CPU for the server (0).")
-    parser.add_argument("--client-cpu", type=int, default=1, help="CPU for wrk (1).")
-    parser.add_argument("--markdown", type=Path, help="Also write the results as Markdown to this file.")
+    add_load_options(parser, "target")
     parser.add_argument("--keep", action="store_true", help="Keep the temporary directory (server log, SQLite).")
     args = parser.parse_args()
     if args.serve:

@@ -550,16 +550,21 @@ def markdown(result: Result, args: argparse.Namespace, info: dict[str, str], com
     return "\n".join(out) + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_load_options(parser: argparse.ArgumentParser, measured: str) -> None:
+    """The fixed load's options (backend, runs, durations, wrk connections, CPUs, Markdown), shared with the floor."""
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--runs", type=int, default=5, help="Runs; each figure is their median (5).")
-    parser.add_argument("--duration", type=float, default=6, help="Seconds per endpoint per run (6).")
+    parser.add_argument("--duration", type=float, default=6, help=f"Seconds per {measured} per run (6).")
     parser.add_argument("--warmup", type=float, default=2, help="Warm-up seconds before each measurement (2).")
     parser.add_argument("--connections", type=int, default=64, help="wrk connections (64).")
     parser.add_argument("--server-cpu", type=int, default=0, help="CPU for the server (0).")
     parser.add_argument("--client-cpu", type=int, default=1, help="CPU for wrk (1).")
     parser.add_argument("--markdown", type=Path, help="Also write the results as Markdown to this file.")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_load_options(parser, "endpoint")
     parser.add_argument("--results", action="store_true", help="Also append the Markdown to bench/RESULTS.md.")
     parser.add_argument("--profile", type=Path, help="Then profile each endpoint with py-spy; stacks go here.")
     parser.add_argument("--profile-seconds", type=int, default=10, help="Seconds of sampling per endpoint (10).")
