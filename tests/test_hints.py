@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from httpx import AsyncClient
+from httpx import AsyncClient, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
@@ -18,24 +18,28 @@ Maker = async_sessionmaker[AsyncSession]
 BODY = {"engagement": {"hourly_rate_eur": 95}}
 
 
+def _assert_points_to_the_sandbox(answer: Response, what: str) -> None:
+    """A 404 `in_other_environment` saying the caller's `what` lives in the sandbox, and where that is."""
+    assert answer.status_code == 404, answer.text
+    problem = answer.json()
+    assert (problem["code"], problem["environment"], problem["base_url"]) == (
+        "in_other_environment",
+        "test",
+        "http://sandbox.localhost",
+    )
+    assert problem["detail"] == (
+        f"This {what} is yours in the sandbox, not here: send the request to the sandbox's base URL, "
+        "http://sandbox.localhost."
+    )
+
+
 async def test_an_own_sandbox_id_sent_to_production_says_where_it_belongs(
     client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: Maker, pepper: bytes
 ) -> None:
     owner = await make_account(sessionmaker, pepper)
     made = (await sandbox_client.post("/v1/classify/zelfstandigenwet", json=BODY, headers=owner.test)).json()
     for path in (f"/v1/classifications/{made['id']}", f"/v1/classifications/{made['id']}/dossier"):
-        answer = await client.get(path, headers=owner.live)
-        assert answer.status_code == 404, answer.text
-        problem = answer.json()
-        assert (problem["code"], problem["environment"], problem["base_url"]) == (
-            "in_other_environment",
-            "test",
-            "http://sandbox.localhost",
-        )
-        assert problem["detail"] == (
-            "This classification is yours in the sandbox, not here: send the request to the sandbox's base URL, "
-            "http://sandbox.localhost."
-        )
+        _assert_points_to_the_sandbox(await client.get(path, headers=owner.live), "classification")
     other = await make_account(sessionmaker, pepper)
     strangers = await client.get(f"/v1/classifications/{made['id']}", headers=other.live)
     assert (strangers.status_code, strangers.json()["code"]) == (404, "not_found")
@@ -74,18 +78,7 @@ async def test_an_own_sandbox_event_read_in_production_says_where_it_belongs(
         event_id = await events.emit(
             session, environment=Environment.test, type=EventName.PASSPORT_UPDATED, payload=payload
         )
-    answer = await client.get(f"/v1/events/{event_id}", headers=owner.live)
-    assert answer.status_code == 404, answer.text
-    problem = answer.json()
-    assert (problem["code"], problem["environment"], problem["base_url"]) == (
-        "in_other_environment",
-        "test",
-        "http://sandbox.localhost",
-    )
-    assert problem["detail"] == (
-        "This event is yours in the sandbox, not here: send the request to the sandbox's base URL, "
-        "http://sandbox.localhost."
-    )
+    _assert_points_to_the_sandbox(await client.get(f"/v1/events/{event_id}", headers=owner.live), "event")
     other = await make_account(sessionmaker, pepper)
     strangers = await client.get(f"/v1/events/{event_id}", headers=other.live)
     assert (strangers.status_code, strangers.json()["code"]) == (404, "event_not_found")
