@@ -70,6 +70,7 @@ from endpoints_ratio import (
     add_load_options,
     backend_env,
     lua_script,
+    machine_and_command,
     seed_accounts,
     seed_register,
     settings_for,
@@ -404,10 +405,7 @@ def markdown(found: list[Target], result: Result, args: argparse.Namespace, info
         f"## Floors of the hot reads against `/v1/health` (`bench/endpoints_floor.py`, {result.backend}), "
         f"{time.strftime('%F')}",
         "",
-        f"Machine: {info['nproc']} CPUs ({info['cpu']}), Linux {info['kernel']}, Python {info['python']}, "
-        f"{info['wrk']}; load average before the run {info['loadavg']}.",
-        "",
-        f"Command: `{command}`",
+        *machine_and_command(info, command),
         "",
         f"Load: one server worker on CPU {args.server_cpu}, `wrk -t1 -c{args.connections}` on CPU {args.client_cpu}, "
         f"12 partner tokens per step, {args.warmup:g} s warm-up then {args.duration:g} s per target; every figure "

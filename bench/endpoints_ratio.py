@@ -528,14 +528,21 @@ def report_profiles(directory: Path, backend: str) -> int:
     return 0
 
 
-def markdown(result: Result, args: argparse.Namespace, info: dict[str, str], command: str) -> str:
-    out = [
-        f"## Hot endpoints against `/v1/health` (`bench/endpoints_ratio.py`, {result.backend}), {time.strftime('%F')}",
-        "",
+def machine_and_command(info: dict[str, str], command: str) -> list[str]:
+    """The Markdown lines naming the machine, its load and the command of a run (shared with the floor)."""
+    return [
         f"Machine: {info['nproc']} CPUs ({info['cpu']}), Linux {info['kernel']}, Python {info['python']}, "
         f"{info['wrk']}; load average before the run {info['loadavg']}.",
         "",
         f"Command: `{command}`",
+    ]
+
+
+def markdown(result: Result, args: argparse.Namespace, info: dict[str, str], command: str) -> str:
+    out = [
+        f"## Hot endpoints against `/v1/health` (`bench/endpoints_ratio.py`, {result.backend}), {time.strftime('%F')}",
+        "",
+        *machine_and_command(info, command),
         "",
         f"Load: one server worker on CPU {args.server_cpu}, `wrk -t1 -c{args.connections}` on CPU {args.client_cpu}, "
         f"{TOKENS_PER_ENDPOINT} partner tokens per endpoint, {args.warmup:g} s warm-up then {args.duration:g} s per "
