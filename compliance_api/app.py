@@ -14,6 +14,7 @@ import structlog
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -74,7 +75,14 @@ CORS_EXPOSED_HEADERS = (
 )
 
 
-def build_services(settings: Settings) -> Services:
+def build_services(
+    settings: Settings,
+    *,
+    sessionmaker: async_sessionmaker[AsyncSession] | None = None,
+    audit: GroupCommit | None = None,
+) -> Services:
+    """The app's collaborators. `sessionmaker` and `audit` replace the sessions and the group commit on the app's own
+    engine (the tests bind both to one connection that they roll back)."""
     engine = create_engine(settings.resolved_database_url)
     redis = (
         Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2) if settings.redis_url else None
@@ -85,8 +93,8 @@ def build_services(settings: Settings) -> Services:
         else MemoryLimiter()
     )
     pepper = settings.secret_key_bytes()
-    audit = GroupCommit(batch_writer_for(engine))
-    sessionmaker = create_sessionmaker(engine, OneConnectionPerTask)
+    audit = audit or GroupCommit(batch_writer_for(engine))
+    sessionmaker = sessionmaker or create_sessionmaker(engine, OneConnectionPerTask)
     return Services(
         settings=settings,
         engine=engine,
@@ -167,12 +175,13 @@ def _start_webhook_worker(services: Services) -> EmbeddedWorker | None:
     return EmbeddedWorker(worker, stopping, tasks)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    settings = settings or Settings()
+def create_app(settings: Settings | None = None, *, services: Services | None = None) -> FastAPI:
+    """The app, on `services` (by default built from `settings`)."""
+    settings = services.settings if services is not None else settings or Settings()
     configure_logging(settings.log_level)
     for name, likely in unknown_settings_in_environment():  # a misspelt setting is otherwise silently ignored
         log.warning("unknown_setting", variable=name, did_you_mean=likely)
-    services = build_services(settings)
+    services = services or build_services(settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

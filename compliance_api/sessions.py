@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session, SessionTransaction
 from starlette.requests import HTTPConnection
 
@@ -48,10 +48,11 @@ DbSession = Annotated[AsyncSession, Depends(_request_session, scope="function")]
 async def _read_session(connection: HTTPConnection) -> AsyncIterator[AsyncSession]:
     """One session per request that only reads, never committed. On PostgreSQL its connection is in autocommit
     mode: the statements run without `BEGIN` and `ROLLBACK`, each a round trip (a read needs no transaction; the
-    isolation level is reset when the connection goes back to the pool). SQLite's driver begins no transaction for a
+    isolation level is reset when the connection goes back to the pool; a session bound to a connection already in a
+    transaction keeps it). SQLite's driver begins no transaction for a
     read anyway, and setting the mode would cost a thread hand-off each way."""
     async with sessionmaker_of(connection)() as session:
-        if session.bind is not None and session.bind.dialect.name == "postgresql":
+        if isinstance(session.bind, AsyncEngine) and session.bind.dialect.name == "postgresql":
             await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         yield session
 

@@ -3,11 +3,12 @@ every test starts from empty tables. Redis is real too (REDIS_URL for the app, T
 
 Two ways to leave the tables empty, chosen by what the test asks for:
 
-* A test that needs its commits visible to another connection (the app, which has its own engine; a CLI run; the
-  group commit's writer; a second process) asks for `engine`, directly or through `app`, `client`, `cli_env`,
-  `audit`…: it commits for real, and `engine` empties every table afterwards.
-* Every other test's `sessionmaker` is bound to one connection inside a transaction that is rolled back at the end;
-  its sessions' commits only release savepoints (SQLAlchemy's "join an external transaction" recipe).
+* Most tests, the app's HTTP tests among them, work on one connection inside a transaction that is rolled back at
+  the end (`shared`, tests/shared_connection.py): the test's sessions, the app's sessions and the app's group commit
+  are bound to it, and their commits only release savepoints.
+* A test whose data must reach another connection (a CLI run, a server of its own, the group commit's real writer,
+  the hot routes' readers, a second process) asks for `engine`, directly, through `cli_env` or `audit`, or by the
+  mark `@commits`: it commits for real, and `engine` empties every table afterwards.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import event, make_url, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from compliance_api.app import create_app
+from compliance_api.app import build_services, create_app
 from compliance_api.config import PasswordHashProfile, Settings
 from compliance_api.db import create_engine, create_sessionmaker
 from compliance_api.kit.batch_writer import batch_writer_for
@@ -40,8 +41,11 @@ from compliance_api.kit.pagination import Cursors
 from compliance_api.migrate import upgrade
 from compliance_api.models import Base
 from compliance_api.ratelimit.limiter import Limiter, MemoryLimiter, RedisLimiter
+from compliance_api.services import Services
+from compliance_api.sessions import OneConnectionPerTask
 from tests.factories import bearer, create_token
 from tests.proxy import TcpProxy, proxy_to
+from tests.shared_connection import SharedConnection, shared_connection
 
 SECRET = "test-secret-DEKbbbbnZERt0MmttxJ1U6LiQZDDm12E"  # generated, as an operator would
 CURSORS = Cursors.from_secrets([SECRET.encode()])
@@ -51,9 +55,17 @@ POSTGRES_SERVER = os.environ.get("TEST_POSTGRES_SERVER", "postgresql://postgres@
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL") or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
 
 
-commits = pytest.mark.usefixtures("engine")
-"""For a test whose data must reach another connection that it does not get through `engine` (a server or app it
-starts itself, a second process): its sessions commit for real, and `engine` empties the tables afterwards."""
+commits = pytest.mark.commits
+"""For a test whose data must reach another connection (a server it starts itself, a second process, the hot routes'
+readers): its sessions and its app commit for real, and `engine` empties the tables afterwards."""
+
+
+def _commits(request: pytest.FixtureRequest) -> bool:
+    """Whether the test commits for real: marked `@commits`, or using `engine` (directly or through a fixture)."""
+    if "engine" in request.fixturenames or request.node.get_closest_marker("commits") is not None:
+        request.getfixturevalue("engine")  # set up before the caller's fixture, so that it empties the tables last
+        return True
+    return False
 
 
 def require_service(reachable: bool, what: str) -> None:
@@ -189,6 +201,13 @@ def _serve_defaults_stay_in_their_test(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COMPLIANCE_WEBHOOKS_EMBEDDED_WORKER")
 
 
+@pytest.fixture(autouse=True)
+def _marked_commits_use_engine(request: pytest.FixtureRequest) -> None:
+    """A test marked `@commits` gets `engine` (which empties the tables after it) even if nothing else asks for it."""
+    if request.node.get_closest_marker("commits") is not None:
+        request.getfixturevalue("engine")
+
+
 @pytest.fixture
 async def engine(settings: Settings) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(settings.resolved_database_url)
@@ -209,7 +228,7 @@ async def audit(engine: AsyncEngine) -> AsyncIterator[GroupCommit]:
 def sessionmaker(request: pytest.FixtureRequest) -> async_sessionmaker[AsyncSession]:
     """Sessions that commit for real when the test uses `engine` (its commits must reach other connections), else
     sessions inside a transaction rolled back after the test."""
-    if "engine" in request.fixturenames:
+    if _commits(request):
         engine: AsyncEngine = request.getfixturevalue("engine")
         return create_sessionmaker(engine)
     rolled_back: async_sessionmaker[AsyncSession] = request.getfixturevalue("rolled_back_sessionmaker")
@@ -217,27 +236,33 @@ def sessionmaker(request: pytest.FixtureRequest) -> async_sessionmaker[AsyncSess
 
 
 @pytest.fixture
-async def rolled_back_sessionmaker(settings: Settings) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    """Sessions on one connection whose outer transaction is rolled back after the test: a session's commit releases
-    a savepoint, so later sessions of the test see it, and nothing outlives the test."""
+async def shared(settings: Settings) -> AsyncIterator[SharedConnection]:
+    """The test's one connection, inside a transaction rolled back after the test (tests/shared_connection.py)."""
     engine = create_engine(settings.resolved_database_url)
     if engine.dialect.name == "sqlite":
         _begin_explicitly(engine)
     if await _rows_left_in(engine):  # an earlier committing test's background writer outlived its cleanup
         await _empty_tables(engine)
-    async with engine.connect() as connection:
-        outer = await connection.begin()
-        yield async_sessionmaker(bind=connection, expire_on_commit=False, join_transaction_mode="create_savepoint")
-        await outer.rollback()
-        left = await _rows_left(connection)
+    async with shared_connection(engine) as connection:
+        yield connection
+    left = await _rows_left_in(engine)
     if left:
         await _empty_tables(engine)
     await engine.dispose()
+    if connection.turns.waited_too_long:
+        pytest.fail(connection.turns.waited_too_long[0])
     if left:
         pytest.fail(
             f"this test committed rows through another connection ({', '.join(left)}), so its transaction could not "
             "undo them: mark it `@commits` (tests/conftest.py) so that it commits for real and is cleaned up"
         )
+
+
+@pytest.fixture
+def rolled_back_sessionmaker(shared: SharedConnection) -> async_sessionmaker[AsyncSession]:
+    """Sessions on the test's connection: a session's commit releases a savepoint, so later sessions of the test (and
+    the app's) see it, and nothing outlives the test."""
+    return shared.sessionmaker()
 
 
 async def _rows_left(connection: AsyncConnection) -> list[str]:
@@ -289,9 +314,12 @@ def executed_statements(engine: AsyncEngine, containing: str = "") -> Iterator[l
 
 
 @asynccontextmanager
-async def running_app(settings: Settings, *extra_routers: APIRouter) -> AsyncIterator[FastAPI]:
-    """The application, with test-only routes added, between its start-up and its shutdown."""
-    application = create_app(settings)
+async def running_app(
+    settings: Settings, *extra_routers: APIRouter, services: Services | None = None
+) -> AsyncIterator[FastAPI]:
+    """The application (on `services`, if given), with test-only routes added, between its start-up and its
+    shutdown."""
+    application = create_app(settings, services=services)
     for router in extra_routers:
         application.include_router(router)
     async with application.router.lifespan_context(application):
@@ -299,8 +327,20 @@ async def running_app(settings: Settings, *extra_routers: APIRouter) -> AsyncIte
 
 
 @pytest.fixture
-async def app(settings: Settings, engine: AsyncEngine) -> AsyncIterator[FastAPI]:
-    async with running_app(settings) as application:
+def app_services(request: pytest.FixtureRequest, settings: Settings) -> Services | None:
+    """The `app`'s collaborators: bound to the test's rolled-back connection, or None (the app's own engine,
+    committing for real) when the test uses `engine` (`@commits`), which then empties the tables after the app
+    stops."""
+    if _commits(request):
+        return None
+    shared: SharedConnection = request.getfixturevalue("shared")
+    return build_services(settings, sessionmaker=shared.sessionmaker(OneConnectionPerTask), audit=shared.group_commit())
+
+
+@pytest.fixture
+async def app(settings: Settings, app_services: Services | None) -> AsyncIterator[FastAPI]:
+    """The app between its start-up and its shutdown."""
+    async with running_app(settings, services=app_services) as application:
         yield application
 
 

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.accounts.models import UserKind
 from compliance_api.kit.environment import Environment
+from tests.conftest import commits
 from tests.dashboard.conftest import csrf_of, post_form, section, sign_up, signed_up_user
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import give_passport
@@ -46,6 +47,7 @@ async def test_the_page_shows_each_environments_passport_clearly_labelled(
     assert "low" in sandbox
 
 
+@commits
 async def test_share_links_are_shown_once_list_their_verifiers_and_can_be_revoked(
     browser: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes, client: AsyncClient
 ) -> None:

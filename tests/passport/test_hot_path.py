@@ -24,6 +24,7 @@ from compliance_api.passport.dependencies import hot_path_of
 from compliance_api.passport.hot_path import HotPath
 from compliance_api.passport.reader import EngineReader
 from compliance_api.ratelimit.tiers import tier_for
+from tests.conftest import commits
 from tests.passport.conftest import Account, give_passport
 from tests.passport.test_verify import share_token, verify_path
 
@@ -66,6 +67,7 @@ def signatures(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return signed
 
 
+@commits
 async def test_own_passport_reads_as_the_session_path(
     app: FastAPI, client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], holder: Account
 ) -> None:
@@ -81,6 +83,7 @@ async def test_own_passport_reads_as_the_session_path(
         assert body == expected.model_dump_json().encode()
 
 
+@commits
 async def test_own_passport_shows_a_change_at_once(
     app: FastAPI, client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], holder: Account
 ) -> None:
@@ -91,6 +94,7 @@ async def test_own_passport_shows_a_change_at_once(
     assert after["compliance_score"] > before["compliance_score"]
 
 
+@commits
 async def test_a_summary_is_signed_again_only_when_what_it_says_changes(
     app: FastAPI,
     client: AsyncClient,
@@ -133,6 +137,7 @@ async def test_a_summary_is_signed_again_only_when_what_it_says_changes(
     assert len(views) == 5, "each answered verification is recorded, cached body or not"
 
 
+@commits
 async def test_a_revoked_share_is_404_on_the_next_call(client: AsyncClient, holder: Account, business: Account) -> None:
     token = await share_token(client, holder)
     assert (await client.get(verify_path(token), headers=business.live)).status_code == 200
@@ -142,6 +147,7 @@ async def test_a_revoked_share_is_404_on_the_next_call(client: AsyncClient, hold
     assert (response.status_code, response.json()["code"]) == (404, "share_not_found")
 
 
+@commits
 async def test_an_expired_verification_drops_out_the_next_day(
     app: FastAPI,
     client: AsyncClient,

@@ -10,12 +10,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
+from tests.conftest import commits
 from tests.passport.conftest import Account, give_passport
 
 PATHS = ("/v1/passport", "/api/v1/passport")
 SPEC_FIELDS = {"compliance_score", "compliance_level", "sector", "verified", "last_updated"}
 
 
+@commits
 @pytest.mark.parametrize("path", PATHS)
 async def test_own_passport_has_the_spec_fields(
     client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], freelancer: Account, path: str
@@ -36,6 +38,7 @@ async def test_own_passport_has_the_spec_fields(
     assert "X-RateLimit-Limit" in response.headers
 
 
+@commits
 async def test_expired_verifications_do_not_count(
     client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], freelancer: Account
 ) -> None:
@@ -70,6 +73,7 @@ async def test_a_business_token_gets_403_freelancer_only(client: AsyncClient, bu
     assert response.json()["code"] == "freelancer_only"
 
 
+@commits
 async def test_the_sandbox_never_sees_the_production_passport(
     client: AsyncClient,
     sandbox_client: AsyncClient,

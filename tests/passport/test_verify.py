@@ -21,6 +21,7 @@ from compliance_api.kit.clock import utcnow
 from compliance_api.kit.environment import Environment
 from compliance_api.passport import service
 from compliance_api.passport.signing import NoSigningKey, add_key
+from tests.conftest import commits
 from tests.passport.conftest import Account, give_passport
 from tests.servers import server
 
@@ -64,6 +65,7 @@ async def holder(sessionmaker: async_sessionmaker[AsyncSession], freelancer: Acc
     return freelancer
 
 
+@commits
 async def test_verify_returns_the_signed_spec_summary(client: AsyncClient, holder: Account, business: Account) -> None:
     token = await share_token(client, holder)
     response = await client.get(verify_path(token), headers=business.live)
@@ -84,6 +86,7 @@ async def test_verify_returns_the_signed_spec_summary(client: AsyncClient, holde
     assert signed == {k: v for k, v in summary.items() if k != "jws_signature"}
 
 
+@commits
 async def test_a_tampered_summary_does_not_verify(client: AsyncClient, holder: Account, business: Account) -> None:
     summary = (await client.get(verify_path(await share_token(client, holder)), headers=business.live)).json()
     head, _, signature = summary["jws_signature"].split(".")
@@ -125,6 +128,7 @@ async def test_unknown_expired_and_revoked_tokens_get_the_same_404(
     assert bodies[0]["code"] == "share_not_found"
 
 
+@commits
 async def test_each_verification_is_recorded_for_the_freelancer(
     client: AsyncClient, holder: Account, business: Account
 ) -> None:
@@ -139,6 +143,7 @@ async def test_each_verification_is_recorded_for_the_freelancer(
     assert views[0]["viewed_at"] >= views[1]["viewed_at"]
 
 
+@commits
 async def test_sandbox_and_production_are_apart_and_sign_with_different_keys(
     client: AsyncClient, sandbox_client: AsyncClient, holder: Account, business: Account
 ) -> None:
@@ -156,6 +161,7 @@ async def test_sandbox_and_production_are_apart_and_sign_with_different_keys(
     assert jwt.get_unverified_header(test["jws_signature"])["kid"] not in {k["kid"] for k in live_jwks["keys"]}
 
 
+@commits
 async def test_rotation_signs_with_the_new_key_and_old_signatures_still_verify(
     client: AsyncClient, app: FastAPI, holder: Account, business: Account
 ) -> None:
@@ -175,6 +181,7 @@ async def test_rotation_signs_with_the_new_key_and_old_signatures_still_verify(
     check_signature(after, jwks)
 
 
+@commits
 async def test_jwks_over_http_verifies_with_pyjwt(
     app: FastAPI,
     client: AsyncClient,

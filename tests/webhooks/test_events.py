@@ -9,6 +9,7 @@ from compliance_api.accounts.models import UserKind
 from compliance_api.auth import service as auth_service
 from compliance_api.events import service as events
 from compliance_api.kit.environment import Environment
+from tests.conftest import commits
 from tests.factories import bearer, create_token, create_user
 from tests.passport.conftest import give_passport
 
@@ -51,6 +52,7 @@ async def test_a_failed_token_creation_writes_no_event(
         assert await events.pending(session, environment=Environment.live) == []
 
 
+@commits
 async def test_verifying_a_share_writes_passport_share_viewed_for_the_freelancer(
     client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
 ) -> None:

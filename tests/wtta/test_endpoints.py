@@ -5,6 +5,7 @@ from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.kit.environment import Environment
+from tests.conftest import commits
 from tests.factories import bearer, create_token
 from tests.wtta.registers import import_lines, row
 
@@ -21,6 +22,7 @@ async def sandbox_token(sessionmaker: Maker, pepper: bytes) -> str:
     return (await create_token(sessionmaker, pepper, environment=Environment.test))[1]
 
 
+@commits
 async def test_lookup_returns_the_spec_fields(client: AsyncClient, sessionmaker: Maker, live_token: str) -> None:
     await import_lines(sessionmaker, [row("12345678")], source="NAU register", source_url="https://nau.example/r.csv")
     response = await client.get("/v1/wtta/lookup", params={"kvk": "12345678"}, headers=bearer(live_token))
@@ -77,6 +79,7 @@ async def test_not_in_cache_says_when_the_cache_was_refreshed(
     assert "1 January 2027" in detail
 
 
+@commits
 async def test_sandbox_and_production_see_only_their_own_cache(
     client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: Maker, live_token: str, sandbox_token: str
 ) -> None:
@@ -92,6 +95,7 @@ async def test_sandbox_and_production_see_only_their_own_cache(
         assert (await http.get(f"/v1/wtta/{hidden}/history", headers=bearer(token))).status_code == 404
 
 
+@commits
 async def test_missing_from_source_is_shown(client: AsyncClient, sessionmaker: Maker, live_token: str) -> None:
     await import_lines(sessionmaker, [row("12345678"), row("87654321")])
     await import_lines(sessionmaker, [row("87654321")], full=True)

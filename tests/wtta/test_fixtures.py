@@ -12,7 +12,7 @@ from compliance_api.demo.fixtures import create_demo
 from compliance_api.openapi.contract import DESCRIPTION
 from compliance_api.wtta.fixtures import SANDBOX_ADMISSIONS, SANDBOX_SOURCE
 from compliance_api.wtta.models import AdmissionStatus
-from tests.conftest import SECRET
+from tests.conftest import SECRET, commits
 from tests.factories import bearer
 
 WTTA_GUIDE = Path(__file__).parents[2] / "docs" / "integrate" / "wtta.md"
@@ -39,6 +39,7 @@ def test_demo_json_prints_the_fixtures(database_url: str, var_dir: Path, engine:
         assert json.loads(result.stdout)["fixtures"]["wtta"] == {s.value: v[0] for s, v in SANDBOX_ADMISSIONS.items()}
 
 
+@commits
 async def test_fixtures_answer_in_the_sandbox_only(
     client: AsyncClient, sandbox_client: AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], pepper: bytes
 ) -> None:

@@ -255,6 +255,7 @@ async def test_while_the_listening_connection_is_down_lookups_read_the_database(
         await replica.close()
 
 
+@commits
 async def test_the_endpoint_answers_from_memory_with_the_database_answer(
     sessionmaker: Maker, app: FastAPI, client: AsyncClient, auth: dict[str, str]
 ) -> None:
