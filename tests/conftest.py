@@ -166,19 +166,25 @@ def var_dir(tmp_path: Path) -> Path:
     return tmp_path / "var"
 
 
-@pytest.fixture
-def settings(database_url: str, var_dir: Path) -> Settings:
+@pytest.fixture(scope="session")
+def suite_settings(database_url: str) -> Settings:
+    """The settings every test starts from, read once (reading the environment costs more than a copy)."""
     return Settings(
         database_url=database_url,
         redis_url=os.environ.get("REDIS_URL", ""),
         secret_key=SECRET,
-        var_dir=var_dir,
         public_base_url="http://api.test",
         webhooks_embedded_worker=False,
         # argon2 at RFC 9106's 64 MiB and 3 passes takes 0.1 s a password, seconds per dashboard test file;
         # tests/dashboard/test_passwords.py checks the default parameters and the re-hash between profiles.
         password_hash_profile=PasswordHashProfile.cheapest,
     )
+
+
+@pytest.fixture
+def settings(suite_settings: Settings, var_dir: Path) -> Settings:
+    """The suite's settings, with a folder of the test's own for keys and files."""
+    return suite_settings.model_copy(update={"var_dir": var_dir})
 
 
 @pytest.fixture

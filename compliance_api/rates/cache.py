@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import structlog
 
 from compliance_api.kit.environment import Environment
-from compliance_api.rates.schemas import RateBenchmarkOut
 
 log = structlog.get_logger()
 
@@ -30,9 +29,10 @@ Key = tuple[Environment, str, str]
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """The answer for one key: `benchmark` None when no benchmark exists; `sample_size` decides publication."""
+    """The answer for one key: `body`, the benchmark's JSON, None when no benchmark exists; `sample_size` decides
+    publication."""
 
-    benchmark: RateBenchmarkOut | None
+    body: bytes | None
     sample_size: int
 
 
