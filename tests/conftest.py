@@ -167,10 +167,9 @@ def var_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def suite_settings(database_url: str) -> Settings:
+def suite_settings() -> Settings:
     """The settings every test starts from, read once (reading the environment costs more than a copy)."""
     return Settings(
-        database_url=database_url,
         redis_url=os.environ.get("REDIS_URL", ""),
         secret_key=SECRET,
         public_base_url="http://api.test",
@@ -182,9 +181,9 @@ def suite_settings(database_url: str) -> Settings:
 
 
 @pytest.fixture
-def settings(suite_settings: Settings, var_dir: Path) -> Settings:
-    """The suite's settings, with a folder of the test's own for keys and files."""
-    return suite_settings.model_copy(update={"var_dir": var_dir})
+def settings(suite_settings: Settings, database_url: str, var_dir: Path) -> Settings:
+    """The suite's settings, on the test's database, with a folder of the test's own for keys and files."""
+    return suite_settings.model_copy(update={"database_url": database_url, "var_dir": var_dir})
 
 
 @pytest.fixture

@@ -104,6 +104,7 @@ async def test_missing_from_source_is_shown(client: AsyncClient, sessionmaker: M
     assert body["missing_from_source_at"] is not None
 
 
+@commits  # two imports: on PostgreSQL the first one's staging table goes only at a real commit
 async def test_history_lists_changes_oldest_first(client: AsyncClient, sessionmaker: Maker, live_token: str) -> None:
     await import_lines(sessionmaker, [row("12345678", "applied")], source="one")
     await import_lines(sessionmaker, [row("12345678", "admitted")], source="two")
