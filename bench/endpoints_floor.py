@@ -13,10 +13,9 @@ the app as `serve` builds it, plus, for the run only (never in the shipped app),
 * `read`: + the domain's read: the in-memory register copy (lookup), the benchmark cache (benchmark), the share
   read (verify, its view not recorded), still answering the precomputed body;
 * `recorded` (verify): + the view and its event written through the group commit;
-* `serialised` (benchmark) and `signed` (verify): + the body built from what was read (`model_dump_json`; the
-  signed summary from its cache);
-* `real`: the real route (for the lookup, `read` + its body: nothing else; for the benchmark, + FastAPI's caller
-  dependency and query validation; for verify, + FastAPI's path parameter).
+* `signed` (verify): + the body built from what was read (the signed summary from its cache);
+* `real`: the real route (for the lookup, `read` + its body: nothing else; for the benchmark, + the query checked,
+  the publication rule and the cached body, serialised when read; for verify, + FastAPI's path parameter).
 
 The bench routes sit in two mounts put first in the routing table, so a real route pays two failed matches more
 than in the shipped app (about 3 µs, the same for `/v1/health`), and a step route pays no tries through the app's.
@@ -83,7 +82,7 @@ from compliance_api import middleware
 from compliance_api.app import create_app
 from compliance_api.auth.dependencies import caller_of, peppers_of
 from compliance_api.auth.gateway import ApiGateway, AuthFailure
-from compliance_api.config import Settings, settings_of
+from compliance_api.config import Settings
 from compliance_api.errors import ApiError
 from compliance_api.kit.clock import utcnow
 from compliance_api.kit.group_commit import GroupCommit, group_commit_of
@@ -92,7 +91,6 @@ from compliance_api.passport import service as passport
 from compliance_api.passport import views as passport_views
 from compliance_api.passport.catalogue import packaged_catalogue
 from compliance_api.passport.dependencies import hot_path_of, signing_keys_of
-from compliance_api.rates import service as rates
 from compliance_api.rates.cache import Entry
 from compliance_api.rates.endpoints import _lookup as benchmark_entry
 from compliance_api.requestlog.buffer import UNLOGGED_ROUTES
@@ -127,8 +125,7 @@ STEPS = {  # per route, its steps in order, each with what it adds to the one be
         ("limit", "+ rate limit"),
         ("logged", "+ request log"),
         ("read", "+ the benchmark cache"),
-        ("serialised", "+ `model_dump_json`"),
-        ("real", "+ FastAPI caller dependency and query validation = the real route"),
+        ("real", "+ the query checked, the publication rule and the cached body = the real route"),
     ),
     "verify": (
         ("bytes", "precomputed body, no gateway"),
@@ -220,13 +217,6 @@ def bench_routers(fixed: dict[str, bytes]) -> tuple[APIRouter, APIRouter]:
     async def benchmark_cached(request: Request) -> Response:
         await benchmark_read(request)
         return answer("benchmark")
-
-    @inside.get("/benchmark/serialised", openapi_extra=BENCHMARK_QUERY)
-    async def benchmark_serialised(request: Request) -> Response:
-        entry = await benchmark_read(request)
-        if entry.benchmark is None or not rates.is_published(entry.sample_size, settings_of(request).rates_min_sample):
-            raise ApiError("insufficient_data", "below the minimum sample")
-        return Response(entry.benchmark.model_dump_json(), media_type="application/json")
 
     async def verified(request: Request, audit: GroupCommit) -> passport.VerifiedShare:
         token, caller, (pepper, previous) = request.path_params["token"], caller_of(request), peppers_of(request)
