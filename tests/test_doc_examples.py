@@ -32,7 +32,9 @@ import httpx
 import pytest
 from httpx import AsyncClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from typer.testing import CliRunner
 
+from compliance_api.cli import app as cli
 from tests.classify.conftest import Account, make_account
 from tests.conftest import SECRET, private_database, require_program, require_service
 from tests.servers import free_port, server
@@ -163,18 +165,12 @@ def database(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield url
 
 
-def _cli(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "compliance_api", *args], env=env, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def demo(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    """What `make run` does, on free ports: migrate, the demo's data, `serve` with a sandbox port; and three
-    classifications (a list of them has a second page). One per module and test process: starting it takes seconds."""
+    """What `make run` does, on free ports: migrate (`database` is), the demo's data, `serve` with a sandbox port; and
+    three classifications (a list of them has a second page). One per module and test process: starting it takes
+    seconds. `demo` runs in this process, as the CLI tests run commands: an interpreter of its own would add a second
+    of imports."""
     tmp_path = tmp_path_factory.mktemp("docs-server")
     port, sandbox_port = free_port(), free_port()
     env = {
@@ -187,8 +183,10 @@ def demo(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[De
         "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
         "COMPLIANCE_ACCESS_LOG": "false",
     }
-    _cli(env, "migrate")
-    printed = json.loads(_cli(env, "demo", "--json", "--port", str(port)))
+    unset: dict[str, str | None] = {name: None for name in os.environ if name not in env}
+    done = CliRunner().invoke(cli, ["demo", "--json", "--port", str(port)], env={**unset, **env})
+    assert done.exit_code == 0, done.stderr
+    printed = json.loads(done.stdout)
     with server(
         database_url=database, redis_url="", var_dir=env["COMPLIANCE_VAR_DIR"], port=port, via_cli=True, extra_env=env
     ) as base_url:

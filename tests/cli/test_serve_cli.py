@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Deployment, Settings
 from compliance_api.kit.environment import Environment
-from tests.conftest import SECRET
+from tests.conftest import SECRET, private_database
 from tests.factories import bearer, create_token, create_user
 
 LISTENING = re.compile(r"^compliance-api listening on (http://127\.0\.0\.1:(\d+)): ")
@@ -78,17 +78,45 @@ def raw_problem(port: int, request: bytes) -> dict[str, Any]:
     return problem
 
 
-def test_serve_prints_one_line_once_it_answers_with_its_links_and_environments(
-    database_url: str, var_dir: Path
-) -> None:
-    with serving(database_url, var_dir, REDIS_URL="") as (line, rest):
-        url, _ = listening(line)
-        assert httpx.get(f"{url}/livez").status_code == 200, "printed only once it answers"
-        assert httpx.get(f"{url}/docs").status_code == 200
-        for link in (f"docs {url}/docs", f"guide {url}/guide/", f"dashboard {url}/freelancer/"):
-            assert link in line
-        assert "and for Host sandbox.localhost (COMPLIANCE_SANDBOX_HOSTS), production for any other host" in line, line
+def printed_once(rest: list[str]) -> None:
+    """Nothing `serve` printed after its line, until it stopped, says again that it listens."""
     assert not [later for later in rest if later.startswith("compliance-api listening")], "printed once"
+
+
+@pytest.fixture(scope="module")
+def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The module's servers outlive each test: they get a database of the module's own (see `private_database`)."""
+    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def default_line(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The line of one `serve` with the default settings (no Redis), asked by the module's tests in turn: each start
+    takes seconds. Once it stopped, after the module's last test, it must have printed that line once."""
+    with serving(database_url, tmp_path_factory.mktemp("var"), REDIS_URL="") as (line, rest):
+        yield line
+    printed_once(rest)
+
+
+@pytest.fixture(scope="module")
+def configured_line(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The line of one `serve` with no sandbox port (COMPLIANCE_SANDBOX_PORT=0) and a public base URL, asked by the
+    tests of each setting."""
+    settings = {"COMPLIANCE_SANDBOX_PORT": "0", "COMPLIANCE_PUBLIC_BASE_URL": "https://api.example.com/"}
+    with serving(database_url, tmp_path_factory.mktemp("var"), REDIS_URL="", **settings) as (line, _):
+        yield line
+
+
+def test_serve_prints_one_line_once_it_answers_with_its_links_and_environments(default_line: str) -> None:
+    """(That it prints the line once is checked when `default_line`'s server stops.)"""
+    line = default_line
+    url, _ = listening(line)
+    assert httpx.get(f"{url}/livez").status_code == 200, "printed only once it answers"
+    assert httpx.get(f"{url}/docs").status_code == 200
+    for link in (f"docs {url}/docs", f"guide {url}/guide/", f"dashboard {url}/freelancer/"):
+        assert link in line
+    assert "and for Host sandbox.localhost (COMPLIANCE_SANDBOX_HOSTS), production for any other host" in line, line
 
 
 @pytest.fixture
@@ -103,25 +131,24 @@ async def live_and_test(
 
 
 def test_serve_answers_the_sandbox_on_its_second_port_by_base_url_alone(
-    database_url: str, var_dir: Path, live_and_test: tuple[str, str]
+    default_line: str, live_and_test: tuple[str, str]
 ) -> None:
     """A client that cannot choose the Host header (Node's fetch) reaches the sandbox by its base URL: every request
     on the sandbox port is the sandbox, whatever its Host; production stays on the main port."""
     live, test = live_and_test
-    with serving(database_url, var_dir, REDIS_URL="") as (line, _):
-        url, _ = listening(line)
-        sandbox = sandbox_at(line)
-        assert httpx.get(f"{sandbox}/v1/health", headers=bearer(test)).status_code == 200
-        refused = httpx.get(f"{sandbox}/v1/health", headers={**bearer(live), "Host": "api.example.com"})
-        assert (refused.status_code, refused.json()["code"]) == (401, "wrong_environment")
-        assert refused.json()["type"] == f"{sandbox}/errors/wrong_environment"
-        assert httpx.get(f"{url}/v1/health", headers=bearer(live)).status_code == 200
-        assert httpx.get(f"{url}/v1/health", headers=bearer(test)).json()["code"] == "wrong_environment"
-        lookup = httpx.get(f"{sandbox}/v1/wtta/lookup?kvk=99000003", headers=bearer(test))
-        assert lookup.json()["code"] == "not_in_cache", "the sandbox's own data (no demo ran)"
-        servers = [server["url"] for server in httpx.get(f"{url}/openapi.json").json()["servers"]]
-        assert servers == [url, sandbox]
-        assert [server["url"] for server in httpx.get(f"{sandbox}/openapi.json").json()["servers"]] == [sandbox]
+    url, _ = listening(default_line)
+    sandbox = sandbox_at(default_line)
+    assert httpx.get(f"{sandbox}/v1/health", headers=bearer(test)).status_code == 200
+    refused = httpx.get(f"{sandbox}/v1/health", headers={**bearer(live), "Host": "api.example.com"})
+    assert (refused.status_code, refused.json()["code"]) == (401, "wrong_environment")
+    assert refused.json()["type"] == f"{sandbox}/errors/wrong_environment"
+    assert httpx.get(f"{url}/v1/health", headers=bearer(live)).status_code == 200
+    assert httpx.get(f"{url}/v1/health", headers=bearer(test)).json()["code"] == "wrong_environment"
+    lookup = httpx.get(f"{sandbox}/v1/wtta/lookup?kvk=99000003", headers=bearer(test))
+    assert lookup.json()["code"] == "not_in_cache", "the sandbox's own data (no demo ran)"
+    servers = [server["url"] for server in httpx.get(f"{url}/openapi.json").json()["servers"]]
+    assert servers == [url, sandbox]
+    assert [server["url"] for server in httpx.get(f"{sandbox}/openapi.json").json()["servers"]] == [sandbox]
 
 
 def test_a_sandbox_port_in_use_stops_serve_naming_the_setting(database_url: str, var_dir: Path) -> None:
@@ -140,17 +167,16 @@ def test_a_sandbox_port_in_use_stops_serve_naming_the_setting(database_url: str,
     assert f"error: cannot listen on 127.0.0.1:{busy} (COMPLIANCE_SANDBOX_PORT)" in done.stderr
 
 
-def test_production_has_no_sandbox_port_unless_set(database_url: str, var_dir: Path) -> None:
+def test_production_has_no_sandbox_port_unless_set(configured_line: str) -> None:
     production = Settings(deployment=Deployment.production)
     assert production.sandbox_port_beside(8000) is None
     assert production.model_copy(update={"sandbox_port": 9001}).sandbox_port_beside(8000) == 9001
     embedded = Settings()
     assert (embedded.sandbox_port_beside(8000), embedded.sandbox_port_beside(0)) == (8001, 0)
     assert embedded.model_copy(update={"sandbox_port": 0}).sandbox_port_beside(8000) is None
-    with serving(database_url, var_dir, REDIS_URL="", COMPLIANCE_SANDBOX_PORT="0") as (line, _):
-        listening(line)
-        assert SANDBOX_AT.search(line) is None
-        assert "the sandbox for Host sandbox.localhost (COMPLIANCE_SANDBOX_HOSTS)" in line
+    listening(configured_line)
+    assert SANDBOX_AT.search(configured_line) is None
+    assert "the sandbox for Host sandbox.localhost (COMPLIANCE_SANDBOX_HOSTS)" in configured_line
 
 
 def test_several_workers_print_the_line_once(database_url: str, var_dir: Path, redis_url: str) -> None:
@@ -158,23 +184,18 @@ def test_several_workers_print_the_line_once(database_url: str, var_dir: Path, r
         url, _ = listening(line)
         assert httpx.get(f"{url}/livez").status_code == 200
         assert httpx.get(f"{sandbox_at(line)}/livez").status_code == 200, "every worker listens on both ports"
-    assert not [later for later in rest if later.startswith("compliance-api listening")]
+    printed_once(rest)
 
 
 def test_error_types_follow_the_address_served_unless_a_public_base_url_is_set(
-    database_url: str, var_dir: Path
+    default_line: str, configured_line: str
 ) -> None:
-    with serving(database_url, var_dir, REDIS_URL="") as (line, _):
-        url, port = listening(line)
-        assert httpx.get(f"{url}/v1/health").json()["type"] == f"{url}/errors/missing_token"
-        assert raw_problem(port, b"NOT HTTP AT ALL\r\n\r\n")["type"] == f"{url}/errors/malformed_request"
-    public = {"COMPLIANCE_PUBLIC_BASE_URL": "https://api.example.com/"}
-    with serving(database_url, var_dir, REDIS_URL="", **public) as (line, _):
-        url, port = listening(line)
-        assert httpx.get(f"{url}/v1/health").json()["type"] == "https://api.example.com/errors/missing_token"
-        assert (
-            raw_problem(port, b"NOT HTTP AT ALL\r\n\r\n")["type"] == "https://api.example.com/errors/malformed_request"
-        )
+    url, port = listening(default_line)
+    assert httpx.get(f"{url}/v1/health").json()["type"] == f"{url}/errors/missing_token"
+    assert raw_problem(port, b"NOT HTTP AT ALL\r\n\r\n")["type"] == f"{url}/errors/malformed_request"
+    url, port = listening(configured_line)
+    assert httpx.get(f"{url}/v1/health").json()["type"] == "https://api.example.com/errors/missing_token"
+    assert raw_problem(port, b"NOT HTTP AT ALL\r\n\r\n")["type"] == "https://api.example.com/errors/malformed_request"
 
 
 def test_make_run_checks_prints_and_serves_at_host_and_port() -> None:
