@@ -356,7 +356,7 @@ async def sandbox_client(app: FastAPI) -> AsyncIterator[AsyncClient]:
         yield http
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def redis_url() -> str:
     require_service(_redis_reachable(TEST_REDIS_URL), f"Redis at {TEST_REDIS_URL}")
     return TEST_REDIS_URL
