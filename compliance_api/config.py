@@ -126,6 +126,11 @@ class Settings(BaseSettings):
     request_read_timeout_seconds: float = Field(
         default=30.0, gt=0, le=3600, validation_alias=AliasChoices("COMPLIANCE_REQUEST_READ_TIMEOUT_SECONDS")
     )
+    # After a 400, 408 or 431 refusal, `serve` reads and drops what the client still sends for at most this long
+    # before closing (server.py).
+    refusal_linger_seconds: float = Field(
+        default=2.0, gt=0, le=60, validation_alias=AliasChoices("COMPLIANCE_REFUSAL_LINGER_SECONDS")
+    )
     keep_alive_timeout_seconds: int = Field(
         default=5, ge=1, le=300, validation_alias=AliasChoices("COMPLIANCE_KEEP_ALIVE_TIMEOUT_SECONDS")
     )

@@ -12,7 +12,7 @@ the security headers, like the application's.
 Closing a socket whose received bytes are still unread makes the kernel reset the connection, and a reset can
 discard the answer before the client reads it (a 100 kB header sent in one write often did). So a refusal closes as
 nginx's lingering close does: the answer, then end of writing, then what else the client sends is read and dropped
-until it closes or `LINGER_SECONDS` pass.
+until it closes or `COMPLIANCE_REFUSAL_LINGER_SECONDS` pass.
 """
 
 from __future__ import annotations
@@ -33,14 +33,17 @@ from compliance_api.middleware import SECURITY_HEADERS
 
 
 @functools.cache
-def _limits() -> tuple[float, int, str]:
-    """(read timeout, header bytes, COMPLIANCE_PUBLIC_BASE_URL) of this worker process, read from the environment
-    once."""
+def _limits() -> tuple[float, int, str, float]:
+    """(read timeout, header bytes, COMPLIANCE_PUBLIC_BASE_URL, refusal linger) of this worker process, read from the
+    environment once."""
     settings = Settings()
-    return settings.request_read_timeout_seconds, settings.max_header_bytes, settings.public_base_url
+    return (
+        settings.request_read_timeout_seconds,
+        settings.max_header_bytes,
+        settings.public_base_url,
+        settings.refusal_linger_seconds,
+    )
 
-
-LINGER_SECONDS = 2.0
 
 STATUS_LINES: dict[ErrorCode, bytes] = {
     "malformed_request": b"HTTP/1.1 400 Bad Request",
@@ -77,7 +80,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        self.read_timeout, self.max_header_bytes, self.public_base_url = _limits()
+        self.read_timeout, self.max_header_bytes, self.public_base_url, self.linger_seconds = _limits()
         self.read_deadline: asyncio.TimerHandle | None = None
         self.header_bytes: int | None = 0  # bytes received since the request began; None once its headers ended
         self.parsed_header_bytes = 0  # request line and headers the parser has handed over for this request
@@ -157,13 +160,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _linger(self) -> None:
         """Stop writing, read and drop what the client still sends, and close when it does or after
-        `LINGER_SECONDS` (see the module's docstring)."""
+        `linger_seconds` (see the module's docstring)."""
         if not self.transport.can_write_eof():
             self.transport.close()
             return
         self.transport.write_eof()
         self.transport.resume_reading()
-        self.lingering = self.loop.call_later(LINGER_SECONDS, self.transport.close)
+        self.lingering = self.loop.call_later(self.linger_seconds, self.transport.close)
 
 
 def uvicorn_options(settings: Settings, *, host: str, port: int, workers: int) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 
 from compliance_api.app import build_services, create_app
 from compliance_api.config import PasswordHashProfile, Settings
-from compliance_api.db import create_engine, create_sessionmaker
+from compliance_api.db import asyncpg_dsn, create_engine, create_sessionmaker
 from compliance_api.kit.batch_writer import batch_writer_for
 from compliance_api.kit.group_commit import GroupCommit
 from compliance_api.kit.pagination import Cursors
@@ -369,7 +369,7 @@ async def sandbox_client(app: FastAPI) -> AsyncIterator[AsyncClient]:
         yield http
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def redis_url() -> str:
     require_service(_redis_reachable(TEST_REDIS_URL), f"Redis at {TEST_REDIS_URL}")
     return TEST_REDIS_URL
@@ -398,32 +398,61 @@ class ProxiedPostgres:
 
 @pytest.fixture
 async def proxied_postgres(
-    settings: Settings, sessionmaker: async_sessionmaker[AsyncSession], engine: AsyncEngine
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    engine: AsyncEngine,
+    postgres_for_sqlite_run: str | None,
 ) -> AsyncIterator[ProxiedPostgres]:
     """PostgreSQL behind a proxy the test controls, in both CI runs: the suite's own database, or on the SQLite run
-    a migrated one made for the test (only PostgreSQL has a connection to lose)."""
-    if make_url(settings.resolved_database_url).get_backend_name() == "postgresql":
+    the run's PostgreSQL database (`postgres_beside_sqlite`), emptied after the test (only PostgreSQL has a connection
+    to lose)."""
+    if postgres_for_sqlite_run is None:
         async with _proxied(settings.resolved_database_url, sessionmaker) as proxied:
             yield proxied
         return
-    name = f"outage_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    url = postgres_for_sqlite_run
+    beside = create_engine(url)
     try:
-        admin = await asyncpg.connect(POSTGRES_SERVER + "/postgres")
+        async with _proxied(url, create_sessionmaker(beside)) as proxied:
+            yield proxied
+    finally:
+        await beside.dispose()
+        await _admin(str(asyncpg_dsn(make_url(url))), ALONE_IN_THE_DATABASE)
+        await _empty_tables(beside)
+        await beside.dispose()
+
+
+ALONE_IN_THE_DATABASE = (
+    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+)
+"""Ends every other connection to the database (what a test left open could hold locks the emptying waits for)."""
+
+
+@pytest.fixture
+def postgres_for_sqlite_run(request: pytest.FixtureRequest, settings: Settings) -> str | None:
+    """`postgres_beside_sqlite` on the SQLite run (set up here, outside the event loop), None on the PostgreSQL run."""
+    if make_url(settings.resolved_database_url).get_backend_name() == "postgresql":
+        return None
+    url: str = request.getfixturevalue("postgres_beside_sqlite")
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgres_beside_sqlite() -> Iterator[str]:
+    """On the SQLite run, a migrated PostgreSQL database for `proxied_postgres`, made once for the run (migrating one
+    per test took half a second) and dropped at its end."""
+    name = f"outage_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = POSTGRES_SERVER + "/postgres"
+    try:
+        asyncio.run(_admin(admin, f'CREATE DATABASE "{name}"'))
     except OSError:
         require_service(False, "PostgreSQL at " + POSTGRES_SERVER)
     try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        url = Settings(database_url=f"{POSTGRES_SERVER}/{name}").resolved_database_url
-        engine = create_engine(url)
-        try:
-            await upgrade(engine)
-            async with _proxied(url, create_sessionmaker(engine)) as proxied:
-                yield proxied
-        finally:
-            await engine.dispose()
-        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        asyncio.run(_fresh_schema(f"{POSTGRES_SERVER}/{name}"))
+        yield Settings(database_url=f"{POSTGRES_SERVER}/{name}").resolved_database_url
     finally:
-        await admin.close()
+        asyncio.run(_admin(admin, f'DROP DATABASE "{name}" WITH (FORCE)'))
 
 
 @asynccontextmanager

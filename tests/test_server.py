@@ -8,52 +8,58 @@ import select
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from compliance_api.server import LINGER_SECONDS
 from tests.conftest import commits, private_database
 from tests.factories import create_token
-from tests.servers import free_port, server
+from tests.servers import servers
 
 READ_TIMEOUT = 0.5
-
-
-@contextmanager
-def serve(database_url: str, var_dir: Path, **settings: str) -> Iterator[int]:
-    """`compliance-api serve` on a free port with `settings` (environment variables); yields the port."""
-    port = free_port()
-    with server(
-        database_url=database_url,
-        redis_url=os.environ.get("REDIS_URL", ""),
-        var_dir=str(var_dir),
-        port=port,
-        via_cli=True,
-        extra_env=settings,
-    ):
-        yield port
+LINGER_SECONDS = 0.5
 
 
 @pytest.fixture(scope="module")
 def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The module's server outlives each test: it gets a database of the module's own (see `private_database`)."""
+    """The module's servers outlive each test: they get a database of the module's own (see `private_database`)."""
     with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
-def port(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    settings = {
+def ports(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
+    """`compliance-api serve` twice, started side by side: with the module's short limits, and with the defaults but
+    trusting forwarded headers from another address only."""
+    limits = {
         "COMPLIANCE_REQUEST_READ_TIMEOUT_SECONDS": str(READ_TIMEOUT),
         "COMPLIANCE_MAX_HEADER_BYTES": "4096",
+        "COMPLIANCE_REFUSAL_LINGER_SECONDS": str(LINGER_SECONDS),
     }
-    with serve(database_url, tmp_path_factory.mktemp("var"), **settings) as bound:
-        yield bound
+    untrusted = {"COMPLIANCE_FORWARDED_ALLOW_IPS": "10.9.8.7"}
+    with servers(
+        [limits, untrusted],
+        database_url=database_url,
+        redis_url=os.environ.get("REDIS_URL", ""),
+        var_dir=str(tmp_path_factory.mktemp("var")),
+        via_cli=True,
+    ) as (limited, other):
+        yield _port(limited), _port(other)
+
+
+def _port(base_url: str) -> int:
+    port = urlsplit(base_url).port
+    assert port is not None
+    return port
+
+
+@pytest.fixture(scope="module")
+def port(ports: tuple[int, int]) -> int:
+    """The server with the module's short limits."""
+    return ports[0]
 
 
 def _exchange(port: int, *chunks: bytes) -> tuple[bytes, float]:
@@ -214,8 +220,8 @@ def test_hsts_when_a_trusted_proxy_says_https(port: int) -> None:
     assert "strict-transport-security" not in direct.headers
 
 
-def test_forwarded_proto_from_an_untrusted_address_is_ignored(database_url: str, tmp_path: Path) -> None:
-    with serve(database_url, tmp_path / "var", COMPLIANCE_FORWARDED_ALLOW_IPS="10.9.8.7") as other:
-        response = httpx.get(f"http://127.0.0.1:{other}/livez", headers={"X-Forwarded-Proto": "https"})
+def test_forwarded_proto_from_an_untrusted_address_is_ignored(ports: tuple[int, int]) -> None:
+    _, other = ports
+    response = httpx.get(f"http://127.0.0.1:{other}/livez", headers={"X-Forwarded-Proto": "https"})
     assert response.status_code == 200
     assert "strict-transport-security" not in response.headers

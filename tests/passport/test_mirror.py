@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -256,12 +257,27 @@ class Counted:
     business: Account
 
 
+@pytest.fixture(scope="module")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file, migrated once for the module and copied by each test."""
+    path = tmp_path_factory.mktemp("migrated") / "counted.sqlite3"
+
+    async def migrate() -> None:
+        engine = create_engine(f"sqlite+aiosqlite:///{path}")
+        await upgrade(engine)
+        await engine.dispose()
+
+    asyncio.run(migrate())
+    return path
+
+
 @pytest.fixture
-async def counted(tmp_path: Path, pepper: bytes) -> AsyncIterator[Counted]:
+async def counted(tmp_path: Path, migrated_sqlite: Path, pepper: bytes) -> AsyncIterator[Counted]:
     """On both CI runs a SQLite file of its own (the PostgreSQL run has none)."""
-    url = f"sqlite+aiosqlite:///{tmp_path / 'counted.sqlite3'}"
+    path = tmp_path / "counted.sqlite3"
+    shutil.copyfile(migrated_sqlite, path)
+    url = f"sqlite+aiosqlite:///{path}"
     engine = create_engine(url)
-    await upgrade(engine)
     maker = create_sessionmaker(engine)
     reader = reader_for(engine)
     assert isinstance(reader, SqliteReader)

@@ -81,7 +81,8 @@ def register() -> Iterator[RegisterServer]:
             return
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # serve_forever checks for shutdown every poll interval: 0.5 s by default, each test's teardown waited for it
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     served.url = f"http://127.0.0.1:{httpd.server_address[1]}/register.csv"
     try:
@@ -341,6 +342,7 @@ async def test_the_worker_process_survives_a_bad_register_and_keeps_delivering_w
         "COMPLIANCE_VAR_DIR": str(var_dir),
         "COMPLIANCE_WTTA_REGISTER_URL": register.url,
         "COMPLIANCE_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
+        "COMPLIANCE_WEBHOOKS_POLL_SECONDS": "0.05",  # SQLite has no NOTIFY: the worker finds the test event by polling
     }
     worker = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "compliance_api", "worker", env=env, stdout=asyncio.subprocess.PIPE
