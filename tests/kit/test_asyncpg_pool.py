@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import types
 from collections.abc import AsyncIterator
-from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
-import asyncpg.pool  # type: ignore[import-untyped]
 import pytest
 from sqlalchemy import make_url
 from structlog.testing import capture_logs
@@ -21,22 +18,8 @@ from compliance_api.kit.asyncpg_pool import FLOOR_FAILED, FLOOR_FAILURES, LazyPo
 from tests.conftest import ProxiedPostgres
 
 
-class _ShorterRetryWaits(types.ModuleType):
-    """asyncio as asyncpg's pool module sees it, with every wait cut to a tenth: the pool retries its connection floor
-    after 1 s, then 2 s, 4 s … (asyncpg has no setting for it), and what the test counts is the retries, not their
-    spacing."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(asyncio, name)
-
-    @staticmethod
-    async def sleep(delay: float, result: Any = None) -> Any:
-        return await asyncio.sleep(delay / 10, result)
-
-
 @pytest.fixture
-async def pool(proxied_postgres: ProxiedPostgres, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[LazyPool]:
-    monkeypatch.setattr(asyncpg.pool, "asyncio", _ShorterRetryWaits("asyncio"))
+async def pool(proxied_postgres: ProxiedPostgres) -> AsyncIterator[LazyPool]:
     dsn = asyncpg_dsn(make_url(proxied_postgres.url))
     assert dsn is not None
     lazy = LazyPool(dsn, 2)
@@ -54,7 +37,7 @@ async def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
         with pytest.raises((OSError, asyncpg.PostgresConnectionError)):  # the connection cut, or a new one refused
             await (await pool.get()).fetchval("SELECT 1")
         async with asyncio.timeout(30):
-            while FLOOR_FAILURES.dropped < 3:  # noqa: ASYNC110  (asyncpg's retries have no hook)
+            while FLOOR_FAILURES.dropped < 3:  # noqa: ASYNC110  (asyncpg's retries, after 1 s then 2 s, have no hook)
                 await asyncio.sleep(0.05)
         proxied_postgres.proxy.reopen()
         assert await (await pool.get()).fetchval("SELECT 1") == 1
