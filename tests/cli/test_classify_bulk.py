@@ -146,7 +146,7 @@ def cut_off(target: str, answered: int) -> Iterator[str]:
             pass  # a client that went away (the run stopped) while an answer was on its way
 
     listener = Listener(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread = threading.Thread(target=listener.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{listener.server_address[1]}"
@@ -336,7 +336,7 @@ def answers_one_batch_then_hangs() -> Iterator[tuple[str, threading.Event]]:
             pass
 
     listener = Listener(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread = threading.Thread(target=listener.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{listener.server_address[1]}", holding

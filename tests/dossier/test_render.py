@@ -235,7 +235,7 @@ async def test_the_printed_verify_line_checks_the_attached_jws_when_run_as_print
 def _serving(folder: Path) -> Iterator[str]:
     """The folder over HTTP on a free local port (PyJWT fetches keys over HTTP only)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=folder))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"
