@@ -18,7 +18,6 @@ import structlog
 
 from compliance_api.classify.language import CODES, Language, day, decimal, money
 from compliance_api.classify.verdict import Verdict, word
-from compliance_api.dossier.pdf_signature import sign_pdf
 from compliance_api.dossier.schemas import Dossier, DossierChange, DossierQuestion, DossierRescore, DossierThreshold
 from compliance_api.dossier.texts import dossier_texts
 from compliance_api.dossier.typeset import Typeset, Typesetter, typesetter
@@ -61,6 +60,10 @@ def signature_reason(dossier: Dossier) -> str:
 
 def dossier_pdf(dossier: Dossier, jws: str, key: PdfSigningKey) -> bytes:
     """The dossier as a PDF, the JWS attached as `dossier.jws`, signed as a whole with `key` (PAdES)."""
+    # pyHanko takes a third of a second to import: a process loads it with its first PDF, not at start-up (every
+    # API process and command imports this module).
+    from compliance_api.dossier.pdf_signature import sign_pdf
+
     done = typeset(dossier, jws)
     log_warnings(dossier, done)
     return sign_pdf(done.pdf, key, signature_reason(dossier))

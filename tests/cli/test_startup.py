@@ -203,3 +203,12 @@ def test_the_export_imports_neither_the_application_nor_the_web_framework(
     assert out.is_file()
     assert {name for name in modules if name.split(".")[0] in ("fastapi", "uvicorn")} == set()
     assert not {"compliance_api.app", "compliance_api.dashboard.app", "compliance_api.middleware"} & modules
+
+
+def test_the_application_loads_pyhanko_with_its_first_pdf_not_at_start_up() -> None:
+    """pyHanko takes a third of a second to import: every API process and worker would pay it at start-up."""
+    probe = (
+        "import sys, compliance_api.app; print(sorted({m.split('.')[0] for m in sys.modules} & {'pyhanko', 'aiohttp'}))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert loaded.stdout.strip() == "[]"
