@@ -143,6 +143,13 @@ def private_database(suite_url: str, folder: Path) -> Iterator[str]:
         asyncio.run(_admin(admin, f'DROP DATABASE "{name}" WITH (FORCE)'))
 
 
+def database_of_the_module(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """For a module whose servers outlive each test: `database_url = pytest.fixture(scope="module",
+    name="database_url")(database_of_the_module)` gives it a database of its own (see `private_database`)."""
+    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
+        yield url
+
+
 async def _admin(url: str, statement: str) -> None:
     connection = await asyncpg.connect(url)
     try:

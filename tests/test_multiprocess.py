@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from compliance_api.accounts.models import Plan
 from compliance_api.auth import service as auth_service
 from compliance_api.config import Settings
-from tests.conftest import private_database
+from tests.conftest import database_of_the_module
 from tests.factories import bearer, create_token
 from tests.servers import servers
 
@@ -27,11 +27,7 @@ PROPAGATION_SLACK_SECONDS = REVOCATION_DEADLINE_SECONDS - DEFAULT_TOKEN_CACHE_TT
 TOKEN_CACHE_TTL_SECONDS = 1.0
 
 
-@pytest.fixture(scope="module")
-def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The module's servers outlive each test: they get a database of the module's own (see `private_database`)."""
-    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
-        yield url
+database_url = pytest.fixture(scope="module", name="database_url")(database_of_the_module)
 
 
 @pytest.fixture(scope="module")

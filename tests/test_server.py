@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from tests.conftest import commits, private_database
+from tests.conftest import commits, database_of_the_module
 from tests.factories import create_token
 from tests.servers import servers
 
@@ -23,11 +23,7 @@ READ_TIMEOUT = 0.5
 LINGER_SECONDS = 0.5
 
 
-@pytest.fixture(scope="module")
-def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The module's servers outlive each test: they get a database of the module's own (see `private_database`)."""
-    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
-        yield url
+database_url = pytest.fixture(scope="module", name="database_url")(database_of_the_module)
 
 
 @pytest.fixture(scope="module")

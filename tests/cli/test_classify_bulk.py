@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from compliance_api.accounts.models import User
 from compliance_api.classify.models import Classification
 from tests.cli.conftest import invoke
-from tests.conftest import private_database
+from tests.conftest import database_of_the_module
 from tests.factories import create_token, create_user
 from tests.servers import server
 
@@ -32,11 +32,7 @@ EXAMPLE = Path(__file__).parents[2] / "docs" / "integrate" / "bulk-example.csv"
 DUTCH = "reference,hourly_rate_eur,months_duration,days_per_week,other_clients_count,own_tools,own_liability"
 
 
-@pytest.fixture(scope="module")
-def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The module's server outlives each test: it gets a database of the module's own (see `private_database`)."""
-    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
-        yield url
+database_url = pytest.fixture(scope="module", name="database_url")(database_of_the_module)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from compliance_api.config import Deployment, Settings
 from compliance_api.kit.environment import Environment
-from tests.conftest import SECRET, private_database
+from tests.conftest import SECRET, database_of_the_module
 from tests.factories import bearer, create_token, create_user
 
 LISTENING = re.compile(r"^compliance-api listening on (http://127\.0\.0\.1:(\d+)): ")
@@ -83,11 +83,7 @@ def printed_once(rest: list[str]) -> None:
     assert not [later for later in rest if later.startswith("compliance-api listening")], "printed once"
 
 
-@pytest.fixture(scope="module")
-def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The module's servers outlive each test: they get a database of the module's own (see `private_database`)."""
-    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
-        yield url
+database_url = pytest.fixture(scope="module", name="database_url")(database_of_the_module)
 
 
 @pytest.fixture(scope="module")

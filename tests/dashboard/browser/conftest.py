@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from compliance_api.config import Settings
 from compliance_api.db import create_engine
 from compliance_api.models import Base
-from tests.conftest import private_database, require_program
+from tests.conftest import database_of_the_module, require_program
 from tests.servers import server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -46,11 +46,7 @@ async def _clear(database_url: str) -> None:
     await engine.dispose()
 
 
-@pytest.fixture(scope="module")
-def database_url(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The module's server outlives each test: it gets a database of the module's own (see `private_database`)."""
-    with private_database(database_url, tmp_path_factory.mktemp("db")) as url:
-        yield url
+database_url = pytest.fixture(scope="module", name="database_url")(database_of_the_module)
 
 
 @pytest.fixture(scope="module")
